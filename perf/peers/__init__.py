@@ -1,0 +1,1 @@
+"""Peer physics engines used as reference points by the benchmark harness."""

@@ -1,0 +1,38 @@
+"""taichi_terra: batched rigid bodies on planes and height-map terrain, written in Taichi.
+
+``import taichi_terra`` is cheap and does not initialise Taichi; :func:`init` chooses the backend and
+precision (``World`` initialises cpu/f64 itself if ``init`` was not called).
+"""
+import os as _os
+
+_os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
+_os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
+
+from .backend import init, is_initialized  # noqa: E402  (backend imports taichi lazily)
+
+__version__ = "0.1.0"
+
+__all__ = ["init", "is_initialized", "World", "SolverConfig", "Checkpoint", "ContactSet", "Ground", "Body",
+           "HeightMap", "ShapeType", "__version__"]
+
+_LAZY = {
+    "World": ("world", "World"),
+    "SolverConfig": ("world", "SolverConfig"),
+    "Checkpoint": ("world", "Checkpoint"),
+    "ContactSet": ("world", "ContactSet"),
+    "Ground": ("world", "Ground"),
+    "Body": ("bodies.body", "Body"),
+    "HeightMap": ("terrain.heightmap", "HeightMap"),
+    "ShapeType": ("bodies.shapes", "ShapeType"),
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(f".{module}", __name__), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'taichi_terra' has no attribute {name!r}")

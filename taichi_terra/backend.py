@@ -1,0 +1,80 @@
+"""Backend and precision selection: the one place that calls ``ti.init``."""
+from __future__ import annotations
+
+import os
+
+_ARCHS = ("cpu", "cuda", "vulkan", "gpu")
+_PRECISIONS = ("f64", "f32")
+_config: dict | None = None
+
+
+def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None) -> dict:
+    """Initialise Taichi for taichi_terra.
+
+    Args:
+        arch: ``"cpu"``, ``"cuda"``, ``"vulkan"`` or ``"gpu"`` (the best available GPU backend).
+        precision: ``"f64"`` or ``"f32"``; the floating-point type of every field and kernel.
+            ``vulkan`` supports ``"f32"`` only.
+        threads: CPU worker threads (``None``: one per core). Only meaningful on ``cpu``.
+
+    Calling ``init`` again with the same arguments does nothing; with different arguments it raises
+    ``RuntimeError`` (Taichi's runtime is process-global and re-initialising invalidates every field).
+    Returns the active configuration as a dict.
+    """
+    global _config
+    if arch not in _ARCHS:
+        raise ValueError(f"arch must be one of {_ARCHS}, got {arch!r}")
+    if precision not in _PRECISIONS:
+        raise ValueError(f"precision must be one of {_PRECISIONS}, got {precision!r}")
+    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
+        raise ValueError(f"threads must be None or a positive int, got {threads!r}")
+    if arch == "vulkan" and precision == "f64":
+        raise ValueError("precision 'f64' is not supported on arch 'vulkan' (use precision='f32')")
+    wanted = {"arch": arch, "precision": precision, "threads": threads}
+    if _config is not None:
+        if _config == wanted:
+            return dict(_config)
+        raise RuntimeError(
+            f"taichi_terra is already initialised with {_config}; cannot re-initialise with {wanted} "
+            "in the same process"
+        )
+    os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
+    os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
+    import taichi as ti
+
+    ti_arch = {"cpu": ti.cpu, "cuda": ti.cuda, "vulkan": ti.vulkan, "gpu": ti.gpu}[arch]
+    kwargs = dict(arch=ti_arch, default_fp=ti.f64 if precision == "f64" else ti.f32, default_ip=ti.i32,
+                  log_level=ti.WARN, offline_cache=True)
+    if arch != "gpu":
+        kwargs["enable_fallback"] = False
+    if threads is not None:
+        kwargs["cpu_max_num_threads"] = threads
+    ti.init(**kwargs)
+    _config = wanted
+    return dict(_config)
+
+
+def is_initialized() -> bool:
+    """Whether :func:`init` has run in this process."""
+    return _config is not None
+
+
+def config() -> dict:
+    """The active configuration; initialises with the defaults (cpu, f64) if nothing was chosen yet."""
+    if _config is None:
+        init()
+    return dict(_config)
+
+
+def np_real():
+    """The numpy float type matching the chosen precision."""
+    import numpy as np
+
+    return np.float64 if config()["precision"] == "f64" else np.float32
+
+
+def ti_real():
+    """The Taichi float type matching the chosen precision."""
+    import taichi as ti
+
+    return ti.f64 if config()["precision"] == "f64" else ti.f32

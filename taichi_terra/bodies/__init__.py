@@ -1,0 +1,1 @@
+"""Rigid bodies: shapes with mass properties, and per-env body handles."""

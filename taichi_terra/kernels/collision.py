@@ -1,0 +1,298 @@
+"""Narrowphase: contact points of every shape against the ground plane, height maps and other shapes.
+
+One thread per (env, pair). Each pair owns a fixed range of contact slots in its env, so the contact
+order is deterministic (bit-identical replays) without atomics; contacts beyond a pair's capacity
+are counted in ``c_overflow`` and dropped. Depth is positive when the shapes overlap; speculative
+contacts (gaps up to ``margin``) have negative depth. Normals point from the ``a`` side (static
+geometry, or the pair's other body) to the pair's body.
+"""
+import taichi as ti
+
+from .layout import (B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, CAPSULE, CYLINDER, F_INFL, F_P0, F_P1,
+                     F_P2, F_P3, F_RAD, FEAT_BELOW, FEAT_OTHER_POINT, FEAT_POINT, FEAT_TRIANGLE, FEAT_VERTEX,
+                     P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, SPHERE)
+from .math import (closest_point_triangle, closest_points_segments, is_finite, quat_to_mat, vec3, vec4)
+from .shapes import cylinder_support, shape_sdf
+
+mat3 = ti.math.mat3
+_DEDUPE_EPS = 1e-9  # [m] two contacts of one pair closer than this are one contact
+_RIDGE_TOL = 1e-12  # [m] signed-distance tie tolerance of the ridge test
+
+
+@ti.func
+def body_pose(q: ti.template(), e, qs):
+    """World position and rotation matrix of the link whose coordinates start at ``q[e, qs]``."""
+    pos = vec3(q[e, qs], q[e, qs + 1], q[e, qs + 2])
+    quat = vec4(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6])
+    return pos, quat_to_mat(quat / quat.norm())
+
+
+@ti.func
+def emit(c_count: ti.template(), c_overflow: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
+         c_depth: ti.template(), c_feat: ti.template(), e, p, base, cap, pt, n, depth, feat, dedupe):
+    """Append one contact (world point, unit normal, depth [m], feature id) to pair ``p`` of env ``e``."""
+    cnt = c_count[e, p]
+    dup = False
+    if dedupe:
+        for k in range(cnt):
+            if (c_pos[e, base + k] - pt).norm() < _DEDUPE_EPS:
+                dup = True
+    if not dup:
+        if cnt < cap:
+            c_pos[e, base + cnt] = pt
+            c_nrm[e, base + cnt] = n
+            c_depth[e, base + cnt] = depth
+            c_feat[e, base + cnt] = feat
+            c_count[e, p] = cnt + 1
+        else:
+            c_overflow[e, p] += 1
+
+
+# --------------------------------------------------------------------------- height-map access
+@ti.func
+def hm_vertex(hm_heights: ti.template(), off, nx, x0, y0, dx, dy, ix, iy):
+    """Map-frame position of grid sample (ix, iy)."""
+    return vec3(x0 + ix * dx, y0 + iy * dy, hm_heights[off + iy * nx + ix])
+
+
+@ti.func
+def hm_triangle(hm_heights: ti.template(), off, nx, x0, y0, dx, dy, ix, iy, t):
+    """Vertices (counter-clockwise seen from +z) of triangle ``t`` of cell (ix, iy); the cell's
+    diagonal runs from its (ix, iy) corner to its (ix+1, iy+1) corner."""
+    a = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix, iy)
+    c = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix + 1, iy + 1)
+    b = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix + 1, iy)
+    if t == 1:
+        b = c
+        c = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix, iy + 1)
+    return a, b, c
+
+
+@ti.func
+def hm_surface(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, x, y):
+    """The triangle under map-frame (x, y): ``found`` (inside the grid and not a hole), a vertex of the
+    triangle, and its unit upward normal."""
+    fx = (x - x0) / dx
+    fy = (y - y0) / dy
+    found = fx >= 0.0 and fy >= 0.0 and fx <= nx - 1.0 and fy <= ny - 1.0
+    a = vec3(0.0, 0.0, 0.0)
+    n = vec3(0.0, 0.0, 1.0)
+    if found:
+        ix = ti.min(ti.cast(ti.floor(fx), ti.i32), nx - 2)
+        iy = ti.min(ti.cast(ti.floor(fy), ti.i32), ny - 2)
+        t = 0 if (fx - ix) >= (fy - iy) else 1
+        a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, ix, iy, t)
+        found = is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2])
+        nn = (b - a).cross(c - a)
+        n = nn / nn.norm()
+    return found, a, n
+
+
+@ti.func
+def cell_range(lo, hi, origin, spacing, count):
+    """First and last index of the cells (count - 1 of them) overlapping [lo, hi] along one axis."""
+    f0 = ti.math.clamp((lo - origin) / spacing, -1.0, count + 1.0)
+    f1 = ti.math.clamp((hi - origin) / spacing, -1.0, count + 1.0)
+    i0 = ti.max(ti.cast(ti.floor(f0), ti.i32), 0)
+    i1 = ti.min(ti.cast(ti.floor(f1), ti.i32), count - 2)
+    return i0, i1
+
+
+@ti.func
+def vertex_range(lo, hi, origin, spacing, count):
+    """First and last index of the samples inside [lo, hi] along one axis."""
+    f0 = ti.math.clamp((lo - origin) / spacing, -1.0, count + 1.0)
+    f1 = ti.math.clamp((hi - origin) / spacing, -1.0, count + 1.0)
+    return ti.max(ti.cast(ti.ceil(f0), ti.i32), 0), ti.min(ti.cast(ti.floor(f1), ti.i32), count - 1)
+
+
+@ti.func
+def closest_segment_triangle(p0, p1, a, b, c):
+    """Closest points (on the segment, on the triangle) between segment p0p1 and triangle abc, for a
+    segment that does not pierce the triangle."""
+    cs = p0
+    ct = closest_point_triangle(p0, a, b, c)
+    best = (cs - ct).norm()
+    t1 = closest_point_triangle(p1, a, b, c)
+    if (p1 - t1).norm() < best:
+        cs, ct, best = p1, t1, (p1 - t1).norm()
+    for k in ti.static(range(3)):
+        e0 = a if k == 0 else (b if k == 1 else c)
+        e1 = b if k == 0 else (c if k == 1 else a)
+        s, t = closest_points_segments(p0, p1, e0, e1)
+        if (s - t).norm() < best:
+            cs, ct, best = s, t, (s - t).norm()
+    return cs, ct
+
+
+@ti.func
+def vertex_sd(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy, c_l, r_l, stype, prm,
+              planes: ti.template(), pl0, npl):
+    """Signed distance [m] of grid sample (ix, iy) to the shape (link at c_l, rotation r_l in the map
+    frame); +inf outside the grid or at a hole."""
+    sd = 1e300
+    n = vec3(0.0, 0.0, 1.0)
+    if ix >= 0 and iy >= 0 and ix < nx and iy < ny:
+        v = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix, iy)
+        if is_finite(v[2]):
+            sd, n = shape_sdf(stype, prm, r_l.transpose() @ (v - c_l), planes, pl0, npl)
+    return sd, n
+
+
+# --------------------------------------------------------------------------- the kernel
+@ti.kernel
+def collide(q: ti.types.ndarray(), body_i: ti.types.ndarray(), body_f: ti.types.ndarray(),
+            points: ti.types.ndarray(), planes: ti.types.ndarray(), pair_i: ti.types.ndarray(),
+            hm_int: ti.types.ndarray(), hm_geom: ti.types.ndarray(), hm_pos: ti.types.ndarray(),
+            hm_rot: ti.types.ndarray(), hm_heights: ti.types.ndarray(), ground_height: float, margin: float,
+            c_count: ti.types.ndarray(), c_overflow: ti.types.ndarray(), c_pos: ti.types.ndarray(),
+            c_nrm: ti.types.ndarray(), c_depth: ti.types.ndarray(), c_feat: ti.types.ndarray()):
+    """Fill the contact slots of every (env, pair) from the link poses in ``q``."""
+    for e, p in ti.ndrange(q.shape[0], pair_i.shape[0]):
+        c_count[e, p] = 0
+        c_overflow[e, p] = 0
+        pr = pair_i[p]
+        base, cap, kind = pr[P_SLOT], pr[P_CAP], pr[P_KIND]
+        bi = pr[P_BODY]
+        bd = body_i[bi]
+        bf = body_f[bi]
+        stype, pt0, npt = bd[B_TYPE], bd[B_PT0], bd[B_NPT]
+        prm = vec4(bf[F_P0], bf[F_P1], bf[F_P2], bf[F_P3])
+        infl = bf[F_INFL]
+        pos, rot = body_pose(q, e, bd[B_QS])
+        if kind == PAIR_GROUND:
+            up = vec3(0.0, 0.0, 1.0)
+            n_extra = 2 if stype == CYLINDER else 0
+            down_b = rot.transpose() @ (-up)
+            for k in range(npt + n_extra):
+                pb = vec3(0.0, 0.0, 0.0)
+                ok = True
+                if k < npt:
+                    pb = points[pt0 + k]
+                else:
+                    pb, ok = cylinder_support(prm, down_b, k - npt)
+                pw = pos + rot @ pb
+                depth = ground_height - (pw[2] - infl)
+                if ok and depth > -margin:
+                    emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                         vec3(pw[0], pw[1], ground_height), up, depth, FEAT_POINT + k, False)
+        elif kind == PAIR_HEIGHTMAP:
+            m = pr[P_OTHER]
+            hi = hm_int[m]
+            off, nx, ny = hi[0], hi[1], hi[2]
+            g = hm_geom[m]
+            dx = g[0] / (nx - 1)
+            dy = g[1] / (ny - 1)
+            x0 = g[2] - 0.5 * g[0]
+            y0 = g[3] - 0.5 * g[1]
+            o = hm_pos[m]
+            rm = hm_rot[m]
+            c_l = rm.transpose() @ (pos - o)
+            r_l = rm.transpose() @ rot
+            if stype == SPHERE or stype == CAPSULE:
+                # exact sphere-swept segment (a sphere: zero length) against the triangles
+                p0 = c_l + r_l @ points[pt0]
+                p1 = c_l + r_l @ points[pt0 + npt - 1]
+                for k in range(npt):
+                    pk = p0 if k == 0 else p1
+                    found, a, tn = hm_surface(hm_heights, off, nx, ny, x0, y0, dx, dy, pk[0], pk[1])
+                    if found:
+                        below = tn.dot(a - pk)
+                        if below > 0.0:  # the centre is inside the terrain: push out through the surface
+                            emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                                 o + rm @ (pk + tn * below), rm @ tn, below + infl, FEAT_BELOW + k, False)
+                lo = ti.min(p0, p1) - (infl + margin)
+                hi_ = ti.max(p0, p1) + (infl + margin)
+                ix0, ix1 = cell_range(lo[0], hi_[0], x0, dx, nx)
+                iy0, iy1 = cell_range(lo[1], hi_[1], y0, dy, ny)
+                for iy in range(iy0, iy1 + 1):
+                    for ix in range(ix0, ix1 + 1):
+                        for t in range(2):
+                            a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, ix, iy, t)
+                            if not (is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2])):
+                                continue
+                            if lo[2] > ti.max(a[2], b[2], c[2]):
+                                continue
+                            nn = (b - a).cross(c - a)
+                            tn = nn / nn.norm()
+                            cs, ct = closest_segment_triangle(p0, p1, a, b, c)
+                            d = (cs - ct).norm()
+                            if tn.dot(cs - a) > 0.0 and d < infl + margin and d > 1e-12:
+                                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                                     o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
+                                     FEAT_TRIANGLE + 2 * (iy * nx + ix) + t, True)
+            else:
+                # sample points of the shape against the triangle below each of them
+                n_extra = 2 if stype == CYLINDER else 0
+                down_b = r_l.transpose() @ vec3(0.0, 0.0, -1.0)
+                for k in range(npt + n_extra):
+                    pb = vec3(0.0, 0.0, 0.0)
+                    ok = True
+                    if k < npt:
+                        pb = points[pt0 + k]
+                    else:
+                        pb, ok = cylinder_support(prm, down_b, k - npt)
+                    pl = c_l + r_l @ pb
+                    found, a, tn = hm_surface(hm_heights, off, nx, ny, x0, y0, dx, dy, pl[0], pl[1])
+                    if ok and found:
+                        depth = tn.dot(a - pl)
+                        if depth > -margin:
+                            emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                                 o + rm @ (pl + tn * depth), rm @ tn, depth, FEAT_POINT + k, False)
+                # terrain samples that poke into the shape along a ridge or at a peak
+                rad = bf[F_RAD]
+                pl0, npl = bd[B_PL0], bd[B_NPL]
+                jx0, jx1 = vertex_range(c_l[0] - rad, c_l[0] + rad, x0, dx, nx)
+                jy0, jy1 = vertex_range(c_l[1] - rad, c_l[1] + rad, y0, dy, ny)
+                for jy in range(jy0, jy1 + 1):
+                    for jx in range(jx0, jx1 + 1):
+                        if hm_heights[off + jy * nx + jx] < c_l[2] - rad:
+                            continue
+                        sd, nb = vertex_sd(hm_heights, off, nx, ny, x0, y0, dx, dy, jx, jy, c_l, r_l, stype, prm,
+                                           planes, pl0, npl)
+                        n_l = -(r_l @ nb)
+                        if sd < 0.0 and n_l[2] > 0.0:
+                            sxm, _n0 = vertex_sd(hm_heights, off, nx, ny, x0, y0, dx, dy, jx - 1, jy, c_l, r_l,
+                                                 stype, prm, planes, pl0, npl)
+                            sxp, _n1 = vertex_sd(hm_heights, off, nx, ny, x0, y0, dx, dy, jx + 1, jy, c_l, r_l,
+                                                 stype, prm, planes, pl0, npl)
+                            sym, _n2 = vertex_sd(hm_heights, off, nx, ny, x0, y0, dx, dy, jx, jy - 1, c_l, r_l,
+                                                 stype, prm, planes, pl0, npl)
+                            syp, _n3 = vertex_sd(hm_heights, off, nx, ny, x0, y0, dx, dy, jx, jy + 1, c_l, r_l,
+                                                 stype, prm, planes, pl0, npl)
+                            ridge_x = (sd <= sxm + _RIDGE_TOL and sd <= sxp + _RIDGE_TOL
+                                       and (sd < sxm - _RIDGE_TOL or sd < sxp - _RIDGE_TOL))
+                            ridge_y = (sd <= sym + _RIDGE_TOL and sd <= syp + _RIDGE_TOL
+                                       and (sd < sym - _RIDGE_TOL or sd < syp - _RIDGE_TOL))
+                            if ridge_x or ridge_y:
+                                v = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, jx, jy)
+                                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                                     o + rm @ v, rm @ n_l, -sd, FEAT_VERTEX + jy * nx + jx, False)
+        else:
+            # shape against shape: sample points of each inside the other's signed distance
+            bj = pr[P_OTHER]
+            bdj = body_i[bj]
+            bfj = body_f[bj]
+            prmj = vec4(bfj[F_P0], bfj[F_P1], bfj[F_P2], bfj[F_P3])
+            inflj = bfj[F_INFL]
+            posj, rotj = body_pose(q, e, bdj[B_QS])
+            if (pos - posj).norm() < bf[F_RAD] + bfj[F_RAD] + margin:
+                if not (infl == 0.0 and inflj > 0.0):
+                    for k in range(npt):
+                        pw = pos + rot @ points[pt0 + k]
+                        sd, nj = shape_sdf(bdj[B_TYPE], prmj, rotj.transpose() @ (pw - posj), planes, bdj[B_PL0],
+                                           bdj[B_NPL])
+                        sd -= infl
+                        if sd < margin:
+                            nw = rotj @ nj
+                            emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                                 pw - nw * infl, nw, -sd, FEAT_POINT + k, False)
+                if inflj == 0.0 and infl == 0.0 or (inflj > 0.0 and infl == 0.0):
+                    for k in range(bdj[B_NPT]):
+                        pw = posj + rotj @ points[bdj[B_PT0] + k]
+                        sd, ni = shape_sdf(stype, prm, rot.transpose() @ (pw - pos), planes, bd[B_PL0], bd[B_NPL])
+                        sd -= inflj
+                        if sd < margin:
+                            nw = -(rot @ ni)
+                            emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                                 pw + nw * inflj, nw, -sd, FEAT_OTHER_POINT + k, False)

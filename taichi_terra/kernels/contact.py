@@ -1,0 +1,76 @@
+"""Rigid contact rows for the projected Gauss-Seidel sweep (see ``reference/solver_math.md``).
+
+A row holds the contact frame ``F = (n, t1, t2)``, its Delassus block ``W = F^T J M^-1 J^T F`` (3x3) and
+its impulse ``lambda`` in that frame. Its impulse response ``M^-1 J^T`` on a floating link is
+``(1/m, I_w^-1 [r]x)``, applied directly to the link's velocity. Other row types (soil, belts,
+bilateral pins) add their own ``solve`` function over the same velocities.
+"""
+import taichi as ti
+
+from .dynamics import add_link_velocity, link_velocity
+from .math import skew, vec3
+
+mat2 = ti.math.mat2
+vec2 = ti.math.vec2
+
+
+@ti.func
+def point_compliance(inv_mass, inv_iw, r):
+    """``J M^-1 J^T`` (3x3, world) of a point at offset ``r`` from a floating link's centre of mass."""
+    sr = skew(r)
+    return inv_mass * ti.Matrix.identity(float, 3) - sr @ inv_iw @ sr
+
+
+@ti.func
+def relative_velocity(u: ti.template(), e, us_a, us_b, ra, rb):
+    """Velocity of the contact point on side b minus side a (``us_a < 0``: static) [m/s]."""
+    vb, wb = link_velocity(u, e, us_b)
+    vrel = vb + wb.cross(rb)
+    if us_a >= 0:
+        va, wa = link_velocity(u, e, us_a)
+        vrel -= va + wa.cross(ra)
+    return vrel
+
+
+@ti.func
+def apply_impulse(u: ti.template(), e, us_a, us_b, inv_m_a, inv_m_b, inv_iw_a, inv_iw_b, ra, rb, imp):
+    """``u += M^-1 J^T imp``: +imp on side b, -imp on side a, at the contact point [N s]."""
+    add_link_velocity(u, e, us_b, inv_m_b * imp, inv_iw_b @ rb.cross(imp))
+    if us_a >= 0:
+        add_link_velocity(u, e, us_a, -inv_m_a * imp, -(inv_iw_a @ ra.cross(imp)))
+
+
+@ti.func
+def normal_target(depth, vn0, dt, restitution, restitution_threshold, slop, erp, max_push):
+    """Normal velocity [m/s] the row drives towards: close a gap within the step, push out a penetration
+    beyond ``slop`` at ``erp`` per step (at most ``max_push``), bounce with ``restitution``."""
+    target = 0.0
+    if depth < 0.0:
+        target = depth / dt
+    elif depth > slop:
+        target = ti.min(erp * (depth - slop) / dt, max_push)
+    if restitution > 0.0 and vn0 < -restitution_threshold and vn0 * dt - depth < 0.0:
+        target = ti.max(target, -restitution * vn0)
+    return target
+
+
+@ti.func
+def clamp_to_cone(lam, mu):
+    """Project a frame impulse (n, t1, t2) on the Coulomb cone ``|lambda_t| <= mu lambda_n``."""
+    ln = ti.max(lam[0], 0.0)
+    lt = vec2(lam[1], lam[2])
+    limit = mu * ln
+    if lt.norm() > limit:
+        lt = lt * (limit / lt.norm()) if lt.norm() > 0.0 else vec2(0.0, 0.0)
+    return vec3(ln, lt[0], lt[1])
+
+
+@ti.func
+def solve_rigid_row(w, lam, vloc, target, mu):
+    """One Gauss-Seidel update of a Coulomb contact row. ``vloc``: current relative velocity in the
+    contact frame. Returns the new frame impulse."""
+    ln = ti.max(0.0, lam[0] - (vloc[0] - target) / w[0, 0])
+    vt = vec2(vloc[1], vloc[2]) + vec2(w[1, 0], w[2, 0]) * (ln - lam[0])
+    wt = mat2([[w[1, 1], w[1, 2]], [w[2, 1], w[2, 2]]])
+    lt = vec2(lam[1], lam[2]) - wt.inverse() @ vt
+    return clamp_to_cone(vec3(ln, lt[0], lt[1]), mu)

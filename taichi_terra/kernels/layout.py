@@ -1,0 +1,28 @@
+"""Column indices of the packed model arrays shared by the Python builder and the kernels.
+
+Per body, ``body_i`` is an 8-int vector and ``body_f`` an 8-float vector; per pair, ``pair_i`` is an
+8-int vector. Module-level ints are compile-time constants inside kernels.
+"""
+import taichi as ti
+
+ivec8 = ti.types.vector(8, ti.i32)
+
+# body_i columns
+B_TYPE, B_PT0, B_NPT, B_PL0, B_NPL, B_QS, B_US, B_MAT = range(8)
+# body_f columns: shape params p0..p3 (see bodies/shapes.py), point inflation, bounding radius, mass
+F_P0, F_P1, F_P2, F_P3, F_INFL, F_RAD, F_MASS, F_SPARE = range(8)
+# pair_i columns: kind, body (b side), other (body on the a side, or height-map index), first slot, capacity
+P_KIND, P_BODY, P_OTHER, P_SLOT, P_CAP = range(5)
+
+# pair kinds
+PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES = 0, 1, 2
+
+# shape types (mirror bodies.shapes.ShapeType)
+SPHERE, BOX, CAPSULE, CYLINDER, MESH = 0, 1, 2, 3, 4
+
+# feature id bases: a contact's feature id is unique within its pair, so warm starts can match it
+FEAT_POINT = 0              # shape sample point k (and cylinder support points after the rim points)
+FEAT_OTHER_POINT = 100_000_000  # sample point k of the other body (shape-shape pairs)
+FEAT_TRIANGLE = 200_000_000     # height-map triangle 2 * cell + t
+FEAT_VERTEX = 400_000_000       # height-map vertex poking into a shape
+FEAT_BELOW = 600_000_000        # point below a height-map surface (pushed out along the normal)

@@ -1,0 +1,164 @@
+"""Small vector, quaternion and geometry helpers shared by every kernel stage.
+
+Quaternions are ``vec4`` in (w, x, y, z) order. All functions are ``@ti.func`` and use the
+precision chosen by :func:`taichi_terra.init` (``float`` follows ``default_fp``).
+"""
+import taichi as ti
+
+vec3 = ti.math.vec3
+vec4 = ti.math.vec4
+mat3 = ti.math.mat3
+
+
+@ti.func
+def quat_mul(a, b):
+    """Hamilton product ``a * b`` of two (w, x, y, z) quaternions."""
+    return vec4(
+        a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
+        a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+        a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
+        a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
+    )
+
+
+@ti.func
+def quat_to_mat(q):
+    """Rotation matrix of a unit quaternion (w, x, y, z)."""
+    w, x, y, z = q[0], q[1], q[2], q[3]
+    return mat3(
+        [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y)],
+        [2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x)],
+        [2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)],
+    )
+
+
+@ti.func
+def quat_integrate(q, w, dt):
+    """Advance orientation ``q`` by the world angular velocity ``w`` [rad/s] over ``dt`` [s].
+
+    Uses the exact exponential map ``q+ = exp(dt w / 2) * q`` and renormalizes.
+    """
+    angle = w.norm() * dt
+    dq = vec4(1.0, 0.0, 0.0, 0.0)
+    if angle > 1e-300:
+        axis = w / w.norm()
+        s = ti.sin(0.5 * angle)
+        dq = vec4(ti.cos(0.5 * angle), axis[0] * s, axis[1] * s, axis[2] * s)
+    out = quat_mul(dq, q)
+    return out / out.norm()
+
+
+@ti.func
+def skew(v):
+    """Cross-product matrix: ``skew(v) @ x == v.cross(x)``."""
+    return mat3([0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0])
+
+
+@ti.func
+def tangent_basis(n):
+    """Two unit tangents ``t1, t2`` with ``(n, t1, t2)`` right-handed and orthonormal."""
+    t1 = vec3(0.0, 0.0, 0.0)
+    if ti.abs(n[0]) < 0.57735:
+        t1 = vec3(0.0, n[2], -n[1])  # n x e_x
+    else:
+        t1 = vec3(-n[2], 0.0, n[0])  # e_y x n
+    t1 = t1 / t1.norm()
+    t2 = n.cross(t1)
+    return t1, t2
+
+
+@ti.func
+def is_finite(x):
+    """True for a finite float (NaN and +-inf give False)."""
+    return (x - x) == 0.0
+
+
+@ti.func
+def closest_point_triangle(p, a, b, c):
+    """Closest point to ``p`` on the triangle ``abc`` (Ericson, Real-Time Collision Detection 5.1.5)."""
+    ab = b - a
+    ac = c - a
+    ap = p - a
+    d1 = ab.dot(ap)
+    d2 = ac.dot(ap)
+    result = a
+    done = False
+    if d1 <= 0.0 and d2 <= 0.0:
+        done = True
+    bp = p - b
+    d3 = ab.dot(bp)
+    d4 = ac.dot(bp)
+    if not done and d3 >= 0.0 and d4 <= d3:
+        result = b
+        done = True
+    vc = d1 * d4 - d3 * d2
+    if not done and vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
+        result = a + ab * (d1 / (d1 - d3))
+        done = True
+    cp = p - c
+    d5 = ab.dot(cp)
+    d6 = ac.dot(cp)
+    if not done and d6 >= 0.0 and d5 <= d6:
+        result = c
+        done = True
+    vb = d5 * d2 - d1 * d6
+    if not done and vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
+        result = a + ac * (d2 / (d2 - d6))
+        done = True
+    va = d3 * d6 - d5 * d4
+    if not done and va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
+        result = b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)))
+        done = True
+    if not done:
+        denom = 1.0 / (va + vb + vc)
+        result = a + ab * (vb * denom) + ac * (vc * denom)
+    return result
+
+
+@ti.func
+def closest_points_segments(p1, q1, p2, q2):
+    """Closest points ``(c1, c2)`` between segments ``p1q1`` and ``p2q2`` (Ericson 5.1.9)."""
+    d1 = q1 - p1
+    d2 = q2 - p2
+    r = p1 - p2
+    a = d1.dot(d1)
+    e = d2.dot(d2)
+    f = d2.dot(r)
+    s = 0.0
+    t = 0.0
+    eps = 1e-24
+    if a <= eps and e <= eps:
+        s = 0.0
+        t = 0.0
+    elif a <= eps:
+        s = 0.0
+        t = ti.math.clamp(f / e, 0.0, 1.0)
+    else:
+        c = d1.dot(r)
+        if e <= eps:
+            t = 0.0
+            s = ti.math.clamp(-c / a, 0.0, 1.0)
+        else:
+            b = d1.dot(d2)
+            denom = a * e - b * b
+            if denom > eps * a * e:
+                s = ti.math.clamp((b * f - c * e) / denom, 0.0, 1.0)
+            t = (b * s + f) / e
+            if t < 0.0:
+                t = 0.0
+                s = ti.math.clamp(-c / a, 0.0, 1.0)
+            elif t > 1.0:
+                t = 1.0
+                s = ti.math.clamp((b - c) / a, 0.0, 1.0)
+    return p1 + d1 * s, p2 + d2 * t
+
+
+@ti.func
+def closest_point_segment(p, a, b):
+    """Closest point to ``p`` on the segment ``ab``."""
+    ab = b - a
+    denom = ab.dot(ab)
+    t = 0.0
+    if denom > 0.0:
+        t = ti.math.clamp((p - a).dot(ab) / denom, 0.0, 1.0)
+    return a + ab * t

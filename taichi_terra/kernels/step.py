@@ -1,0 +1,144 @@
+"""The dynamics stage of one step, per env: free velocities, contact rows, Gauss-Seidel, integration.
+
+Parallel over envs; the sweep inside one env is serial and in a fixed order, so replays are
+bit-identical and an env's result does not depend on how many envs run beside it.
+"""
+import taichi as ti
+
+from .contact import apply_impulse, normal_target, point_compliance, relative_velocity, solve_rigid_row
+from .dynamics import free_velocity, integrate_link, link_rotation
+from .layout import B_QS, B_US, F_MASS, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_SHAPES
+from .math import tangent_basis, vec3
+
+mat3 = ti.math.mat3
+
+
+@ti.func
+def row_bodies(body_i: ti.template(), pair_i: ti.template(), p):
+    """Body indices (a, b) of the rows of pair ``p``; ``a = -1`` for static geometry."""
+    pr = pair_i[p]
+    a = -1
+    if pr[P_KIND] == PAIR_SHAPES:
+        a = pr[P_OTHER]
+    return a, pr[P_BODY]
+
+
+@ti.kernel
+def advance(q: ti.types.ndarray(), u: ti.types.ndarray(), f_ext: ti.types.ndarray(), t_ext: ti.types.ndarray(),
+            body_i: ti.types.ndarray(), body_f: ti.types.ndarray(), body_inertia: ti.types.ndarray(),
+            body_inv_inertia: ti.types.ndarray(), pair_i: ti.types.ndarray(), pair_mat: ti.types.ndarray(),
+            slot_pair: ti.types.ndarray(), body_iw: ti.types.ndarray(),
+            c_count: ti.types.ndarray(), c_pos: ti.types.ndarray(), c_nrm: ti.types.ndarray(),
+            c_depth: ti.types.ndarray(), c_feat: ti.types.ndarray(), c_imp: ti.types.ndarray(),
+            c_prev_feat: ti.types.ndarray(), c_prev_imp: ti.types.ndarray(), c_t1: ti.types.ndarray(),
+            c_w: ti.types.ndarray(), c_lam: ti.types.ndarray(), c_target: ti.types.ndarray(),
+            c_list: ti.types.ndarray(), sweeps_used: ti.types.ndarray(),
+            gravity: ti.types.vector(3, float), dt: float, max_sweeps: int, tolerance: float,
+            slop: float, erp: float, max_push: float, restitution_threshold: float, warm_start: int):
+    n_bodies = body_i.shape[0]
+    n_pairs = pair_i.shape[0]
+    for e in range(q.shape[0]):
+        # 1. free velocities u* = u + dt M^-1 (tau - h)
+        for b in range(n_bodies):
+            bd = body_i[b]
+            body_iw[e, b] = free_velocity(q, u, e, bd[B_QS], bd[B_US], body_f[b][F_MASS], body_inertia[b],
+                                          body_inv_inertia[b], f_ext[e, b], t_ext[e, b], gravity, dt)
+        # 2. contact rows: frames, Delassus blocks, targets, warm starts
+        n_rows = 0
+        for p in range(n_pairs):
+            a, b = row_bodies(body_i, pair_i, p)
+            mu = pair_mat[p][0]
+            restitution = pair_mat[p][1]
+            base = pair_i[p][P_SLOT]
+            pos_b = vec3(q[e, body_i[b][B_QS]], q[e, body_i[b][B_QS] + 1], q[e, body_i[b][B_QS] + 2])
+            for k in range(c_count[e, p]):
+                s = base + k
+                c_list[e, n_rows] = s
+                n_rows += 1
+                n = c_nrm[e, s]
+                t1, t2 = tangent_basis(n)
+                frame = ti.Matrix.cols([n, t1, t2])
+                rb = c_pos[e, s] - pos_b
+                kmat = point_compliance(1.0 / body_f[b][F_MASS], body_iw[e, b], rb)
+                ra = vec3(0.0, 0.0, 0.0)
+                us_a = -1
+                inv_m_a = 0.0
+                iw_a = mat3(0.0)
+                if a >= 0:
+                    qa = body_i[a][B_QS]
+                    ra = c_pos[e, s] - vec3(q[e, qa], q[e, qa + 1], q[e, qa + 2])
+                    us_a = body_i[a][B_US]
+                    inv_m_a = 1.0 / body_f[a][F_MASS]
+                    iw_a = body_iw[e, a]
+                    kmat += point_compliance(inv_m_a, iw_a, ra)
+                c_t1[e, s] = t1
+                c_w[e, s] = frame.transpose() @ kmat @ frame
+                vn0 = n.dot(relative_velocity(u, e, us_a, body_i[b][B_US], ra, rb))
+                c_target[e, s] = normal_target(c_depth[e, s], vn0, dt, restitution, restitution_threshold, slop,
+                                               erp, max_push)
+                lam = vec3(0.0, 0.0, 0.0)
+                if warm_start != 0 and c_prev_feat[e, s] == c_feat[e, s]:
+                    lam = frame.transpose() @ c_prev_imp[e, s]
+                    lam[0] = ti.max(lam[0], 0.0)
+                    lt = ti.math.vec2(lam[1], lam[2])
+                    if lt.norm() > mu * lam[0]:
+                        lt *= mu * lam[0] / lt.norm()
+                    lam[1] = lt[0]
+                    lam[2] = lt[1]
+                    apply_impulse(u, e, us_a, body_i[b][B_US], inv_m_a, 1.0 / body_f[b][F_MASS], iw_a,
+                                  body_iw[e, b], ra, rb, frame @ lam)
+                c_lam[e, s] = lam
+        # 3. projected Gauss-Seidel sweeps until the largest velocity change is below tolerance
+        sweeps = 0
+        for it in range(max_sweeps):
+            sweeps = it + 1
+            largest = 0.0
+            for r in range(n_rows):
+                s = c_list[e, r]
+                p = slot_pair[s]
+                a, b = row_bodies(body_i, pair_i, p)
+                n = c_nrm[e, s]
+                t1 = c_t1[e, s]
+                frame = ti.Matrix.cols([n, t1, n.cross(t1)])
+                qb = body_i[b][B_QS]
+                rb = c_pos[e, s] - vec3(q[e, qb], q[e, qb + 1], q[e, qb + 2])
+                ra = vec3(0.0, 0.0, 0.0)
+                us_a = -1
+                inv_m_a = 0.0
+                iw_a = mat3(0.0)
+                if a >= 0:
+                    qa = body_i[a][B_QS]
+                    ra = c_pos[e, s] - vec3(q[e, qa], q[e, qa + 1], q[e, qa + 2])
+                    us_a = body_i[a][B_US]
+                    inv_m_a = 1.0 / body_f[a][F_MASS]
+                    iw_a = body_iw[e, a]
+                vloc = frame.transpose() @ relative_velocity(u, e, us_a, body_i[b][B_US], ra, rb)
+                w = c_w[e, s]
+                lam = c_lam[e, s]
+                new = solve_rigid_row(w, lam, vloc, c_target[e, s], pair_mat[p][0])
+                d = new - lam
+                if d.norm() > 0.0:
+                    apply_impulse(u, e, us_a, body_i[b][B_US], inv_m_a, 1.0 / body_f[b][F_MASS], iw_a,
+                                  body_iw[e, b], ra, rb, frame @ d)
+                    c_lam[e, s] = new
+                    largest = ti.max(largest, w[0, 0] * d.norm())
+            if largest <= tolerance:
+                break
+        sweeps_used[e] = sweeps
+        # 4. integrate positions with the constrained velocities
+        for b in range(n_bodies):
+            integrate_link(q, u, e, body_i[b][B_QS], body_i[b][B_US], dt)
+        # 5. results and warm-start cache
+        for p in range(n_pairs):
+            base = pair_i[p][P_SLOT]
+            for k in range(pair_i[p][P_CAP]):
+                s = base + k
+                if k < c_count[e, p]:
+                    n = c_nrm[e, s]
+                    t1 = c_t1[e, s]
+                    imp = ti.Matrix.cols([n, t1, n.cross(t1)]) @ c_lam[e, s]
+                    c_imp[e, s] = imp
+                    c_prev_imp[e, s] = imp
+                    c_prev_feat[e, s] = c_feat[e, s]
+                else:
+                    c_prev_feat[e, s] = -1

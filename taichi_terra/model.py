@@ -1,0 +1,149 @@
+"""The static model shared by all envs: links, shapes, contact pairs, terrain, materials.
+
+Built once by ``World.build()`` from the builder's Python descriptions into Taichi ndarrays (kernels
+take ndarrays, so they compile once per process, not once per world). After the build the topology is
+fixed; poses of static geometry and material properties may still change between steps.
+"""
+from __future__ import annotations
+
+import numpy as np
+import taichi as ti
+
+from .backend import np_real
+from .bodies.shapes import ShapeType
+from .kernels.layout import (B_MAT, B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, B_US, F_INFL, F_MASS, F_RAD,
+                             P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES,
+                             ivec8)
+from .validation import quat_to_matrix
+
+vec2, vec3, vec4, mat3 = ti.math.vec2, ti.math.vec3, ti.math.vec4, ti.math.mat3
+
+#: extra contact slots per pair for height-map triangles and terrain samples under a shape
+_HEIGHTMAP_EXTRA = {ShapeType.SPHERE: 8, ShapeType.CAPSULE: 24, ShapeType.BOX: 16, ShapeType.CYLINDER: 16,
+                    ShapeType.MESH: 16}
+
+
+def _ndarray(dtype, data: np.ndarray, element_dims: int):
+    """An ndarray holding ``data``, whose last ``element_dims`` axes are the element (vector/matrix);
+    an empty ``data`` gives a one-element placeholder (kernels never read it)."""
+    shape = data.shape[: data.ndim - element_dims]
+    if not data.size:
+        return ti.ndarray(dtype, (1,) * max(len(shape), 1))
+    arr = ti.ndarray(dtype, shape)
+    arr.from_numpy(np.ascontiguousarray(data))
+    return arr
+
+
+def pair_capacity(kind: int, shape_a, shape_b=None) -> int:
+    """Contact slots reserved for one pair."""
+    n_extra = 2 if shape_a.type == ShapeType.CYLINDER else 0
+    if kind == PAIR_GROUND:
+        return len(shape_a.points) + n_extra
+    if kind == PAIR_HEIGHTMAP:
+        return len(shape_a.points) + n_extra + _HEIGHTMAP_EXTRA[shape_a.type]
+    return len(shape_a.points) + len(shape_b.points)
+
+
+class Model:
+    """Static arrays; see ``kernels/layout.py`` for the packed column meanings."""
+
+    def __init__(self, shapes, materials, body_materials, ground, heightmaps):
+        real = np_real()
+        nb = len(shapes)
+        self.n_bodies = nb
+        self.nq = 7 * nb
+        self.nv = 6 * nb
+        # ---- links and shapes
+        body_i = np.zeros((nb, 8), np.int32)
+        body_f = np.zeros((nb, 8), real)
+        pts, pls = [], []
+        n_pts = n_pls = 0
+        for b, sh in enumerate(shapes):
+            body_i[b, B_TYPE] = int(sh.type)
+            body_i[b, B_PT0], body_i[b, B_NPT] = n_pts, len(sh.points)
+            body_i[b, B_PL0], body_i[b, B_NPL] = n_pls, len(sh.planes)
+            body_i[b, B_QS], body_i[b, B_US] = 7 * b, 6 * b
+            body_i[b, B_MAT] = body_materials[b]
+            body_f[b, 0:4] = sh.params
+            body_f[b, F_INFL], body_f[b, F_RAD], body_f[b, F_MASS] = sh.inflation, sh.bounding_radius, sh.mass
+            pts.append(sh.points)
+            pls.append(sh.planes)
+            n_pts += len(sh.points)
+            n_pls += len(sh.planes)
+        self.body_i = _ndarray(ivec8, body_i, 1)
+        self.body_f = _ndarray(ti.types.vector(8, float), body_f, 1)
+        inertia = np.array([sh.inertia for sh in shapes], real).reshape(nb, 3, 3)
+        self.body_inertia = _ndarray(mat3, inertia, 2)
+        self.body_inv_inertia = _ndarray(mat3, np.linalg.inv(inertia) if nb else inertia, 2)
+        self.points = _ndarray(vec3, np.concatenate(pts).astype(real) if pts else np.zeros((0, 3), real), 1)
+        self.planes = _ndarray(vec4, np.concatenate(pls).astype(real) if n_pls else np.zeros((0, 4), real), 1)
+        # ---- contact pairs: each shape with the ground, each height map, and each other shape
+        pairs = []
+        for b, sh in enumerate(shapes):
+            if ground is not None:
+                pairs.append((PAIR_GROUND, b, -1, pair_capacity(PAIR_GROUND, sh)))
+            for m in range(len(heightmaps)):
+                pairs.append((PAIR_HEIGHTMAP, b, m, pair_capacity(PAIR_HEIGHTMAP, sh)))
+        for b in range(nb):
+            for a in range(b + 1, nb):
+                pairs.append((PAIR_SHAPES, b, a, pair_capacity(PAIR_SHAPES, shapes[b], shapes[a])))
+        self.n_pairs = len(pairs)
+        pair_i = np.zeros((max(len(pairs), 1), 8), np.int32)
+        slot = 0
+        slot_pair = []
+        for p, (kind, b, other, cap) in enumerate(pairs):
+            pair_i[p, P_KIND], pair_i[p, P_BODY], pair_i[p, P_OTHER] = kind, b, other
+            pair_i[p, P_SLOT], pair_i[p, P_CAP] = slot, cap
+            slot_pair += [p] * cap
+            slot += cap
+        self.n_slots = slot
+        self.pairs = pairs
+        self._pair_slots = [int(pair_i[p, P_SLOT]) for p in range(len(pairs))]
+        self.pair_i = _ndarray(ivec8, pair_i, 1)
+        self.slot_pair = _ndarray(ti.i32, np.array(slot_pair or [0], np.int32), 0)
+        self.pair_mat = ti.ndarray(vec2, (max(len(pairs), 1),))
+        self.update_materials(materials, body_materials, ground, heightmaps)
+        # ---- height maps (concatenated samples) and their poses
+        nm = len(heightmaps)
+        hm_int = np.zeros((max(nm, 1), 3), np.int32)
+        hm_geom = np.zeros((max(nm, 1), 4), real)
+        heights = []
+        off = 0
+        for m, hm in enumerate(heightmaps):
+            hm_int[m] = (off, hm.x_samples, hm.y_samples)
+            hm_geom[m] = (hm.x_size, hm.y_size, hm.center_x, hm.center_y)
+            heights.append(hm.get_heights())
+            off += hm.x_samples * hm.y_samples
+        self.hm_int = _ndarray(ti.types.vector(3, ti.i32), hm_int, 1)
+        self.hm_geom = _ndarray(vec4, hm_geom, 1)
+        self.hm_heights = _ndarray(float, np.concatenate(heights).astype(real) if heights else np.zeros(1, real), 0)
+        self.hm_pos = ti.ndarray(vec3, (max(nm, 1),))
+        self.hm_rot = ti.ndarray(mat3, (max(nm, 1),))
+        self.update_heightmap_poses(heightmaps)
+
+    def pair_slot(self, p: int) -> int:
+        """First contact slot of pair ``p``."""
+        return self._pair_slots[p]
+
+    def update_materials(self, materials, body_materials, ground, heightmaps) -> None:
+        """Refresh each pair's (friction, restitution) from the material table."""
+        mat = np.zeros((max(self.n_pairs, 1), 2), np_real())
+        for p, (kind, b, other, _cap) in enumerate(self.pairs):
+            if kind == PAIR_GROUND:
+                other_mat = materials.index(ground.material)
+            elif kind == PAIR_HEIGHTMAP:
+                other_mat = materials.index(heightmaps[other].material)
+            else:
+                other_mat = body_materials[other]
+            mat[p] = materials.lookup(body_materials[b], other_mat)
+        self.pair_mat.from_numpy(mat)
+
+    def update_heightmap_poses(self, heightmaps) -> None:
+        nm = max(len(heightmaps), 1)
+        pos = np.zeros((nm, 3), np_real())
+        rot = np.tile(np.eye(3), (nm, 1, 1)).astype(np_real())
+        for m, hm in enumerate(heightmaps):
+            pos[m] = hm.get_position()
+            rot[m] = quat_to_matrix(hm.get_orientation())
+        self.hm_pos.from_numpy(pos)
+        self.hm_rot.from_numpy(rot)

@@ -1,0 +1,53 @@
+"""Per-env state: generalized coordinates and velocities, applied loads, contact lists and caches.
+
+Every array has the env index first. A checkpoint is a copy of all of them.
+"""
+from __future__ import annotations
+
+import numpy as np
+import taichi as ti
+
+vec3, mat3 = ti.math.vec3, ti.math.mat3
+
+
+class State:
+    #: arrays copied by checkpoints (scratch arrays rebuilt every step are not)
+    PERSISTENT = ("q", "u", "f_ext", "t_ext", "c_count", "c_overflow", "c_pos", "c_nrm", "c_depth", "c_feat",
+                  "c_imp", "c_prev_feat", "c_prev_imp", "sweeps_used")
+
+    def __init__(self, model, n_envs: int, q0: np.ndarray, u0: np.ndarray, f0: np.ndarray, t0: np.ndarray):
+        ne, nb = n_envs, max(model.n_bodies, 1)
+        ns, npair = max(model.n_slots, 1), max(model.n_pairs, 1)
+        self.q = ti.ndarray(float, (ne, max(model.nq, 1)))
+        self.u = ti.ndarray(float, (ne, max(model.nv, 1)))
+        self.f_ext = ti.ndarray(vec3, (ne, nb))
+        self.t_ext = ti.ndarray(vec3, (ne, nb))
+        if model.n_bodies:
+            self.q.from_numpy(np.ascontiguousarray(q0))
+            self.u.from_numpy(np.ascontiguousarray(u0))
+            self.f_ext.from_numpy(np.ascontiguousarray(f0))
+            self.t_ext.from_numpy(np.ascontiguousarray(t0))
+        self.body_iw = ti.ndarray(mat3, (ne, nb))
+        self.c_count = ti.ndarray(ti.i32, (ne, npair))
+        self.c_overflow = ti.ndarray(ti.i32, (ne, npair))
+        self.c_pos = ti.ndarray(vec3, (ne, ns))
+        self.c_nrm = ti.ndarray(vec3, (ne, ns))
+        self.c_depth = ti.ndarray(float, (ne, ns))
+        self.c_feat = ti.ndarray(ti.i32, (ne, ns))
+        self.c_imp = ti.ndarray(vec3, (ne, ns))
+        self.c_prev_feat = ti.ndarray(ti.i32, (ne, ns))
+        self.c_prev_feat.fill(-1)
+        self.c_prev_imp = ti.ndarray(vec3, (ne, ns))
+        self.c_t1 = ti.ndarray(vec3, (ne, ns))
+        self.c_w = ti.ndarray(mat3, (ne, ns))
+        self.c_lam = ti.ndarray(vec3, (ne, ns))
+        self.c_target = ti.ndarray(float, (ne, ns))
+        self.c_list = ti.ndarray(ti.i32, (ne, ns))
+        self.sweeps_used = ti.ndarray(ti.i32, (ne,))
+
+    def snapshot(self) -> dict[str, np.ndarray]:
+        return {name: getattr(self, name).to_numpy() for name in self.PERSISTENT}
+
+    def load(self, arrays: dict[str, np.ndarray]) -> None:
+        for name in self.PERSISTENT:
+            getattr(self, name).from_numpy(np.ascontiguousarray(arrays[name]))

@@ -1,0 +1,1 @@
+"""Static terrain: height maps."""

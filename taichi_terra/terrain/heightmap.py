@@ -1,0 +1,169 @@
+"""Static height-map terrain: a regular grid of heights in its own frame, placed by a pose.
+
+Layout: the sample at grid index (x, y) is ``heights[y * x_samples + x]``; index 0 sits at the minimum
+x and y of the grid. The grid covers ``[center_x - x_size/2, center_x + x_size/2] x [center_y - y_size/2,
+center_y + y_size/2]`` in the map frame, heights along the frame's z. A point ``p`` of the frame lies at
+``position + R p`` in the world. Each cell is split into two triangles along the diagonal from its
+(x, y) corner to its (x+1, y+1) corner; heights between samples are linear on those triangles.
+Triangles touching a non-finite sample are holes: nothing collides with them.
+
+The surface is one-sided: everything below it (along the frame's -z) is inside the terrain.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..validation import as_vector, check_finite, check_int, check_positive, quat_to_matrix, rotation_to_quat
+
+DEFAULT_COLOR = (0.55, 0.5, 0.42)
+
+
+class HeightMap:
+    """A static height map. Create it with :meth:`taichi_terra.World.add_heightmap`."""
+
+    def __init__(self, world, index: int, x_samples, y_samples, x_size, y_size, center_x, center_y, heights,
+                 material: str, colors=None):
+        nx = check_int("x_samples", x_samples, 2)
+        ny = check_int("y_samples", y_samples, 2)
+        self._x_size = check_positive("x_size", x_size)
+        self._y_size = check_positive("y_size", y_size)
+        self._center = (check_finite("center_x", center_x), check_finite("center_y", center_y))
+        try:
+            h = np.array(heights, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError) as exc:
+            raise TypeError("heights must be a sequence of numbers") from exc
+        if np.ndim(heights) != 1:
+            raise ValueError(f"heights must be 1-D with x_samples * y_samples = {nx * ny} entries "
+                             f"(use add_heightmap_from_matrix for a 2-D array), got shape {np.shape(heights)}")
+        if h.size != nx * ny:
+            raise ValueError(f"heights must have x_samples * y_samples = {nx * ny} entries, got {h.size}")
+        self._colors = self._check_colors(colors, nx * ny)
+        self._world = world
+        self.index = index
+        self.material = material
+        self._nx, self._ny = nx, ny
+        self._heights = h
+        self._position = np.zeros(3)
+        self._quat = np.array([1.0, 0.0, 0.0, 0.0])
+
+    @staticmethod
+    def _check_colors(colors, n):
+        if colors is None:
+            return np.tile(np.asarray(DEFAULT_COLOR, dtype=float), (n, 1))
+        c = np.asarray(colors, dtype=float)
+        if c.shape == (3,):
+            c = np.tile(c, (n, 1))
+        if c.shape != (n, 3) or not np.all(np.isfinite(c)) or c.min() < 0.0 or c.max() > 1.0:
+            raise ValueError(f"colors must be one RGB triple or shape ({n}, 3), values in [0, 1]")
+        return c
+
+    # ----------------------------------------------------------------- geometry
+    @property
+    def x_samples(self) -> int:
+        return self._nx
+
+    @property
+    def y_samples(self) -> int:
+        return self._ny
+
+    @property
+    def x_size(self) -> float:
+        """Extent along the frame's x [m]."""
+        return self._x_size
+
+    @property
+    def y_size(self) -> float:
+        return self._y_size
+
+    @property
+    def center_x(self) -> float:
+        """Grid centre x in the height-map frame [m] (the world x only under the identity pose)."""
+        return self._center[0]
+
+    @property
+    def center_y(self) -> float:
+        return self._center[1]
+
+    def get_heights(self) -> np.ndarray:
+        """A copy of the height samples [m], shape (x_samples * y_samples,), index y * x_samples + x."""
+        return self._heights.copy()
+
+    def get_com_position(self) -> np.ndarray:
+        """World position of the grid centre [m], shape (3,)."""
+        return self._position + quat_to_matrix(self._quat) @ np.array([*self._center, 0.0])
+
+    # --------------------------------------------------------------------- pose
+    def set_position(self, x, y=None, z=None) -> None:
+        """Move the frame origin to ``(x, y, z)`` [m] (three numbers or one 3-vector)."""
+        p = as_vector("position", [x, y, z] if y is not None or z is not None else x, 3)
+        self._position = p
+        self._world._on_heightmap_pose(self)
+
+    def get_position(self) -> np.ndarray:
+        """World position of the frame origin [m], shape (3,)."""
+        return self._position.copy()
+
+    def set_orientation(self, rotation, *more) -> None:
+        """Rotate the frame about its origin: a quaternion (w, x, y, z), four numbers, or a 3x3 matrix."""
+        q = rotation_to_quat("orientation", (rotation, *more) if more else rotation)
+        self._quat = q
+        self._world._on_heightmap_pose(self)
+
+    def get_orientation(self) -> np.ndarray:
+        """Unit quaternion (w, x, y, z) of the frame, shape (4,)."""
+        return self._quat.copy()
+
+    def get_rotation_matrix(self) -> np.ndarray:
+        """Rotation from the map frame to the world, shape (3, 3)."""
+        return quat_to_matrix(self._quat)
+
+    # ------------------------------------------------------------------ queries
+    def _locate(self, x, y):
+        """Cell indices and in-cell fractions of world (x, y), clamped to the grid (orientation ignored)."""
+        dx = self._x_size / (self._nx - 1)
+        dy = self._y_size / (self._ny - 1)
+        fx = (check_finite("x", x) - self._position[0] - (self._center[0] - 0.5 * self._x_size)) / dx
+        fy = (check_finite("y", y) - self._position[1] - (self._center[1] - 0.5 * self._y_size)) / dy
+        fx = min(max(fx, 0.0), self._nx - 1.0)
+        fy = min(max(fy, 0.0), self._ny - 1.0)
+        ix = min(int(fx), self._nx - 2)
+        iy = min(int(fy), self._ny - 2)
+        return ix, iy, fx - ix, fy - iy, dx, dy
+
+    def _interp(self, values, x, y):
+        ix, iy, u, v, _, _ = self._locate(x, y)
+        nx = self._nx
+        v00, v10 = values[iy * nx + ix], values[iy * nx + ix + 1]
+        v01, v11 = values[(iy + 1) * nx + ix], values[(iy + 1) * nx + ix + 1]
+        if u >= v:
+            return v00 + u * (v10 - v00) + v * (v11 - v10)
+        return v00 + v * (v01 - v00) + u * (v11 - v01)
+
+    def get_height(self, x: float, y: float) -> float:
+        """Surface height [m] at world (x, y), reading the grid as if only the translation were applied.
+
+        Points outside the grid use the nearest edge. For a rotated map, the surface point above the
+        unrotated (x, y) is ``o + R ((x, y, h) - o)`` with ``o`` the position (see the module docs).
+        """
+        return float(self._interp(self._heights, x, y) + self._position[2])
+
+    def get_contact_height(self, x: float, y: float) -> float:
+        """Height [m] of the collision surface at world (x, y); equal to :meth:`get_height` here."""
+        return self.get_height(x, y)
+
+    def get_normal(self, x: float, y: float) -> np.ndarray:
+        """Unit normal (+z side) of the collision triangle under world (x, y), orientation ignored, shape (3,)."""
+        ix, iy, u, v, dx, dy = self._locate(x, y)
+        nx, h = self._nx, self._heights
+        h00, h10 = h[iy * nx + ix], h[iy * nx + ix + 1]
+        h01, h11 = h[(iy + 1) * nx + ix], h[(iy + 1) * nx + ix + 1]
+        if u >= v:
+            gx, gy = (h10 - h00) / dx, (h11 - h10) / dy
+        else:
+            gx, gy = (h11 - h01) / dx, (h01 - h00) / dy
+        n = np.array([-gx, -gy, 1.0])
+        return n / np.linalg.norm(n)
+
+    def get_color(self, x: float, y: float) -> np.ndarray:
+        """Base RGB colour in [0, 1] at world (x, y), interpolated like the height, shape (3,)."""
+        return np.array([self._interp(self._colors[:, k], x, y) for k in range(3)])

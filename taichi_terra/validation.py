@@ -1,0 +1,96 @@
+"""Argument checks shared by the builder and setter calls; each error names the argument and the rule."""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+
+def check_positive(name: str, value) -> float:
+    """A finite number > 0, returned as float."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    v = float(value)
+    if not math.isfinite(v) or v <= 0.0:
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return v
+
+
+def check_finite(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return v
+
+
+def check_int(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def as_vector(name: str, value, length: int) -> np.ndarray:
+    """A finite float vector of the given length."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of {length} numbers") from exc
+    if arr.shape != (length,):
+        raise ValueError(f"{name} must have shape ({length},), got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite")
+    return arr
+
+
+def rotation_to_quat(name: str, value) -> np.ndarray:
+    """A unit quaternion (w, x, y, z) from a quaternion (normalised) or a proper 3x3 rotation matrix."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a quaternion (w, x, y, z) or a 3x3 rotation matrix") from exc
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite")
+    if arr.shape == (4,):
+        n = np.linalg.norm(arr)
+        if n < 1e-12:
+            raise ValueError(f"{name}: a quaternion must have a non-zero norm")
+        return arr / n
+    if arr.shape == (3, 3):
+        if np.max(np.abs(arr @ arr.T - np.eye(3))) > 1e-6 or np.linalg.det(arr) < 0.0:
+            raise ValueError(f"{name}: a 3x3 matrix must be a rotation (orthonormal, det +1)")
+        return matrix_to_quat(arr)
+    raise ValueError(f"{name} must have shape (4,) (quaternion w, x, y, z) or (3, 3), got {arr.shape}")
+
+
+def matrix_to_quat(r: np.ndarray) -> np.ndarray:
+    """Unit quaternion (w, x, y, z) of a rotation matrix (Shepperd's method)."""
+    t = np.trace(r)
+    if t > 0.0:
+        s = math.sqrt(t + 1.0) * 2.0
+        q = [0.25 * s, (r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s]
+    elif r[0, 0] > r[1, 1] and r[0, 0] > r[2, 2]:
+        s = math.sqrt(1.0 + r[0, 0] - r[1, 1] - r[2, 2]) * 2.0
+        q = [(r[2, 1] - r[1, 2]) / s, 0.25 * s, (r[0, 1] + r[1, 0]) / s, (r[0, 2] + r[2, 0]) / s]
+    elif r[1, 1] > r[2, 2]:
+        s = math.sqrt(1.0 + r[1, 1] - r[0, 0] - r[2, 2]) * 2.0
+        q = [(r[0, 2] - r[2, 0]) / s, (r[0, 1] + r[1, 0]) / s, 0.25 * s, (r[1, 2] + r[2, 1]) / s]
+    else:
+        s = math.sqrt(1.0 + r[2, 2] - r[0, 0] - r[1, 1]) * 2.0
+        q = [(r[1, 0] - r[0, 1]) / s, (r[0, 2] + r[2, 0]) / s, (r[1, 2] + r[2, 1]) / s, 0.25 * s]
+    q = np.array(q)
+    return q / np.linalg.norm(q)
+
+
+def quat_to_matrix(q) -> np.ndarray:
+    """3x3 rotation matrix of a unit quaternion (w, x, y, z)."""
+    w, x, y, z = (float(c) for c in q)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ])

@@ -1,0 +1,434 @@
+"""World: builder calls, ``build()``, ``step()``, checkpoints and contact queries.
+
+One step is two kernels: ``collide`` (narrowphase into per-pair contact slots) and ``advance`` (free
+velocities, contact rows, Gauss-Seidel sweeps, integration); see ``kernels/collision.py`` and
+``kernels/step.py``.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import backend
+from .bodies import shapes as _shapes
+from .bodies.body import _SLOTS, Body
+from .materials import DEFAULT_MATERIAL, MaterialTable
+from .validation import as_vector, check_finite, check_int, check_positive, rotation_to_quat
+
+
+@dataclass
+class SolverConfig:
+    """Contact solver settings.
+
+    Attributes:
+        max_sweeps: Gauss-Seidel sweeps per step at most.
+        tolerance: stop sweeping when no row changes a velocity by more than this [m/s].
+        slop: penetration left uncorrected, so resting contacts do not jitter [m].
+        erp: fraction of the penetration beyond ``slop`` removed per step.
+        max_push: largest separation speed used to remove penetration [m/s].
+        restitution_threshold: approach speed below which contacts do not bounce [m/s].
+        contact_margin: gap within which contacts are created ahead of touching (speculative) [m].
+        warm_start: start each sweep from the last step's impulse of the same contact feature.
+    """
+
+    max_sweeps: int = 100
+    tolerance: float = 1e-10
+    slop: float = 1e-4
+    erp: float = 0.2
+    max_push: float = 1.0
+    restitution_threshold: float = 0.1
+    contact_margin: float = 5e-3
+    warm_start: bool = True
+
+    def validate(self) -> None:
+        check_int("max_sweeps", self.max_sweeps, 1)
+        for name in ("tolerance", "slop", "max_push", "restitution_threshold", "contact_margin"):
+            v = check_finite(name, getattr(self, name))
+            if v < 0.0:
+                raise ValueError(f"{name} must be >= 0, got {v}")
+        if not 0.0 <= check_finite("erp", self.erp) <= 1.0:
+            raise ValueError(f"erp must be in [0, 1], got {self.erp}")
+        if not isinstance(self.warm_start, bool):
+            raise TypeError("warm_start must be a bool")
+
+
+@dataclass
+class Ground:
+    """An infinite horizontal plane ``z = height``; everything below it is inside."""
+
+    height: float
+    material: str
+
+
+@dataclass
+class ContactSet:
+    """Contacts of one env after the last step. Normals point from side a to side b; impulses act on
+    side b (the opposite on side a) [N s]; depth > 0 is overlap, < 0 a speculative gap [m]."""
+
+    positions: np.ndarray  # (k, 3) [m]
+    normals: np.ndarray  # (k, 3)
+    depths: np.ndarray  # (k,) [m]
+    impulses: np.ndarray  # (k, 3) [N s], world frame
+    body_a: np.ndarray  # (k,) body index, -1 for static geometry
+    body_b: np.ndarray  # (k,) body index
+    static: list = field(default_factory=list)  # (k,) "ground", "heightmap:<i>" or "" (body-body)
+
+    def __len__(self) -> int:
+        return len(self.depths)
+
+
+@dataclass
+class Checkpoint:
+    """A copy of a world's per-env state; restore it into the same world (or one built identically)."""
+
+    arrays: dict
+    time: float
+    step_count: int
+    signature: tuple
+
+
+class World:
+    """A batch of ``n_envs`` independent copies of one scene.
+
+    Args:
+        dt: time step [s].
+        gravity: [m/s^2], shape (3,).
+        n_envs: number of environments stepped together (>= 1).
+        solver: a :class:`SolverConfig` (defaults when ``None``).
+
+    Add bodies, ground and height maps, then call :meth:`step` (the first call builds the model; after
+    that the topology is fixed). Taichi is initialised with the defaults (cpu, f64) if
+    :func:`taichi_terra.init` was not called first.
+    """
+
+    def __init__(self, dt: float = 1e-3, gravity=(0.0, 0.0, -9.81), n_envs: int = 1, *,
+                 solver: SolverConfig | None = None):
+        self._dt = check_positive("dt", dt)
+        self._gravity = as_vector("gravity", gravity, 3)
+        self._n_envs = check_int("n_envs", n_envs, 1)
+        self.solver = copy.deepcopy(solver) if solver is not None else SolverConfig()
+        self.solver.validate()
+        backend.config()  # initialise Taichi if needed, before any array exists
+        self.materials = MaterialTable()
+        self._bodies: list[Body] = []
+        self._body_materials: list[int] = []
+        self._init: list[dict] = []
+        self._ground: Ground | None = None
+        self._heightmaps = []
+        self._model = None
+        self._state = None
+        self._time = 0.0
+        self._steps = 0
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def dt(self) -> float:
+        return self._dt
+
+    @property
+    def n_envs(self) -> int:
+        return self._n_envs
+
+    @property
+    def time(self) -> float:
+        """Simulated time since the start [s]."""
+        return self._time
+
+    @property
+    def gravity(self) -> np.ndarray:
+        return self._gravity.copy()
+
+    def set_gravity(self, gravity) -> None:
+        """Gravity [m/s^2], shape (3,); may change between steps."""
+        self._gravity = as_vector("gravity", gravity, 3)
+
+    @property
+    def bodies(self) -> list:
+        return list(self._bodies)
+
+    @property
+    def heightmaps(self) -> list:
+        return list(self._heightmaps)
+
+    @property
+    def ground(self) -> Ground | None:
+        return self._ground
+
+    @property
+    def built(self) -> bool:
+        return self._model is not None
+
+    def _require_builder(self, what: str) -> None:
+        if self.built:
+            raise RuntimeError(f"{what}: the world is already built (after the first step the topology is fixed)")
+
+    # ------------------------------------------------------------------ materials
+    def add_material(self, name: str) -> None:
+        """Declare a material name; unset pairs with it use the default friction and restitution."""
+        self.materials.add(name)
+
+    def set_material_pair_prop(self, a: str, b: str, friction: float, restitution: float) -> None:
+        """Coulomb friction coefficient (>= 0) and restitution (in [0, 1]) between materials ``a`` and ``b``
+        (declared here if new). May change between steps."""
+        self.materials.set_pair(a, b, friction, restitution)
+        self._refresh_materials()
+
+    def set_default_material(self, friction: float, restitution: float) -> None:
+        """Friction and restitution of every pair without its own properties (initially 0.8 and 0)."""
+        self.materials.set_default(friction, restitution)
+        self._refresh_materials()
+
+    def _refresh_materials(self) -> None:
+        if self.built:
+            self._model.update_materials(self.materials, self._body_materials, self._ground, self._heightmaps)
+
+    # ------------------------------------------------------------------ builders
+    def _add_body(self, shape, material: str) -> Body:
+        mat = self.materials.index(material)
+        self._require_builder("adding a body")
+        body = Body(self, len(self._bodies), shape, material)
+        ne = self._n_envs
+        q = np.zeros((ne, 7))
+        q[:, 3] = 1.0
+        self._init.append({"q": q, "u": np.zeros((ne, 6)), "f": np.zeros((ne, 3)), "t": np.zeros((ne, 3))})
+        self._bodies.append(body)
+        self._body_materials.append(mat)
+        return body
+
+    def add_sphere(self, radius: float, mass: float, *, material: str = DEFAULT_MATERIAL) -> Body:
+        """A solid sphere of ``radius`` [m] and ``mass`` [kg]."""
+        return self._add_body(_shapes.sphere(radius, mass), material)
+
+    def add_box(self, size_x: float, size_y: float, size_z: float, mass: float, *,
+                material: str = DEFAULT_MATERIAL) -> Body:
+        """A solid box with full edge lengths ``size_x, size_y, size_z`` [m] and ``mass`` [kg]."""
+        return self._add_body(_shapes.box(size_x, size_y, size_z, mass), material)
+
+    def add_capsule(self, radius: float, height: float, mass: float, *, material: str = DEFAULT_MATERIAL) -> Body:
+        """A capsule along the body z axis: ``height`` [m] between the centres of its two caps."""
+        return self._add_body(_shapes.capsule(radius, height, mass), material)
+
+    def add_cylinder(self, radius: float, height: float, mass: float, *, material: str = DEFAULT_MATERIAL) -> Body:
+        """A solid cylinder along the body z axis, ``height`` [m] end to end."""
+        return self._add_body(_shapes.cylinder(radius, height, mass), material)
+
+    def add_mesh(self, mesh_or_path, mass: float, *, material: str = DEFAULT_MATERIAL) -> Body:
+        """The convex hull of a ``trimesh.Trimesh`` or mesh file, with uniform density and ``mass`` [kg].
+        The body origin is the hull's centre of mass."""
+        return self._add_body(_shapes.mesh(mesh_or_path, mass), material)
+
+    def add_ground(self, height: float = 0.0, *, material: str = DEFAULT_MATERIAL) -> Ground:
+        """The infinite plane ``z = height`` [m]."""
+        h = check_finite("height", height)
+        self.materials.index(material)
+        self._require_builder("adding the ground")
+        if self._ground is not None:
+            raise RuntimeError("add_ground: the world already has a ground plane")
+        self._ground = Ground(h, material)
+        return self._ground
+
+    def add_heightmap(self, x_samples: int, y_samples: int, x_size: float, y_size: float, center_x: float,
+                      center_y: float, heights, *, material: str = DEFAULT_MATERIAL, colors=None):
+        """A static height map; ``heights[y * x_samples + x]`` [m]. See :class:`taichi_terra.HeightMap`."""
+        from .terrain.heightmap import HeightMap
+
+        self.materials.index(material)
+        self._require_builder("adding a height map")
+        hm = HeightMap(self, len(self._heightmaps), x_samples, y_samples, x_size, y_size, center_x, center_y,
+                       heights, material, colors)
+        self._heightmaps.append(hm)
+        return hm
+
+    def add_heightmap_from_matrix(self, x_size: float, y_size: float, center_x: float, center_y: float, heights, *,
+                                  material: str = DEFAULT_MATERIAL, colors=None):
+        """A height map from a 2-D array: ``heights[i, j]`` is the sample at x index i and y index j [m]."""
+        h = np.asarray(heights, dtype=float)
+        if h.ndim != 2:
+            raise ValueError(f"heights must be a 2-D array (x samples, y samples), got shape {h.shape}")
+        return self.add_heightmap(h.shape[0], h.shape[1], x_size, y_size, center_x, center_y, h.T.reshape(-1),
+                                  material=material, colors=colors)
+
+    def _on_heightmap_pose(self, hm) -> None:
+        if self.built:
+            self._model.update_heightmap_poses(self._heightmaps)
+
+    # ------------------------------------------------------------------ build and step
+    def build(self) -> None:
+        """Freeze the topology and allocate the model and state arrays (done by the first step)."""
+        if self.built:
+            return
+        from .model import Model
+        from .state import State
+
+        model = Model([b.shape for b in self._bodies], self.materials, self._body_materials, self._ground,
+                      self._heightmaps)
+        ne, nb = self._n_envs, len(self._bodies)
+        if nb:
+            q0 = np.concatenate([d["q"] for d in self._init], axis=1)
+            u0 = np.concatenate([d["u"] for d in self._init], axis=1)
+            f0 = np.stack([d["f"] for d in self._init], axis=1)
+            t0 = np.stack([d["t"] for d in self._init], axis=1)
+        else:
+            q0 = u0 = f0 = t0 = None
+        self._state = State(model, ne, q0, u0, f0, t0)
+        self._model = model
+        self._init = []
+
+    def step(self, n_steps: int = 1) -> None:
+        """Advance every env by ``n_steps`` time steps."""
+        from .kernels.collision import collide
+        from .kernels.step import advance
+
+        n = check_int("n_steps", n_steps, 1)
+        self.build()
+        m, s, cfg = self._model, self._state, self.solver
+        cfg.validate()
+        if m.n_bodies == 0:
+            self._time += n * self._dt
+            self._steps += n
+            return
+        ground_h = self._ground.height if self._ground is not None else 0.0
+        gravity = self._gravity.tolist()
+        for _ in range(n):
+            if m.n_pairs:
+                collide(s.q, m.body_i, m.body_f, m.points, m.planes, m.pair_i, m.hm_int, m.hm_geom, m.hm_pos,
+                        m.hm_rot, m.hm_heights, ground_h, cfg.contact_margin, s.c_count, s.c_overflow, s.c_pos,
+                        s.c_nrm, s.c_depth, s.c_feat)
+            advance(s.q, s.u, s.f_ext, s.t_ext, m.body_i, m.body_f, m.body_inertia, m.body_inv_inertia, m.pair_i,
+                    m.pair_mat, m.slot_pair, s.body_iw, s.c_count, s.c_pos, s.c_nrm, s.c_depth, s.c_feat, s.c_imp,
+                    s.c_prev_feat, s.c_prev_imp, s.c_t1, s.c_w, s.c_lam, s.c_target, s.c_list, s.sweeps_used,
+                    gravity, self._dt, cfg.max_sweeps, cfg.tolerance, cfg.slop, cfg.erp, cfg.max_push,
+                    cfg.restitution_threshold, int(cfg.warm_start))
+            self._time += self._dt
+            self._steps += 1
+
+    # ------------------------------------------------------------------ checkpoints
+    def _signature(self) -> tuple:
+        m = self._model
+        return (self._n_envs, m.n_bodies, m.n_pairs, m.n_slots, tuple(int(b.shape.type) for b in self._bodies))
+
+    def checkpoint(self) -> Checkpoint:
+        """A copy of the per-env state (coordinates, velocities, loads, contacts, warm-start cache)."""
+        self.build()
+        return Checkpoint(self._state.snapshot(), self._time, self._steps, self._signature())
+
+    def restore(self, checkpoint: Checkpoint) -> None:
+        """Return to a checkpoint; stepping on replays bit-for-bit on the same backend."""
+        if not isinstance(checkpoint, Checkpoint):
+            raise TypeError(f"checkpoint must be a Checkpoint, got {type(checkpoint).__name__}")
+        self.build()
+        if checkpoint.signature != self._signature():
+            raise ValueError("checkpoint: it was taken from a world with a different layout "
+                             f"({checkpoint.signature} != {self._signature()})")
+        self._state.load(checkpoint.arrays)
+        self._time = checkpoint.time
+        self._steps = checkpoint.step_count
+
+    # ------------------------------------------------------------------ per-body state
+    def _check_env(self, env) -> None:
+        if env is None:
+            return
+        if isinstance(env, bool) or not isinstance(env, (int, np.integer)):
+            raise TypeError(f"env must be None or an int, got {type(env).__name__}")
+        if not 0 <= int(env) < self._n_envs:
+            raise ValueError(f"env must be in [0, {self._n_envs}), got {env}")
+
+    def _parse_value(self, quantity: str, value, env) -> np.ndarray:
+        """Validate a setter value; returns shape (n_target_envs or 1, width)."""
+        per_env = env is None
+        if quantity == "orientation":
+            try:
+                arr = np.asarray(value, dtype=float)
+            except (TypeError, ValueError) as exc:
+                raise TypeError("orientation must be a quaternion (w, x, y, z) or a 3x3 rotation matrix") from exc
+            if arr.shape in ((4,), (3, 3)):
+                return rotation_to_quat("orientation", arr)[None, :]
+            if per_env and arr.ndim >= 2 and arr.shape[0] == self._n_envs and arr.shape[1:] in ((4,), (3, 3)):
+                return np.stack([rotation_to_quat(f"orientation[{i}]", x) for i, x in enumerate(arr)])
+            allowed = "(4,) or (3, 3)" + (f", or stacked ({self._n_envs}, 4) / ({self._n_envs}, 3, 3)" if per_env else "")
+            raise ValueError(f"orientation must have shape {allowed}, got {arr.shape}")
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{quantity} must be an array of numbers") from exc
+        if arr.shape == (3,):
+            out = arr[None, :]
+        elif per_env and arr.shape == (self._n_envs, 3):
+            out = arr
+        else:
+            allowed = "(3,)" + (f" or ({self._n_envs}, 3)" if per_env else "")
+            raise ValueError(f"{quantity} must have shape {allowed}, got {arr.shape}")
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"{quantity} must be finite")
+        return out
+
+    def _set_body(self, index: int, quantity: str, value, env) -> None:
+        self._check_env(env)
+        vals = self._parse_value(quantity, value, env)
+        name, col, width = _SLOTS[quantity]
+        rows = slice(None) if env is None else int(env)
+        if not self.built:
+            self._init[index][name][rows, col:col + width] = vals if env is None else vals[0]
+            return
+        arr_name = {"q": "q", "u": "u", "f": "f_ext", "t": "t_ext"}[name]
+        nd = getattr(self._state, arr_name)
+        full = nd.to_numpy()
+        if name in ("q", "u"):
+            start = (7 if name == "q" else 6) * index + col
+            full[rows, start:start + width] = vals if env is None else vals[0]
+        else:
+            full[rows, index, :] = vals if env is None else vals[0]
+        nd.from_numpy(full)
+
+    def _get_body(self, index: int, quantity: str, env) -> np.ndarray:
+        self._check_env(env)
+        name, col, width = _SLOTS[quantity]
+        if not self.built:
+            data = self._init[index][name][:, col:col + width]
+        elif name in ("q", "u"):
+            full = (self._state.q if name == "q" else self._state.u).to_numpy()
+            start = (7 if name == "q" else 6) * index + col
+            data = full[:, start:start + width]
+        else:
+            data = (self._state.f_ext if name == "f" else self._state.t_ext).to_numpy()[:, index, :]
+        data = np.array(data, dtype=np.float64)
+        return data if env is None else data[int(env)]
+
+    # ------------------------------------------------------------------ contacts
+    def get_contacts(self, env: int = 0) -> ContactSet:
+        """The contacts of ``env`` found and solved in the last step."""
+        self._check_env(env)
+        if env is None:
+            raise TypeError("get_contacts needs one env index")
+        self.build()
+        m, s = self._model, self._state
+        counts = s.c_count.to_numpy()[env]
+        arrays = {k: getattr(s, k).to_numpy()[env] for k in ("c_pos", "c_nrm", "c_depth", "c_imp")}
+        idx, a_list, b_list, labels = [], [], [], []
+        for p, (kind, b, other, _cap) in enumerate(m.pairs):
+            base = m.pair_slot(p)
+            for k in range(int(counts[p])):
+                idx.append(base + k)
+                b_list.append(b)
+                a_list.append(other if kind == 2 else -1)
+                labels.append("ground" if kind == 0 else (f"heightmap:{other}" if kind == 1 else ""))
+        idx = np.array(idx, dtype=np.int64)
+        return ContactSet(arrays["c_pos"][idx].reshape(-1, 3), arrays["c_nrm"][idx].reshape(-1, 3),
+                          arrays["c_depth"][idx], arrays["c_imp"][idx].reshape(-1, 3),
+                          np.array(a_list, dtype=np.int64), np.array(b_list, dtype=np.int64), labels)
+
+    def get_contact_overflow(self, env: int | None = None) -> np.ndarray:
+        """Contacts dropped in the last step because a pair's slots were full, per env (or one env)."""
+        self._check_env(env)
+        self.build()
+        total = self._state.c_overflow.to_numpy().sum(axis=1)
+        return total if env is None else int(total[int(env)])
+
+    def get_solver_sweeps(self, env: int | None = None) -> np.ndarray:
+        """Gauss-Seidel sweeps used in the last step, per env (or one env)."""
+        self._check_env(env)
+        self.build()
+        used = self._state.sweeps_used.to_numpy()
+        return used if env is None else int(used[int(env)])
