@@ -9,14 +9,13 @@ from __future__ import annotations
 import numpy as np
 import taichi as ti
 
-from .backend import np_real
+from .backend import np_real, ti_real
 from .bodies.shapes import ShapeType
 from .kernels.layout import (B_MAT, B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, B_US, F_INFL, F_MASS, F_RAD,
                              P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES,
                              ivec8)
 from .validation import quat_to_matrix
 
-vec2, vec3, vec4, mat3 = ti.math.vec2, ti.math.vec3, ti.math.vec4, ti.math.mat3
 
 #: extra contact slots per pair for height-map triangles and terrain samples under a shape
 _HEIGHTMAP_EXTRA = {ShapeType.SPHERE: 8, ShapeType.CAPSULE: 24, ShapeType.BOX: 16, ShapeType.CYLINDER: 16,
@@ -49,6 +48,9 @@ class Model:
 
     def __init__(self, shapes, materials, body_materials, ground, heightmaps):
         real = np_real()
+        tr = ti_real()
+        vec2, vec3, vec4, mat3 = (ti.types.vector(2, tr), ti.types.vector(3, tr), ti.types.vector(4, tr),
+                                  ti.types.matrix(3, 3, tr))
         nb = len(shapes)
         self.n_bodies = nb
         self.nq = 7 * nb
@@ -71,7 +73,7 @@ class Model:
             n_pts += len(sh.points)
             n_pls += len(sh.planes)
         self.body_i = _ndarray(ivec8, body_i, 1)
-        self.body_f = _ndarray(ti.types.vector(8, float), body_f, 1)
+        self.body_f = _ndarray(ti.types.vector(8, tr), body_f, 1)
         inertia = np.array([sh.inertia for sh in shapes], real).reshape(nb, 3, 3)
         self.body_inertia = _ndarray(mat3, inertia, 2)
         self.body_inv_inertia = _ndarray(mat3, np.linalg.inv(inertia) if nb else inertia, 2)
@@ -116,7 +118,7 @@ class Model:
             off += hm.x_samples * hm.y_samples
         self.hm_int = _ndarray(ti.types.vector(3, ti.i32), hm_int, 1)
         self.hm_geom = _ndarray(vec4, hm_geom, 1)
-        self.hm_heights = _ndarray(float, np.concatenate(heights).astype(real) if heights else np.zeros(1, real), 0)
+        self.hm_heights = _ndarray(tr, np.concatenate(heights).astype(real) if heights else np.zeros(1, real), 0)
         self.hm_pos = ti.ndarray(vec3, (max(nm, 1),))
         self.hm_rot = ti.ndarray(mat3, (max(nm, 1),))
         self.update_heightmap_poses(heightmaps)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import taichi as ti
 
-vec3, mat3 = ti.math.vec3, ti.math.mat3
+from .backend import ti_real
 
 
 class State:
@@ -16,10 +16,12 @@ class State:
                   "c_imp", "c_prev_feat", "c_prev_imp", "sweeps_used")
 
     def __init__(self, model, n_envs: int, q0: np.ndarray, u0: np.ndarray, f0: np.ndarray, t0: np.ndarray):
+        real = ti_real()
+        vec3, mat3 = ti.types.vector(3, real), ti.types.matrix(3, 3, real)
         ne, nb = n_envs, max(model.n_bodies, 1)
         ns, npair = max(model.n_slots, 1), max(model.n_pairs, 1)
-        self.q = ti.ndarray(float, (ne, max(model.nq, 1)))
-        self.u = ti.ndarray(float, (ne, max(model.nv, 1)))
+        self.q = ti.ndarray(real, (ne, max(model.nq, 1)))
+        self.u = ti.ndarray(real, (ne, max(model.nv, 1)))
         self.f_ext = ti.ndarray(vec3, (ne, nb))
         self.t_ext = ti.ndarray(vec3, (ne, nb))
         if model.n_bodies:
@@ -32,7 +34,7 @@ class State:
         self.c_overflow = ti.ndarray(ti.i32, (ne, npair))
         self.c_pos = ti.ndarray(vec3, (ne, ns))
         self.c_nrm = ti.ndarray(vec3, (ne, ns))
-        self.c_depth = ti.ndarray(float, (ne, ns))
+        self.c_depth = ti.ndarray(real, (ne, ns))
         self.c_feat = ti.ndarray(ti.i32, (ne, ns))
         self.c_imp = ti.ndarray(vec3, (ne, ns))
         self.c_prev_feat = ti.ndarray(ti.i32, (ne, ns))
@@ -41,9 +43,13 @@ class State:
         self.c_t1 = ti.ndarray(vec3, (ne, ns))
         self.c_w = ti.ndarray(mat3, (ne, ns))
         self.c_lam = ti.ndarray(vec3, (ne, ns))
-        self.c_target = ti.ndarray(float, (ne, ns))
+        self.c_target = ti.ndarray(real, (ne, ns))
         self.c_list = ti.ndarray(ti.i32, (ne, ns))
         self.sweeps_used = ti.ndarray(ti.i32, (ne,))
+        from .kernels.layout import N_PARAMS_F, N_PARAMS_I
+
+        self.params_f = ti.ndarray(real, (N_PARAMS_F,))
+        self.params_i = ti.ndarray(ti.i32, (N_PARAMS_I,))
 
     def snapshot(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name).to_numpy() for name in self.PERSISTENT}

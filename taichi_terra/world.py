@@ -18,6 +18,30 @@ from .materials import DEFAULT_MATERIAL, MaterialTable
 from .validation import as_vector, check_finite, check_int, check_positive, rotation_to_quat
 
 
+# the arguments of the step kernels, in order (names of Model / State arrays)
+COLLIDE_ARGS = ("q", "body_i", "body_f", "points", "planes", "pair_i", "hm_int", "hm_geom", "hm_pos", "hm_rot",
+                "hm_heights", "params_f", "c_count", "c_overflow", "c_pos", "c_nrm", "c_depth", "c_feat")
+ADVANCE_ARGS = ("q", "u", "f_ext", "t_ext", "body_i", "body_f", "body_inertia", "body_inv_inertia", "pair_i",
+                "pair_mat", "slot_pair", "body_iw", "c_count", "c_pos", "c_nrm", "c_depth", "c_feat", "c_imp",
+                "c_prev_feat", "c_prev_imp", "c_t1", "c_w", "c_lam", "c_target", "c_list", "sweeps_used",
+                "params_f", "params_i")
+MODEL_ARRAYS = ("body_i", "body_f", "body_inertia", "body_inv_inertia", "points", "planes", "pair_i", "pair_mat",
+                "slot_pair", "hm_int", "hm_geom", "hm_pos", "hm_rot", "hm_heights")
+STATE_ARRAYS = tuple(sorted(set(COLLIDE_ARGS + ADVANCE_ARGS) - set(MODEL_ARRAYS)))
+
+
+def _element_type(arr):
+    """The Taichi element type of an ndarray (scalar, vector or matrix), as graph arguments need it."""
+    import taichi as ti
+
+    shape = tuple(arr.element_shape)
+    if not shape:
+        return arr.dtype
+    if len(shape) == 1:
+        return ti.types.vector(shape[0], arr.dtype)
+    return ti.types.matrix(shape[0], shape[1], arr.dtype)
+
+
 @dataclass
 class SolverConfig:
     """Contact solver settings.
@@ -119,6 +143,7 @@ class World:
         self._heightmaps = []
         self._model = None
         self._state = None
+        self._step_graph = None
         self._time = 0.0
         self._steps = 0
 
@@ -278,9 +303,6 @@ class World:
 
     def step(self, n_steps: int = 1) -> None:
         """Advance every env by ``n_steps`` time steps."""
-        from .kernels.collision import collide
-        from .kernels.step import advance
-
         n = check_int("n_steps", n_steps, 1)
         self.build()
         m, s, cfg = self._model, self._state, self.solver
@@ -289,20 +311,50 @@ class World:
             self._time += n * self._dt
             self._steps += n
             return
-        ground_h = self._ground.height if self._ground is not None else 0.0
-        gravity = self._gravity.tolist()
+        self._upload_params()
+        graph, args = self._graph()
         for _ in range(n):
-            if m.n_pairs:
-                collide(s.q, m.body_i, m.body_f, m.points, m.planes, m.pair_i, m.hm_int, m.hm_geom, m.hm_pos,
-                        m.hm_rot, m.hm_heights, ground_h, cfg.contact_margin, s.c_count, s.c_overflow, s.c_pos,
-                        s.c_nrm, s.c_depth, s.c_feat)
-            advance(s.q, s.u, s.f_ext, s.t_ext, m.body_i, m.body_f, m.body_inertia, m.body_inv_inertia, m.pair_i,
-                    m.pair_mat, m.slot_pair, s.body_iw, s.c_count, s.c_pos, s.c_nrm, s.c_depth, s.c_feat, s.c_imp,
-                    s.c_prev_feat, s.c_prev_imp, s.c_t1, s.c_w, s.c_lam, s.c_target, s.c_list, s.sweeps_used,
-                    gravity, self._dt, cfg.max_sweeps, cfg.tolerance, cfg.slop, cfg.erp, cfg.max_push,
-                    cfg.restitution_threshold, int(cfg.warm_start))
+            graph.run(args)
             self._time += self._dt
             self._steps += 1
+
+    def _upload_params(self) -> None:
+        """Write dt, gravity and the solver settings into the kernels' parameter arrays."""
+        from .kernels import layout as L
+
+        cfg = self.solver
+        pf = np.zeros(L.N_PARAMS_F)
+        pf[L.PF_DT] = self._dt
+        pf[L.PF_GX:L.PF_GZ + 1] = self._gravity
+        pf[L.PF_TOL], pf[L.PF_SLOP], pf[L.PF_ERP] = cfg.tolerance, cfg.slop, cfg.erp
+        pf[L.PF_MAX_PUSH], pf[L.PF_REST_THRESHOLD] = cfg.max_push, cfg.restitution_threshold
+        pf[L.PF_MARGIN] = cfg.contact_margin
+        pf[L.PF_GROUND_HEIGHT] = self._ground.height if self._ground is not None else 0.0
+        pi = np.zeros(L.N_PARAMS_I, np.int32)
+        pi[L.PI_MAX_SWEEPS], pi[L.PI_WARM_START] = cfg.max_sweeps, int(cfg.warm_start)
+        self._state.params_f.from_numpy(pf.astype(backend.np_real()))
+        self._state.params_i.from_numpy(pi)
+
+    def _graph(self):
+        """The step as a compiled Taichi graph (collide, then advance), built once per world: one call
+        per step binds every array in C++ instead of Python."""
+        if self._step_graph is None:
+            import taichi as ti
+
+            from .kernels.collision import collide
+            from .kernels.step import advance
+
+            m, s = self._model, self._state
+            arrays = {name: getattr(m, name) for name in MODEL_ARRAYS}
+            arrays.update({name: getattr(s, name) for name in STATE_ARRAYS})
+            sym = {name: ti.graph.Arg(ti.graph.ArgKind.NDARRAY, name, dtype=_element_type(arr), ndim=len(arr.shape))
+                   for name, arr in arrays.items()}
+            builder = ti.graph.GraphBuilder()
+            if m.n_pairs:
+                builder.dispatch(collide, *(sym[n] for n in COLLIDE_ARGS))
+            builder.dispatch(advance, *(sym[n] for n in ADVANCE_ARGS))
+            self._step_graph = (builder.compile(), arrays)
+        return self._step_graph
 
     # ------------------------------------------------------------------ checkpoints
     def _signature(self) -> tuple:

@@ -10,7 +10,8 @@ import taichi as ti
 
 from .layout import (B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, CAPSULE, CYLINDER, F_INFL, F_P0, F_P1,
                      F_P2, F_P3, F_RAD, FEAT_BELOW, FEAT_OTHER_POINT, FEAT_POINT, FEAT_TRIANGLE, FEAT_VERTEX,
-                     P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, SPHERE)
+                     P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PF_GROUND_HEIGHT, PF_MARGIN,
+                     SPHERE)
 from .math import (closest_point_triangle, closest_points_segments, is_finite, quat_to_mat, vec3, vec4)
 from .shapes import cylinder_support, shape_sdf
 
@@ -144,10 +145,12 @@ def vertex_sd(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy, c_
 def collide(q: ti.types.ndarray(), body_i: ti.types.ndarray(), body_f: ti.types.ndarray(),
             points: ti.types.ndarray(), planes: ti.types.ndarray(), pair_i: ti.types.ndarray(),
             hm_int: ti.types.ndarray(), hm_geom: ti.types.ndarray(), hm_pos: ti.types.ndarray(),
-            hm_rot: ti.types.ndarray(), hm_heights: ti.types.ndarray(), ground_height: float, margin: float,
+            hm_rot: ti.types.ndarray(), hm_heights: ti.types.ndarray(), params_f: ti.types.ndarray(),
             c_count: ti.types.ndarray(), c_overflow: ti.types.ndarray(), c_pos: ti.types.ndarray(),
             c_nrm: ti.types.ndarray(), c_depth: ti.types.ndarray(), c_feat: ti.types.ndarray()):
     """Fill the contact slots of every (env, pair) from the link poses in ``q``."""
+    ground_height = params_f[PF_GROUND_HEIGHT]
+    margin = params_f[PF_MARGIN]
     for e, p in ti.ndrange(q.shape[0], pair_i.shape[0]):
         c_count[e, p] = 0
         c_overflow[e, p] = 0

@@ -26,3 +26,10 @@ FEAT_OTHER_POINT = 100_000_000  # sample point k of the other body (shape-shape 
 FEAT_TRIANGLE = 200_000_000     # height-map triangle 2 * cell + t
 FEAT_VERTEX = 400_000_000       # height-map vertex poking into a shape
 FEAT_BELOW = 600_000_000        # point below a height-map surface (pushed out along the normal)
+
+# solver parameters, passed to the kernels as one float and one int array (see World._upload_params)
+(PF_DT, PF_GX, PF_GY, PF_GZ, PF_TOL, PF_SLOP, PF_ERP, PF_MAX_PUSH, PF_REST_THRESHOLD, PF_MARGIN,
+ PF_GROUND_HEIGHT) = range(11)
+N_PARAMS_F = 11
+PI_MAX_SWEEPS, PI_WARM_START = range(2)
+N_PARAMS_I = 2

@@ -7,7 +7,8 @@ import taichi as ti
 
 from .contact import apply_impulse, normal_target, point_compliance, relative_velocity, solve_rigid_row
 from .dynamics import free_velocity, integrate_link, link_rotation
-from .layout import B_QS, B_US, F_MASS, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_SHAPES
+from .layout import (B_QS, B_US, F_MASS, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_SHAPES, PF_DT, PF_ERP, PF_GX,
+                     PF_GY, PF_GZ, PF_MAX_PUSH, PF_REST_THRESHOLD, PF_SLOP, PF_TOL, PI_MAX_SWEEPS, PI_WARM_START)
 from .math import tangent_basis, vec3
 
 mat3 = ti.math.mat3
@@ -32,9 +33,13 @@ def advance(q: ti.types.ndarray(), u: ti.types.ndarray(), f_ext: ti.types.ndarra
             c_depth: ti.types.ndarray(), c_feat: ti.types.ndarray(), c_imp: ti.types.ndarray(),
             c_prev_feat: ti.types.ndarray(), c_prev_imp: ti.types.ndarray(), c_t1: ti.types.ndarray(),
             c_w: ti.types.ndarray(), c_lam: ti.types.ndarray(), c_target: ti.types.ndarray(),
-            c_list: ti.types.ndarray(), sweeps_used: ti.types.ndarray(),
-            gravity: ti.types.vector(3, float), dt: float, max_sweeps: int, tolerance: float,
-            slop: float, erp: float, max_push: float, restitution_threshold: float, warm_start: int):
+            c_list: ti.types.ndarray(), sweeps_used: ti.types.ndarray(), params_f: ti.types.ndarray(),
+            params_i: ti.types.ndarray()):
+    dt = params_f[PF_DT]
+    gravity = vec3(params_f[PF_GX], params_f[PF_GY], params_f[PF_GZ])
+    tolerance, slop, erp = params_f[PF_TOL], params_f[PF_SLOP], params_f[PF_ERP]
+    max_push, restitution_threshold = params_f[PF_MAX_PUSH], params_f[PF_REST_THRESHOLD]
+    max_sweeps, warm_start = params_i[PI_MAX_SWEEPS], params_i[PI_WARM_START]
     n_bodies = body_i.shape[0]
     n_pairs = pair_i.shape[0]
     for e in range(q.shape[0]):
