@@ -127,6 +127,67 @@ def closest_segment_triangle(p0, p1, a, b, c):
 
 
 @ti.func
+def clip_segment_to_prism(p0, p1, a, b, c, tn):
+    """Parameter interval [t0, t1] of the segment p0 + t (p1 - p0), t in [0, 1], whose projection along
+    the unit normal ``tn`` falls inside triangle abc (empty when t0 > t1)."""
+    d = p1 - p0
+    t0 = 0.0
+    t1 = 1.0
+    for k in ti.static(range(3)):
+        e0 = a if k == 0 else (b if k == 1 else c)
+        e1 = b if k == 0 else (c if k == 1 else a)
+        inward = tn.cross(e1 - e0)  # points into the triangle for a counter-clockwise abc
+        num = inward.dot(p0 - e0)
+        den = inward.dot(d)
+        if ti.abs(den) < 1e-300:
+            if num < 0.0:
+                t0, t1 = 1.0, 0.0
+        elif den > 0.0:
+            t0 = ti.max(t0, -num / den)
+        else:
+            t1 = ti.min(t1, -num / den)
+    return t0, t1
+
+
+@ti.func
+def segment_triangle_contacts(p0, p1, a, b, c, tn):
+    """Contact pairs (segment point, triangle point) between segment p0p1 and triangle abc: one closest
+    pair, or, when the segment lies parallel to the triangle over it, the two ends of the overlap (a
+    resting capsule then has a well-defined support line instead of an arbitrary point of it)."""
+    cs0, ct0 = closest_segment_triangle(p0, p1, a, b, c)
+    cs1, ct1 = cs0, ct0
+    n_pairs = 1
+    d = p1 - p0
+    if ti.abs(d.dot(tn)) <= 1e-7 * d.norm():
+        t0, t1 = clip_segment_to_prism(p0, p1, a, b, c, tn)
+        if t0 <= t1:
+            cs0 = p0 + d * t0
+            cs1 = p0 + d * t1
+            ct0 = cs0 - tn * tn.dot(cs0 - a)
+            ct1 = cs1 - tn * tn.dot(cs1 - a)
+            n_pairs = 2
+    return n_pairs, cs0, ct0, cs1, ct1
+
+
+@ti.func
+def is_local_closest(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct, d, tol):
+    """Whether the surface point ``ct`` of a triangle of cell (ix, iy) is a local minimum of the distance
+    from ``cs`` over the whole height map: no triangle touching ``ct`` (in the 3x3 cells around) comes
+    strictly closer. Filters edge and vertex contacts of flat or concave creases, which would otherwise
+    act as bumps when a body rolls across triangle edges."""
+    ok = True
+    for jy in range(ti.max(iy - 1, 0), ti.min(iy + 1, ny - 2) + 1):
+        for jx in range(ti.max(ix - 1, 0), ti.min(ix + 1, nx - 2) + 1):
+            for t in range(2):
+                a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, jx, jy, t)
+                if is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2]):
+                    if (closest_point_triangle(ct, a, b, c) - ct).norm() < tol:
+                        if (closest_point_triangle(cs, a, b, c) - cs).norm() < d - tol:
+                            ok = False
+    return ok
+
+
+@ti.func
 def vertex_sd(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy, c_l, r_l, stype, prm,
               planes: ti.template(), pl0, npl):
     """Signed distance [m] of grid sample (ix, iy) to the shape (link at c_l, rotation r_l in the map
@@ -218,12 +279,21 @@ def collide(q: ti.types.ndarray(), body_i: ti.types.ndarray(), body_f: ti.types.
                                 continue
                             nn = (b - a).cross(c - a)
                             tn = nn / nn.norm()
-                            cs, ct = closest_segment_triangle(p0, p1, a, b, c)
-                            d = (cs - ct).norm()
-                            if tn.dot(cs - a) > 0.0 and d < infl + margin and d > 1e-12:
-                                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
-                                     o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
-                                     FEAT_TRIANGLE + 2 * (iy * nx + ix) + t, True)
+                            n_cp, cs0, ct0, cs1, ct1 = segment_triangle_contacts(p0, p1, a, b, c, tn)
+                            for j in range(n_cp):
+                                cs = cs0 if j == 0 else cs1
+                                ct = ct0 if j == 0 else ct1
+                                d = (cs - ct).norm()
+                                keep = tn.dot(cs - a) > 0.0 and d < infl + margin and d > 1e-12
+                                # a closest point on the triangle's boundary must be a local minimum over the map
+                                tol = 1e-9 * (dx + dy)
+                                if keep and (cs - tn * tn.dot(cs - a) - ct).norm() > tol:
+                                    keep = is_local_closest(hm_heights, off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct,
+                                                            d, tol)
+                                if keep:
+                                    emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                                         o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
+                                         FEAT_TRIANGLE + 2 * (2 * (iy * nx + ix) + t) + j, True)
             else:
                 # sample points of the shape against the triangle below each of them
                 n_extra = 2 if stype == CYLINDER else 0

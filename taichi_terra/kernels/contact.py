@@ -66,11 +66,40 @@ def clamp_to_cone(lam, mu):
 
 
 @ti.func
+def friction_disc(wt, b, limit):
+    """Tangential impulse minimizing ``1/2 l^T wt l + b^T l`` over the disc ``|l| <= limit``.
+
+    ``wt`` is the 2x2 tangential Delassus block and ``b`` the tangential velocity the row would see
+    without its own friction. Inside the disc the minimizer is ``-wt^-1 b`` (sticking); on the rim it is
+    ``-(wt + g I)^-1 b`` with ``g >= 0`` such that the post-step slip ``wt l + b = -g l`` opposes the
+    impulse (maximal dissipation, also for anisotropic ``wt``). ``g`` is found by Newton's method on
+    ``1/|l(g)| - 1/limit``, which converges monotonically from ``g = 0`` (as in trust-region solvers).
+    """
+    lt = vec2(0.0, 0.0)
+    if limit > 0.0:
+        lt = -(wt.inverse() @ b)
+        if lt.norm() > limit:
+            g = 0.0
+            for _ in range(8):
+                inv = (wt + g * ti.Matrix.identity(float, 2)).inverse()
+                lt = -(inv @ b)
+                nrm = lt.norm()
+                phi = 1.0 / nrm - 1.0 / limit
+                dphi = lt.dot(inv @ lt) / (nrm * nrm * nrm)
+                g = ti.max(g - phi / dphi, 0.0)
+            lt = -((wt + g * ti.Matrix.identity(float, 2)).inverse() @ b)
+            lt *= limit / lt.norm()  # remove the last Newton step's residual from the magnitude
+    return lt
+
+
+@ti.func
 def solve_rigid_row(w, lam, vloc, target, mu):
     """One Gauss-Seidel update of a Coulomb contact row. ``vloc``: current relative velocity in the
-    contact frame. Returns the new frame impulse."""
+    contact frame. Returns the new frame impulse (normal first, then friction in the cone of the new
+    normal impulse)."""
     ln = ti.max(0.0, lam[0] - (vloc[0] - target) / w[0, 0])
-    vt = vec2(vloc[1], vloc[2]) + vec2(w[1, 0], w[2, 0]) * (ln - lam[0])
     wt = mat2([[w[1, 1], w[1, 2]], [w[2, 1], w[2, 2]]])
-    lt = vec2(lam[1], lam[2]) - wt.inverse() @ vt
-    return clamp_to_cone(vec3(ln, lt[0], lt[1]), mu)
+    lt_old = vec2(lam[1], lam[2])
+    vt = vec2(vloc[1], vloc[2]) + vec2(w[1, 0], w[2, 0]) * (ln - lam[0])
+    lt = friction_disc(wt, vt - wt @ lt_old, mu * ln)
+    return vec3(ln, lt[0], lt[1])

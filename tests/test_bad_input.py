@@ -1,0 +1,340 @@
+"""Bad input to every public entry point raises a clear error naming the argument, and changes nothing."""
+import functools
+import math
+
+import numpy as np
+import pytest
+
+import taichi_terra as tt
+
+NAN, INF = math.nan, math.inf
+SETTERS = ("position", "orientation", "linear_velocity", "angular_velocity", "external_force", "external_torque")
+
+
+def _scene(n_envs=2, build=False):
+    """A world with a ground, a height map and two bodies whose state is not the default."""
+    w = tt.World(dt=1e-3, n_envs=n_envs)
+    w.add_ground(0.0)
+    w.add_heightmap(3, 2, 2.0, 1.0, 0.0, 0.0, np.arange(6.0))
+    for i, b in enumerate((w.add_sphere(0.1, 1.0), w.add_box(0.2, 0.3, 0.4, 2.0))):
+        b.set_position([i, 0.5, 1.0 + i])
+        b.set_orientation([1.0, 0.1 * i, 0.2, 0.0])
+        b.set_linear_velocity([0.1, -0.2, 0.3 * i])
+        b.set_angular_velocity([0.0, 0.4, i])
+        b.set_external_force([1.0, 2.0, i])
+        b.set_external_torque([0.0, i, -1.0])
+    if build:
+        w.build()
+    return w
+
+
+def _snapshot(w):
+    """Everything observable about the topology and the per-body state."""
+    bodies = [{q: getattr(b, f"get_{q}")().tolist() for q in SETTERS} for b in w.bodies]
+    hms = [(h.get_position().tolist(), h.get_orientation().tolist(), h.get_heights().tolist()) for h in w.heightmaps]
+    ground = None if w.ground is None else (w.ground.height, w.ground.material)
+    return (w.built, len(w.bodies), bodies, hms, ground, w.materials.names, w.time, w.gravity.tolist())
+
+
+def _rejects(w, *cases):
+    """Each (call, exception, message fragment) raises, and together they leave ``w`` unchanged."""
+    with _Unchanged(w):
+        for call, exc, match in cases:
+            with pytest.raises(exc, match=match):
+                call()
+
+
+class _Unchanged:
+    def __init__(self, w):
+        self.w = w
+
+    def __enter__(self):
+        self.before = _snapshot(self.w)
+        return self
+
+    def __exit__(self, *exc):
+        assert _snapshot(self.w) == self.before, "a rejected call changed the world"
+
+
+# ------------------------------------------------------------------ World and init
+@pytest.mark.parametrize("kw, exc, match", [
+    ({"dt": 0.0}, ValueError, "dt"), ({"dt": -1.0}, ValueError, "dt"), ({"dt": NAN}, ValueError, "dt"),
+    ({"dt": "0.1"}, TypeError, "dt"), ({"n_envs": 0}, ValueError, "n_envs"), ({"n_envs": 2.0}, TypeError, "n_envs"),
+    ({"gravity": (0.0, -9.81)}, ValueError, "gravity"), ({"gravity": "down"}, TypeError, "gravity"), ({"gravity": (0.0, 0.0, NAN)}, ValueError, "gravity"),
+    ({"solver": tt.SolverConfig(erp=2.0)}, ValueError, "erp"),
+    ({"solver": tt.SolverConfig(max_sweeps=0)}, ValueError, "max_sweeps"),
+])
+def test_world_constructor_rejects(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        tt.World(**kw)
+
+
+@pytest.mark.parametrize("args, exc, match", [
+    (("tpu", "f64"), ValueError, "arch"), (("cpu", "f16"), ValueError, "precision"),
+    (("vulkan", "f64"), ValueError, "vulkan"), (("cpu", "f32"), RuntimeError, "already initialised"),
+    (("cuda", "f64"), RuntimeError, "already initialised"),
+])
+def test_init_rejects(args, exc, match):
+    with pytest.raises(exc, match=match):
+        tt.init(*args)
+    assert tt.init("cpu", "f64") == {"arch": "cpu", "precision": "f64", "threads": None}
+
+
+def test_init_threads_rejected_and_same_config_is_noop():
+    with pytest.raises(ValueError, match="threads"):
+        tt.init("cpu", "f64", threads=0)
+    with pytest.raises(RuntimeError, match="already initialised"):
+        tt.init("cpu", "f64", threads=2)
+    assert tt.init("cpu", "f64")["precision"] == "f64"
+    assert tt.is_initialized()
+
+
+def test_world_setters_reject():
+    w = _scene()
+    _rejects(w, (lambda: w.set_gravity([0.0, 0.0, INF]), ValueError, "gravity"),
+             (lambda: w.step(0), ValueError, "n_steps"), (lambda: w.step(1.5), TypeError, "n_steps"),
+             (lambda: w.add_material(""), TypeError, "material"),
+             (lambda: w.set_material_pair_prop("", "ice", 0.5, 0.0), TypeError, "material names"),
+             (lambda: w.get_contacts(2), ValueError, "env must be in"),
+             (lambda: w.get_contacts(None), TypeError, "get_contacts needs one env"),
+             (lambda: w.get_contact_overflow(1.0), TypeError, "env must be None or an int"),
+             (lambda: w.get_solver_sweeps(-1), ValueError, "env must be in"))
+
+
+# ------------------------------------------------------------------ builders
+@pytest.mark.parametrize("args, exc, match", [
+    ((3, 2, 2.0, 1.0, 0.0, 0.0, np.zeros(5)), ValueError, "heights"),
+    ((3, 2, 2.0, 1.0, 0.0, 0.0, np.zeros((2, 3))), ValueError, "heights"),
+    ((2, 2, 1.0, 1.0, 0.0, 0.0, [[1.0, 2.0], [3.0]]), TypeError, "heights"),
+    ((1, 2, 2.0, 1.0, 0.0, 0.0, np.zeros(2)), ValueError, "x_samples"),
+    ((2, 1, 2.0, 1.0, 0.0, 0.0, np.zeros(2)), ValueError, "y_samples"),
+    ((2.0, 2, 2.0, 1.0, 0.0, 0.0, np.zeros(4)), TypeError, "x_samples"),
+    ((2, 2, 0.0, 1.0, 0.0, 0.0, np.zeros(4)), ValueError, "x_size"),
+    ((2, 2, 2.0, -1.0, 0.0, 0.0, np.zeros(4)), ValueError, "y_size"),
+    ((2, 2, INF, 1.0, 0.0, 0.0, np.zeros(4)), ValueError, "x_size"),
+    ((2, 2, 2.0, NAN, 0.0, 0.0, np.zeros(4)), ValueError, "y_size"),
+    ((2, 2, 2.0, 1.0, NAN, 0.0, np.zeros(4)), ValueError, "center_x"),
+    ((2, 2, 2.0, 1.0, 0.0, -INF, np.zeros(4)), ValueError, "center_y"),
+])
+def test_add_heightmap_rejects(args, exc, match):
+    w = _scene()
+    _rejects(w, (lambda: w.add_heightmap(*args), exc, match))
+
+
+def test_add_heightmap_rejects_colors_material_and_1d_matrix():
+    w = _scene()
+    hm = functools.partial(w.add_heightmap, 2, 2, 1.0, 1.0, 0.0, 0.0, np.zeros(4))
+    _rejects(w, (lambda: hm(colors=np.zeros((3, 3))), ValueError, "colors"),
+             (lambda: hm(colors=(2.0, 0.0, 0.0)), ValueError, "colors"),
+             (lambda: hm(material="nope"), ValueError, "unknown material 'nope'"),
+             (lambda: w.add_heightmap_from_matrix(1.0, 1.0, 0.0, 0.0, np.zeros(4)), ValueError,
+              "heights must be a 2-D array"),
+             (lambda: w.add_heightmap_from_matrix(1.0, 1.0, 0.0, 0.0, np.zeros((1, 3))), ValueError, "x_samples"))
+
+
+@pytest.mark.parametrize("bad", [[["a", "b"], ["c", "d"]], object(), [[1.0, 2.0], [3.0]]],
+                         ids=["strings", "object", "ragged"])
+def test_add_heightmap_from_matrix_rejects_non_numeric(bad):
+    """Like add_heightmap, a matrix that is not numbers is rejected with a message naming ``heights``."""
+    w = _scene()
+    with _Unchanged(w), pytest.raises((TypeError, ValueError), match="heights"):
+        w.add_heightmap_from_matrix(1.0, 1.0, 0.0, 0.0, bad)
+
+
+@pytest.mark.parametrize("add, args, match", [
+    ("add_sphere", (0.0, 1.0), "radius"), ("add_sphere", (NAN, 1.0), "radius"), ("add_sphere", (0.1, -1.0), "mass"),
+    ("add_sphere", (0.1, INF), "mass"), ("add_box", (0.1, 0.0, 0.1, 1.0), "size_y"),
+    ("add_box", (0.1, 0.1, INF, 1.0), "size_z"), ("add_box", (-0.1, 0.1, 0.1, 1.0), "size_x"),
+    ("add_box", (0.1, 0.1, 0.1, 0.0), "mass"), ("add_capsule", (-0.1, 0.2, 1.0), "radius"),
+    ("add_capsule", (0.1, NAN, 1.0), "height"), ("add_capsule", (0.1, 0.2, 0.0), "mass"),
+    ("add_cylinder", (0.1, 0.0, 1.0), "height"), ("add_cylinder", (INF, 0.2, 1.0), "radius"),
+    ("add_cylinder", (0.1, 0.2, NAN), "mass"),
+])
+def test_add_shape_rejects_sizes_and_masses(add, args, match):
+    w = _scene()
+    with _Unchanged(w), pytest.raises(ValueError, match=match):
+        getattr(w, add)(*args)
+
+
+def test_add_shape_rejects_non_numbers_and_unknown_material():
+    w = _scene()
+    _rejects(w, (lambda: w.add_sphere("0.1", 1.0), TypeError, "radius"),
+             (lambda: w.add_box(0.1, 0.1, 0.1, True), TypeError, "mass"),
+             *((lambda add=add, args=args: getattr(w, add)(*args, material="nope"), ValueError,
+                "unknown material 'nope'")
+               for add, args in (("add_sphere", (0.1, 1.0)), ("add_box", (0.1, 0.1, 0.1, 1.0)),
+                                 ("add_capsule", (0.1, 0.2, 1.0)), ("add_cylinder", (0.1, 0.2, 1.0)))))
+
+
+def test_add_mesh_rejects(tmp_path):
+    trimesh = pytest.importorskip("trimesh")
+    w = _scene()
+    flat = trimesh.Trimesh(vertices=[[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]], faces=[[0, 1, 2], [1, 3, 2]])
+    with np.errstate(all="ignore"):  # trimesh divides by the zero volume of the flat hull
+        _rejects(w, (lambda: w.add_mesh([[0, 0, 0], [1, 0, 0]], 1.0), TypeError, "mesh_or_path"),
+                 (lambda: w.add_mesh(flat, 1.0), ValueError, "mesh_or_path.*(flat|degenerate|hull)"),
+                 (lambda: w.add_mesh(str(tmp_path / "missing.obj"), 1.0), ValueError, "mesh_or_path: cannot load"),
+                 (lambda: w.add_mesh(tmp_path / "missing.stl", 1.0), ValueError, "mesh_or_path: cannot load"),
+                 (lambda: w.add_mesh(trimesh.creation.box(), 0.0), ValueError, "mass"),
+                 (lambda: w.add_mesh(trimesh.creation.box(), 1.0, material="nope"), ValueError, "unknown material"))
+
+
+def test_add_ground_rejects():
+    w = tt.World()
+    _rejects(w, (lambda: w.add_ground(material="nope"), ValueError, "unknown material 'nope'"),
+             (lambda: w.add_ground(NAN), ValueError, "height"), (lambda: w.add_ground(material=3), TypeError, "material"))
+    w = _scene()
+    _rejects(w, (lambda: w.add_ground(1.0), RuntimeError, "already has a ground"))
+
+
+@pytest.mark.parametrize("friction, restitution, match", [
+    (-0.1, 0.0, "friction"), (NAN, 0.0, "friction"), (INF, 0.0, "friction"), (0.5, 1.5, "restitution"),
+    (0.5, -0.1, "restitution"), (0.5, NAN, "restitution"), ("0.5", 0.0, "friction"),
+])
+@pytest.mark.parametrize("build", [False, True])
+def test_material_props_reject(friction, restitution, match, build):
+    w = _scene(build=build)
+    exc = TypeError if isinstance(friction, str) else ValueError
+    with _Unchanged(w):
+        with pytest.raises(exc, match=match):
+            w.set_material_pair_prop("rubber", "ice", friction, restitution)
+        with pytest.raises(exc, match=match):
+            w.set_default_material(friction, restitution)
+    assert w.materials.lookup(0, 0) == (0.8, 0.0)
+
+
+# ------------------------------------------------------------------ per-body setters
+BAD_VALUES = [
+    ("position", [1.0, 2.0], ValueError, "position must have shape"),
+    ("position", np.zeros((3, 3)), ValueError, "position must have shape"),
+    ("position", [0.0, NAN, 0.0], ValueError, "position must be finite"),
+    ("position", "abc", TypeError, "position"),
+    ("linear_velocity", [[0.0, 0.0, 0.0]], ValueError, "linear_velocity must have shape"),
+    ("linear_velocity", [INF, 0.0, 0.0], ValueError, "linear_velocity must be finite"),
+    ("angular_velocity", np.zeros(4), ValueError, "angular_velocity must have shape"),
+    ("angular_velocity", [[0.0, 0.0, 0.0], [NAN, 0.0, 0.0]], ValueError, "angular_velocity must be finite"),
+    ("external_force", np.zeros(6), ValueError, "external_force must have shape"),
+    ("external_force", [0.0, 0.0, -INF], ValueError, "external_force must be finite"),
+    ("external_torque", np.zeros((2, 4)), ValueError, "external_torque must have shape"),
+    ("external_torque", [NAN, 0.0, 0.0], ValueError, "external_torque must be finite"),
+    ("orientation", [0.0, 0.0, 0.0, 0.0], ValueError, "orientation.*non-zero norm"),
+    ("orientation", [1.0, NAN, 0.0, 0.0], ValueError, "orientation must be finite"),
+    ("orientation", 2.0 * np.eye(3), ValueError, "orientation.*rotation"),
+    ("orientation", np.diag([1.0, 1.0, -1.0]), ValueError, "orientation.*rotation"),
+    ("orientation", [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]], ValueError, "orientation.*rotation"),
+    ("orientation", [1.0, 0.0, 0.0], ValueError, "orientation must have shape"),
+    ("orientation", [[1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]], ValueError, "orientation\\[1\\].*non-zero"),
+    ("orientation", "abc", TypeError, "orientation"),
+]
+
+
+@pytest.mark.parametrize("build", [False, True], ids=["before_build", "after_build"])
+@pytest.mark.parametrize("quantity, value, exc, match", BAD_VALUES)
+def test_body_setters_reject_values(quantity, value, exc, match, build):
+    w = _scene(n_envs=2, build=build)
+    body = w.bodies[1]
+    with _Unchanged(w):
+        with pytest.raises(exc, match=match):
+            getattr(body, f"set_{quantity}")(value)
+        if np.shape(value)[:1] != (2,):  # a single value is also rejected for one env
+            with pytest.raises(exc, match=match):
+                getattr(body, f"set_{quantity}")(value, env=1)
+
+
+@pytest.mark.parametrize("build", [False, True], ids=["before_build", "after_build"])
+@pytest.mark.parametrize("quantity", SETTERS)
+def test_body_setters_reject_env(quantity, build):
+    w = _scene(n_envs=2, build=build)
+    body = w.bodies[0]
+    good = [1.0, 0.0, 0.0, 0.0] if quantity == "orientation" else [0.0, 0.0, 0.0]
+    stacked = np.array([good, good])
+    setter = getattr(body, f"set_{quantity}")
+    with _Unchanged(w):
+        for env in (2, -1, np.int64(5)):
+            with pytest.raises(ValueError, match=r"env must be in \[0, 2\)"):
+                setter(good, env=env)
+        for env in (0.0, "0", True, [0]):
+            with pytest.raises(TypeError, match="env must be None or an int"):
+                setter(good, env=env)
+        with pytest.raises(ValueError, match=f"{quantity} must have shape"):
+            setter(stacked, env=0)  # a per-env stack needs env=None
+        with pytest.raises(ValueError, match="env must be in"):
+            getattr(body, f"get_{quantity}")(env=2)
+
+
+# ------------------------------------------------------------------ height-map pose and queries
+@pytest.mark.parametrize("build", [False, True])
+def test_heightmap_pose_and_queries_reject(build):
+    w = _scene(build=build)
+    hm = w.heightmaps[0]
+    hm.set_position(1.0, -2.0, 0.5)
+    hm.set_orientation([0.9, 0.1, 0.2, 0.3])
+    pos, ori = hm.set_position, hm.set_orientation
+    _rejects(w, (lambda: pos(NAN, 0.0, 0.0), ValueError, "position must be finite"),
+             (lambda: pos([0.0, INF, 0.0]), ValueError, "position must be finite"),
+             (lambda: pos([1.0, 2.0]), ValueError, "position must have shape"),
+             (lambda: pos("abc"), TypeError, "position"),
+             (lambda: ori([0.0, 0.0, 0.0, 0.0]), ValueError, "non-zero norm"),
+             (lambda: ori(0.0, 0.0, 0.0, 0.0), ValueError, "non-zero norm"),
+             (lambda: ori([1.0, NAN, 0.0, 0.0]), ValueError, "orientation must be finite"),
+             (lambda: ori(2.0 * np.eye(3)), ValueError, "rotation"),
+             (lambda: ori(np.diag([-1.0, 1.0, 1.0])), ValueError, "rotation"),
+             (lambda: ori(1.0, 0.0, 0.0), ValueError, "orientation must have shape"),
+             (lambda: ori(np.zeros(5)), ValueError, "orientation must have shape"),
+             *((lambda q=q, bad=bad: q(*bad), ValueError, f"{name} must be finite")
+               for bad, name in (((NAN, 0.0), "x"), ((0.0, INF), "y"))
+               for q in (hm.get_height, hm.get_contact_height, hm.get_normal, hm.get_color)))
+
+
+# ------------------------------------------------------------------ topology after the first step
+def test_builders_after_first_step_raise_runtime_error():
+    w = _scene()
+    w.step()
+    _rejects(w, *((call, RuntimeError, "already built") for call in (
+        lambda: w.add_sphere(0.1, 1.0), lambda: w.add_box(0.1, 0.1, 0.1, 1.0), lambda: w.add_capsule(0.1, 0.2, 1.0),
+        lambda: w.add_cylinder(0.1, 0.2, 1.0), lambda: w.add_heightmap(2, 2, 1.0, 1.0, 0.0, 0.0, np.zeros(4)))))
+    w2 = tt.World()
+    w2.step()
+    _rejects(w2, (lambda: w2.add_ground(), RuntimeError, "already built"))
+
+
+# ------------------------------------------------------------------ checkpoints
+def test_restore_rejects_non_checkpoint():
+    w = _scene(build=True)
+    _rejects(w, *((lambda bad=bad: w.restore(bad), TypeError, "checkpoint must be a Checkpoint")
+                  for bad in (None, {"arrays": {}}, w.bodies[0])))
+
+
+@pytest.mark.parametrize("other", ["fewer_bodies", "other_shape", "more_envs"])
+def test_restore_rejects_other_layout(other):
+    src = tt.World(n_envs=3 if other == "more_envs" else 2)
+    src.add_ground()
+    src.add_heightmap(3, 2, 2.0, 1.0, 0.0, 0.0, np.arange(6.0))
+    src.add_sphere(0.1, 1.0)
+    if other != "fewer_bodies":
+        (src.add_sphere if other == "other_shape" else src.add_box)(0.2, *((2.0,) if other == "other_shape"
+                                                                          else (0.3, 0.4, 2.0)))
+    ck = src.checkpoint()
+    w = _scene(build=True)
+    with _Unchanged(w), pytest.raises(ValueError, match="checkpoint.*different layout"):
+        w.restore(ck)
+
+
+def test_failed_restore_leaves_unbuilt_world_editable():
+    """A rejected checkpoint must not freeze the topology of a world that was not built yet."""
+    src = tt.World()
+    src.add_sphere(0.1, 1.0)
+    ck = src.checkpoint()
+    w = _scene()
+    with _Unchanged(w), pytest.raises(ValueError, match="different layout"):
+        w.restore(ck)
+    w.add_sphere(0.1, 1.0)  # still a builder
+
+
+def test_step_with_invalid_solver_leaves_unbuilt_world_editable():
+    """step() validates the solver settings before it builds (freezes) the world."""
+    w = _scene()
+    w.solver.erp = 2.0
+    with _Unchanged(w), pytest.raises(ValueError, match="erp"):
+        w.step()
+    w.add_sphere(0.1, 1.0)  # still a builder
