@@ -269,7 +269,10 @@ class World:
     def add_heightmap_from_matrix(self, x_size: float, y_size: float, center_x: float, center_y: float, heights, *,
                                   material: str = DEFAULT_MATERIAL, colors=None):
         """A height map from a 2-D array: ``heights[i, j]`` is the sample at x index i and y index j [m]."""
-        h = np.asarray(heights, dtype=float)
+        try:
+            h = np.asarray(heights, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError("heights must be a 2-D array of numbers (x samples, y samples)") from exc
         if h.ndim != 2:
             raise ValueError(f"heights must be a 2-D array (x samples, y samples), got shape {h.shape}")
         return self.add_heightmap(h.shape[0], h.shape[1], x_size, y_size, center_x, center_y, h.T.reshape(-1),
@@ -304,10 +307,9 @@ class World:
     def step(self, n_steps: int = 1) -> None:
         """Advance every env by ``n_steps`` time steps."""
         n = check_int("n_steps", n_steps, 1)
+        self.solver.validate()
         self.build()
-        m, s, cfg = self._model, self._state, self.solver
-        cfg.validate()
-        if m.n_bodies == 0:
+        if self._model.n_bodies == 0:
             self._time += n * self._dt
             self._steps += n
             return
@@ -358,8 +360,9 @@ class World:
 
     # ------------------------------------------------------------------ checkpoints
     def _signature(self) -> tuple:
-        m = self._model
-        return (self._n_envs, m.n_bodies, m.n_pairs, m.n_slots, tuple(int(b.shape.type) for b in self._bodies))
+        """What a checkpoint's arrays depend on: envs, shapes and static geometry (which fix the pairs)."""
+        return (self._n_envs, tuple((int(b.shape.type), len(b.shape.points)) for b in self._bodies),
+                self._ground is not None, len(self._heightmaps))
 
     def checkpoint(self) -> Checkpoint:
         """A copy of the per-env state (coordinates, velocities, loads, contacts, warm-start cache)."""
@@ -370,10 +373,10 @@ class World:
         """Return to a checkpoint; stepping on replays bit-for-bit on the same backend."""
         if not isinstance(checkpoint, Checkpoint):
             raise TypeError(f"checkpoint must be a Checkpoint, got {type(checkpoint).__name__}")
-        self.build()
         if checkpoint.signature != self._signature():
             raise ValueError("checkpoint: it was taken from a world with a different layout "
                              f"({checkpoint.signature} != {self._signature()})")
+        self.build()
         self._state.load(checkpoint.arrays)
         self._time = checkpoint.time
         self._steps = checkpoint.step_count

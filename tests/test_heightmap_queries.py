@@ -34,7 +34,9 @@ def plane(a=0.3, b=-0.7, c=0.25):
 
 
 def samples(rng, n=60, margin=0.0):
-    return np.column_stack([rng.uniform(X0 - margin, X0 + XS + margin, n), rng.uniform(Y0 - margin, Y0 + YS + margin, n)])
+    """n random (x, y) over the grid rectangle grown by ``margin`` (identity pose)."""
+    xs = rng.uniform(X0 - margin, X0 + XS + margin, n)
+    return np.column_stack([xs, rng.uniform(Y0 - margin, Y0 + YS + margin, n)])
 
 
 def test_layout_index_is_y_times_x_samples_plus_x():

@@ -38,7 +38,8 @@ class Shape:
         inertia: inertia tensor about the centre of mass in the link frame [kg m^2], shape (3, 3).
         points: contact sample points in the link frame [m], shape (k, 3).
         inflation: radius added around every sample point [m] (spheres and capsules).
-        planes: outward face planes ``(n, d)`` with ``n . p <= d`` inside, shape (f, 4) (meshes).
+        planes: outward face planes ``(n, d)`` with ``n . p <= d`` on the shape, shape (f, 4): every face of
+            a box or mesh, the two caps of a cylinder. Their normals are the candidate separating axes.
         bounding_radius: radius of a sphere about the link origin enclosing the shape [m].
         vertices, faces: a triangle mesh of the surface for rendering and export (meshes only).
     """
@@ -70,8 +71,9 @@ def box(size_x: float, size_y: float, size_z: float, mass: float) -> Shape:
     inertia = np.diag([m * (sy * sy + sz * sz), m * (sx * sx + sz * sz), m * (sx * sx + sy * sy)]) / 12.0
     h = np.array([sx, sy, sz]) * 0.5
     corners = np.array([[i, j, k] for k in (-1, 1) for j in (-1, 1) for i in (-1, 1)], dtype=float) * h
+    planes = np.array([[sgn * (k == 0), sgn * (k == 1), sgn * (k == 2), h[k]] for k in range(3) for sgn in (1.0, -1.0)])
     return Shape(ShapeType.BOX, np.array([h[0], h[1], h[2], 0.0]), m, inertia, corners, 0.0,
-                 float(np.linalg.norm(h)))
+                 float(np.linalg.norm(h)), planes=planes)
 
 
 def capsule(radius: float, height: float, mass: float) -> Shape:
@@ -98,8 +100,9 @@ def cylinder(radius: float, height: float, mass: float) -> Shape:
     ang = np.arange(CYLINDER_RIM_POINTS) * (2.0 * math.pi / CYLINDER_RIM_POINTS)
     rim = np.stack([r * np.cos(ang), r * np.sin(ang), np.zeros_like(ang)], axis=1)
     pts = np.concatenate([rim + [0.0, 0.0, -0.5 * h], rim + [0.0, 0.0, 0.5 * h]])
+    caps = np.array([[0.0, 0.0, 1.0, 0.5 * h], [0.0, 0.0, -1.0, 0.5 * h]])
     return Shape(ShapeType.CYLINDER, np.array([r, 0.5 * h, 0.0, 0.0]), m, np.diag([ixx, ixx, 0.5 * m * r * r]),
-                 pts, 0.0, math.hypot(r, 0.5 * h))
+                 pts, 0.0, math.hypot(r, 0.5 * h), planes=caps)
 
 
 def mesh(mesh_or_path, mass: float) -> Shape:

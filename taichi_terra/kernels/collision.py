@@ -13,7 +13,7 @@ from .layout import (B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, CAPSULE, CYLINDER
                      P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PF_GROUND_HEIGHT, PF_MARGIN,
                      SPHERE)
 from .math import (closest_point_triangle, closest_points_segments, is_finite, quat_to_mat, vec3, vec4)
-from .shapes import cylinder_support, shape_sdf
+from .shapes import cylinder_support, shape_exit, shape_sdf
 
 mat3 = ti.math.mat3
 _DEDUPE_EPS = 1e-9  # [m] two contacts of one pair closer than this are one contact
@@ -188,17 +188,107 @@ def is_local_closest(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix,
 
 
 @ti.func
-def vertex_sd(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy, c_l, r_l, stype, prm,
-              planes: ti.template(), pl0, npl):
-    """Signed distance [m] of grid sample (ix, iy) to the shape (link at c_l, rotation r_l in the map
-    frame); +inf outside the grid or at a hole."""
-    sd = 1e300
-    n = vec3(0.0, 0.0, 1.0)
+def vertex_depth(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy, c_l, r_l, stype, prm,
+                 planes: ti.template(), pl0, npl):
+    """How far grid sample (ix, iy) pokes into the shape (link at c_l, rotation r_l in the map frame),
+    measured straight down the map's -z to the shape's underside [m], and the outward link-frame normal
+    of the face there; -1 when the sample is outside the shape, outside the grid or a hole."""
+    depth = -1.0
+    n = vec3(0.0, 0.0, -1.0)
     if ix >= 0 and iy >= 0 and ix < nx and iy < ny:
         v = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix, iy)
         if is_finite(v[2]):
-            sd, n = shape_sdf(stype, prm, r_l.transpose() @ (v - c_l), planes, pl0, npl)
-    return sd, n
+            pb = r_l.transpose() @ (v - c_l)
+            sd, _n = shape_sdf(stype, prm, pb, planes, pl0, npl)
+            if sd < 0.0:
+                t, nb = shape_exit(stype, prm, pb, r_l.transpose() @ vec3(0.0, 0.0, -1.0), planes, pl0, npl)
+                if t < 1e300:
+                    depth = t
+                    n = nb
+    return depth, n
+
+
+# --------------------------------------------------------------------------- shape pairs
+@ti.func
+def support(points: ti.template(), pt0, npt, pos, rot, n):
+    """Largest projection on the world direction ``n`` of a link's sample points [m]."""
+    best = -1e300
+    nb = rot.transpose() @ n
+    for k in range(npt):
+        best = ti.max(best, nb.dot(points[pt0 + k]))
+    return best + n.dot(pos)
+
+
+@ti.func
+def collide_rounded(points: ti.template(), planes: ti.template(), e, p, base, cap, margin, pos, rot, bd, prm,
+                    infl, posj, rotj, bdj, prmj, inflj, c_count: ti.template(), c_overflow: ti.template(),
+                    c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template()):
+    """Pairs with a sphere or capsule: its segment end points, inflated by its radius, against the other
+    shape's exact signed distance (exact for spheres). Normals point from the pair's other body (j) to
+    its body (i)."""
+    if infl > 0.0:
+        for k in range(bd[B_NPT]):
+            pw = pos + rot @ points[bd[B_PT0] + k]
+            sd, nj = shape_sdf(bdj[B_TYPE], prmj, rotj.transpose() @ (pw - posj), planes, bdj[B_PL0], bdj[B_NPL])
+            sd -= infl
+            if sd < margin:
+                nw = rotj @ nj
+                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw - nw * infl, nw, -sd,
+                     FEAT_POINT + k, False)
+    else:
+        for k in range(bdj[B_NPT]):
+            pw = posj + rotj @ points[bdj[B_PT0] + k]
+            sd, ni = shape_sdf(bd[B_TYPE], prm, rot.transpose() @ (pw - pos), planes, bd[B_PL0], bd[B_NPL])
+            sd -= inflj
+            if sd < margin:
+                nw = -(rot @ ni)
+                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw + nw * inflj, nw, -sd,
+                     FEAT_OTHER_POINT + k, False)
+
+
+@ti.func
+def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base, cap, margin, pos, rot, bd, prm,
+                       posj, rotj, bdj, prmj, c_count: ti.template(), c_overflow: ti.template(),
+                       c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template()):
+    """Boxes, cylinders and convex meshes: the contact normal is the face axis of least overlap (a
+    separating-axis test over both shapes' face normals and the centre line), shared by all contacts of
+    the pair; contacts are the sample points of each shape inside (or within the margin of) the other,
+    with their depth measured along that normal."""
+    best = 1e300
+    n = vec3(0.0, 0.0, 1.0)
+    n_axes = bdj[B_NPL] + bd[B_NPL] + 1
+    for k in range(n_axes):
+        axis = vec3(0.0, 0.0, 0.0)
+        if k < bdj[B_NPL]:
+            pl = planes[bdj[B_PL0] + k]
+            axis = rotj @ vec3(pl[0], pl[1], pl[2])
+        elif k < n_axes - 1:
+            pl = planes[bd[B_PL0] + k - bdj[B_NPL]]
+            axis = -(rot @ vec3(pl[0], pl[1], pl[2]))
+        else:
+            axis = pos - posj
+        if axis.norm() > 1e-12:
+            axis = axis / axis.norm()
+            overlap = support(points, bdj[B_PT0], bdj[B_NPT], posj, rotj, axis) + \
+                support(points, bd[B_PT0], bd[B_NPT], pos, rot, -axis)
+            if overlap < best - 1e-12:
+                best = overlap
+                n = axis
+    if best > -margin:
+        front_j = support(points, bdj[B_PT0], bdj[B_NPT], posj, rotj, n)
+        back_i = -support(points, bd[B_PT0], bd[B_NPT], pos, rot, -n)
+        for k in range(bd[B_NPT]):
+            pw = pos + rot @ points[bd[B_PT0] + k]
+            sd, _nj = shape_sdf(bdj[B_TYPE], prmj, rotj.transpose() @ (pw - posj), planes, bdj[B_PL0], bdj[B_NPL])
+            if sd < margin:
+                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw, n, front_j - n.dot(pw),
+                     FEAT_POINT + k, False)
+        for k in range(bdj[B_NPT]):
+            pw = posj + rotj @ points[bdj[B_PT0] + k]
+            sd, _ni = shape_sdf(bd[B_TYPE], prm, rot.transpose() @ (pw - pos), planes, bd[B_PL0], bd[B_NPL])
+            if sd < margin:
+                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw, n, n.dot(pw) - back_i,
+                     FEAT_OTHER_POINT + k, False)
 
 
 # --------------------------------------------------------------------------- the kernel
@@ -312,7 +402,8 @@ def collide(q: ti.types.ndarray(), body_i: ti.types.ndarray(), body_f: ti.types.
                         if depth > -margin:
                             emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
                                  o + rm @ (pl + tn * depth), rm @ tn, depth, FEAT_POINT + k, False)
-                # terrain samples that poke into the shape along a ridge or at a peak
+                # terrain samples that poke into the shape's underside along a ridge or at a peak: a
+                # sample whose depth is a maximum along x or y (>= both neighbours, > at least one)
                 rad = bf[F_RAD]
                 pl0, npl = bd[B_PL0], bd[B_NPL]
                 jx0, jx1 = vertex_range(c_l[0] - rad, c_l[0] + rad, x0, dx, nx)
@@ -321,28 +412,27 @@ def collide(q: ti.types.ndarray(), body_i: ti.types.ndarray(), body_f: ti.types.
                     for jx in range(jx0, jx1 + 1):
                         if hm_heights[off + jy * nx + jx] < c_l[2] - rad:
                             continue
-                        sd, nb = vertex_sd(hm_heights, off, nx, ny, x0, y0, dx, dy, jx, jy, c_l, r_l, stype, prm,
-                                           planes, pl0, npl)
+                        depth, nb = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx, jy, c_l, r_l, stype,
+                                                 prm, planes, pl0, npl)
                         n_l = -(r_l @ nb)
-                        if sd < 0.0 and n_l[2] > 0.0:
-                            sxm, _n0 = vertex_sd(hm_heights, off, nx, ny, x0, y0, dx, dy, jx - 1, jy, c_l, r_l,
-                                                 stype, prm, planes, pl0, npl)
-                            sxp, _n1 = vertex_sd(hm_heights, off, nx, ny, x0, y0, dx, dy, jx + 1, jy, c_l, r_l,
-                                                 stype, prm, planes, pl0, npl)
-                            sym, _n2 = vertex_sd(hm_heights, off, nx, ny, x0, y0, dx, dy, jx, jy - 1, c_l, r_l,
-                                                 stype, prm, planes, pl0, npl)
-                            syp, _n3 = vertex_sd(hm_heights, off, nx, ny, x0, y0, dx, dy, jx, jy + 1, c_l, r_l,
-                                                 stype, prm, planes, pl0, npl)
-                            ridge_x = (sd <= sxm + _RIDGE_TOL and sd <= sxp + _RIDGE_TOL
-                                       and (sd < sxm - _RIDGE_TOL or sd < sxp - _RIDGE_TOL))
-                            ridge_y = (sd <= sym + _RIDGE_TOL and sd <= syp + _RIDGE_TOL
-                                       and (sd < sym - _RIDGE_TOL or sd < syp - _RIDGE_TOL))
-                            if ridge_x or ridge_y:
+                        if depth > 0.0 and n_l[2] > 0.0:
+                            ridge = False
+                            for axis in range(2):
+                                ox = 1 - axis
+                                oy = axis
+                                dm, _n0 = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx - ox, jy - oy, c_l,
+                                                       r_l, stype, prm, planes, pl0, npl)
+                                dp, _n1 = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx + ox, jy + oy, c_l,
+                                                       r_l, stype, prm, planes, pl0, npl)
+                                if (depth >= dm - _RIDGE_TOL and depth >= dp - _RIDGE_TOL
+                                        and (depth > dm + _RIDGE_TOL or depth > dp + _RIDGE_TOL)):
+                                    ridge = True
+                            if ridge:
                                 v = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, jx, jy)
                                 emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
-                                     o + rm @ v, rm @ n_l, -sd, FEAT_VERTEX + jy * nx + jx, False)
+                                     o + rm @ v, rm @ n_l, depth * n_l[2], FEAT_VERTEX + jy * nx + jx, False)
         else:
-            # shape against shape: sample points of each inside the other's signed distance
+            # shape against shape
             bj = pr[P_OTHER]
             bdj = body_i[bj]
             bfj = body_f[bj]
@@ -350,22 +440,10 @@ def collide(q: ti.types.ndarray(), body_i: ti.types.ndarray(), body_f: ti.types.
             inflj = bfj[F_INFL]
             posj, rotj = body_pose(q, e, bdj[B_QS])
             if (pos - posj).norm() < bf[F_RAD] + bfj[F_RAD] + margin:
-                if not (infl == 0.0 and inflj > 0.0):
-                    for k in range(npt):
-                        pw = pos + rot @ points[pt0 + k]
-                        sd, nj = shape_sdf(bdj[B_TYPE], prmj, rotj.transpose() @ (pw - posj), planes, bdj[B_PL0],
-                                           bdj[B_NPL])
-                        sd -= infl
-                        if sd < margin:
-                            nw = rotj @ nj
-                            emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
-                                 pw - nw * infl, nw, -sd, FEAT_POINT + k, False)
-                if inflj == 0.0 and infl == 0.0 or (inflj > 0.0 and infl == 0.0):
-                    for k in range(bdj[B_NPT]):
-                        pw = posj + rotj @ points[bdj[B_PT0] + k]
-                        sd, ni = shape_sdf(stype, prm, rot.transpose() @ (pw - pos), planes, bd[B_PL0], bd[B_NPL])
-                        sd -= inflj
-                        if sd < margin:
-                            nw = -(rot @ ni)
-                            emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
-                                 pw + nw * inflj, nw, -sd, FEAT_OTHER_POINT + k, False)
+                if infl > 0.0 or inflj > 0.0:
+                    # a sphere or capsule: its centre points against the other shape's signed distance
+                    collide_rounded(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, infl, posj, rotj,
+                                    bdj, prmj, inflj, c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat)
+                else:
+                    collide_polyhedral(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, posj, rotj,
+                                       bdj, prmj, c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat)

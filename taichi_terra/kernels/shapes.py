@@ -83,3 +83,32 @@ def cylinder_support(prm, d, side):
     if ok:
         pt = vec3(prm[0] * d[0] / rho, prm[0] * d[1] / rho, zc)
     return pt, ok
+
+
+@ti.func
+def shape_exit(stype, prm, p, d, planes: ti.template(), pl0, npl):
+    """Where a ray from the link-frame point ``p`` (inside a box, cylinder or convex mesh) along the unit
+    direction ``d`` leaves the shape: the distance [m] and the outward normal of the face it crosses.
+    Boxes, cylinder caps and meshes use their face planes; the cylinder side is the circle of radius r."""
+    t_exit = 1e300
+    n = vec3(0.0, 0.0, 0.0)
+    for k in range(npl):
+        pl = planes[pl0 + k]
+        nk = vec3(pl[0], pl[1], pl[2])
+        den = nk.dot(d)
+        if den > 1e-12:
+            t = (pl[3] - nk.dot(p)) / den
+            if t < t_exit:
+                t_exit = t
+                n = nk
+    if stype == CYLINDER:
+        a = d[0] * d[0] + d[1] * d[1]
+        if a > 1e-24:
+            b = 2.0 * (p[0] * d[0] + p[1] * d[1])
+            c = p[0] * p[0] + p[1] * p[1] - prm[0] * prm[0]
+            t = (-b + ti.sqrt(ti.max(b * b - 4.0 * a * c, 0.0))) / (2.0 * a)
+            if t < t_exit:
+                t_exit = t
+                x = p + d * t
+                n = vec3(x[0], x[1], 0.0) / prm[0]
+    return t_exit, n

@@ -95,7 +95,9 @@ class HeightMap:
     # --------------------------------------------------------------------- pose
     def set_position(self, x, y=None, z=None) -> None:
         """Move the frame origin to ``(x, y, z)`` [m] (three numbers or one 3-vector)."""
-        p = as_vector("position", [x, y, z] if y is not None or z is not None else x, 3)
+        if (y is None) != (z is None):
+            raise TypeError("set_position takes one 3-vector or three numbers x, y, z")
+        p = as_vector("position", [x, y, z] if y is not None else x, 3)
         self._position = p
         self._world._on_heightmap_pose(self)
 
@@ -135,9 +137,10 @@ class HeightMap:
         nx = self._nx
         v00, v10 = values[iy * nx + ix], values[iy * nx + ix + 1]
         v01, v11 = values[(iy + 1) * nx + ix], values[(iy + 1) * nx + ix + 1]
+        # barycentric weights: exact at the three corners of the triangle
         if u >= v:
-            return v00 + u * (v10 - v00) + v * (v11 - v10)
-        return v00 + v * (v01 - v00) + u * (v11 - v01)
+            return (1.0 - u) * v00 + (u - v) * v10 + v * v11
+        return (1.0 - v) * v00 + (v - u) * v01 + u * v11
 
     def get_height(self, x: float, y: float) -> float:
         """Surface height [m] at world (x, y), reading the grid as if only the translation were applied.

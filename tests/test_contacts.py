@@ -1,0 +1,112 @@
+"""Resting contact, stacking and one-sided terrain."""
+import math
+
+import numpy as np
+import pytest
+
+import taichi_terra as tt
+from helpers import G, flat_map, rot_x
+
+
+def test_plate_rests_with_weight_supported():
+    """Reference: static equilibrium, the contact impulses sum to m g dt per step (196.2 N for 20 kg)."""
+    world = tt.World(dt=1e-3)
+    world.add_ground()
+    plate = world.add_box(0.4, 0.6, 0.02, 20.0)
+    plate.set_position([0.0, 0.0, 0.011])  # dropped from 1 mm
+    world.step(1000)
+    c = world.get_contacts(0)
+    normal_force = np.sum(c.impulses[:, 2]) / world.dt
+    assert normal_force == pytest.approx(20.0 * G, rel=1e-3)
+    assert np.max(c.depths) < 1e-3
+    assert 0.01 - plate.get_position(0)[2] < 1e-3
+    assert np.all(c.body_b == plate.index) and np.all(c.body_a == -1) and c.static[0] == "ground"
+    np.testing.assert_allclose(c.normals, np.tile([0.0, 0.0, 1.0], (len(c), 1)))
+
+
+def test_stack_of_five_boxes_stands():
+    """Reference: static equilibrium of a stack; the top box must not drift by 1 cm in 5 s."""
+    world = tt.World(dt=1e-3)
+    world.add_ground()
+    boxes = []
+    for k in range(5):
+        b = world.add_box(0.2, 0.2, 0.2, 1.0)
+        b.set_position([0.0, 0.0, 0.1 + 0.2 * k])
+        boxes.append(b)
+    world.step(5000)
+    for k, b in enumerate(boxes):
+        assert np.linalg.norm(b.get_position(0) - [0.0, 0.0, 0.1 + 0.2 * k]) < 1e-2
+    assert np.linalg.norm(boxes[-1].get_linear_velocity(0)) < 1e-3
+    assert world.get_contact_overflow(0) == 0
+
+
+@pytest.mark.parametrize("shape", ["sphere", "box", "capsule", "cylinder", "mesh"])
+def test_body_below_heightmap_leaves_through_surface(shape):
+    """Reference: one-sidedness (height-map spec): everything below the surface is inside the terrain and
+    is pushed back out through it, along the map's +z, to rest on top (here at the bottom of a bowl)."""
+    import trimesh
+
+    world = tt.World(dt=1e-3)
+    xs = np.linspace(-2.0, 2.0, 21)
+    X, Y = np.meshgrid(xs, xs, indexing="ij")
+    hm = world.add_heightmap_from_matrix(4.0, 4.0, 0.0, 0.0, 0.1 * (X ** 2 + Y ** 2))
+    body = {"sphere": lambda: world.add_sphere(0.1, 1.0),
+            "box": lambda: world.add_box(0.2, 0.2, 0.2, 1.0),
+            "capsule": lambda: world.add_capsule(0.1, 0.2, 1.0),
+            "cylinder": lambda: world.add_cylinder(0.1, 0.2, 1.0),
+            "mesh": lambda: world.add_mesh(trimesh.creation.icosphere(subdivisions=1, radius=0.1), 1.0)}[shape]()
+    x, y = 0.05, -0.03
+    start = np.array([x, y, hm.get_height(x, y) - 0.15])
+    body.set_position(start)
+    path = []
+    for _ in range(100):
+        world.step(10)
+        path.append(body.get_position(0))
+    path = np.array(path)
+    emerged = np.argmax(path[:, 2] > [hm.get_height(px, py) for px, py in path[:, :2]])
+    assert emerged > 0
+    assert np.linalg.norm(path[emerged, :2] - start[:2]) < 0.05  # left upwards, not sideways
+    p = path[-1]
+    assert p[2] > hm.get_height(p[0], p[1]) + 0.05  # resting on top: centre above the surface
+    assert np.linalg.norm(p[:2]) < 0.5 and p[2] < 0.25  # still in the bowl (a capsule tips over and rolls)
+
+
+def test_slope_and_wall_scene():
+    """Reference: the height-map spec's scene. A box and a cylinder rest on a 20-degree map (mu = 0.8 >
+    tan 20 deg); a ball, a capsule and a small sphere roll or slide down and stop against a wall map (a map
+    rotated 90 degrees about x) at the foot of the slope."""
+    angle = math.radians(20.0)
+    world = tt.World(dt=1e-3)
+    slope = flat_map(world, 13, 17, 6.0, 8.0)
+    slope.set_orientation(rot_x(angle))  # local +y goes uphill; downhill is world -y
+    wall = flat_map(world, 13, 7, 6.0, 3.0)
+    wall.set_orientation(rot_x(-math.pi / 2))  # surface normal along world +y
+    wall_y = -3.0
+    wall.set_position([0.0, wall_y, -1.0])
+    R = rot_x(angle)
+
+    def on_slope(body, x, y_local, lift):
+        body.set_position(R @ np.array([x, y_local, lift]))
+        body.set_orientation(R)
+
+    box = world.add_box(0.3, 0.3, 0.3, 2.0)
+    on_slope(box, -1.5, 1.0, 0.15)
+    cyl = world.add_cylinder(0.15, 0.3, 2.0)
+    on_slope(cyl, 1.5, 1.0, 0.15)
+    ball = world.add_sphere(0.2, 1.0)
+    on_slope(ball, -0.5, 2.5, 0.2)
+    cap = world.add_capsule(0.1, 0.4, 1.0)
+    on_slope(cap, 0.5, 2.5, 0.1)
+    cap.set_orientation(R @ np.array([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]]))  # axis along x
+    small = world.add_sphere(0.05, 0.2)
+    on_slope(small, 2.0, 3.0, 0.05)
+    start = {b.index: b.get_position(0) for b in (box, cyl)}
+    world.step(5000)
+    for b in (box, cyl):
+        assert np.linalg.norm(b.get_position(0) - start[b.index]) < 0.01
+    for b, radius in ((ball, 0.2), (cap, 0.1), (small, 0.05)):
+        p = b.get_position(0)
+        assert p[1] == pytest.approx(wall_y + radius, abs=2e-3)  # touching the wall
+        # resting in the corner: tangent to the slope plane z = y tan(angle) and to the wall
+        assert p[2] == pytest.approx((wall_y + radius) * math.tan(angle) + radius / math.cos(angle), abs=2e-3)
+        assert np.linalg.norm(b.get_linear_velocity(0)) < 0.02
