@@ -1,8 +1,8 @@
 """World: builder calls, ``build()``, ``step()``, checkpoints and contact queries.
 
-One step is two kernels: ``collide`` (narrowphase into per-pair contact slots) and ``advance`` (free
-velocities, contact rows, Gauss-Seidel sweeps, integration); see ``kernels/collision.py`` and
-``kernels/step.py``.
+``step(n)`` is one launch of the ``simulate`` kernel (``kernels/step.py``): per env, per step, the
+narrowphase fills each pair's contact slots (``kernels/collision.py``), then free velocities, contact
+rows, Gauss-Seidel sweeps and integration follow (``kernels/dynamics.py``, ``kernels/contact.py``).
 """
 from __future__ import annotations
 
@@ -18,16 +18,14 @@ from .materials import DEFAULT_MATERIAL, MaterialTable
 from .validation import as_vector, check_finite, check_int, check_positive, rotation_to_quat
 
 
-# the arguments of the step kernels, in order (names of Model / State arrays)
-COLLIDE_ARGS = ("q", "body_i", "body_f", "points", "planes", "pair_i", "hm_int", "hm_geom", "hm_pos", "hm_rot",
-                "hm_heights", "params_f", "c_count", "c_overflow", "c_pos", "c_nrm", "c_depth", "c_feat")
-ADVANCE_ARGS = ("q", "u", "f_ext", "t_ext", "body_i", "body_f", "body_inertia", "body_inv_inertia", "pair_i",
-                "pair_mat", "slot_pair", "body_iw", "c_count", "c_pos", "c_nrm", "c_depth", "c_feat", "c_imp",
-                "c_prev_feat", "c_prev_imp", "c_t1", "c_w", "c_lam", "c_target", "c_list", "sweeps_used",
-                "params_f", "params_i")
+# the array arguments of the step kernel, in order (names of Model / State arrays)
+SIMULATE_ARGS = ("q", "u", "f_ext", "t_ext", "body_i", "body_f", "body_inertia", "body_inv_inertia", "points",
+                 "planes", "pair_i", "pair_mat", "slot_pair", "hm_int", "hm_geom", "hm_pos", "hm_rot", "hm_heights",
+                 "body_iw", "c_count", "c_overflow", "c_pos", "c_nrm", "c_depth", "c_feat", "c_imp", "c_prev_feat",
+                 "c_prev_imp", "c_t1", "c_w", "c_lam", "c_target", "c_list", "sweeps_used", "params_f", "params_i")
 MODEL_ARRAYS = ("body_i", "body_f", "body_inertia", "body_inv_inertia", "points", "planes", "pair_i", "pair_mat",
                 "slot_pair", "hm_int", "hm_geom", "hm_pos", "hm_rot", "hm_heights")
-STATE_ARRAYS = tuple(sorted(set(COLLIDE_ARGS + ADVANCE_ARGS) - set(MODEL_ARRAYS)))
+STATE_ARRAYS = tuple(name for name in SIMULATE_ARGS if name not in MODEL_ARRAYS)
 
 
 def _element_type(arr):
@@ -315,10 +313,10 @@ class World:
             return
         self._upload_params()
         graph, args = self._graph()
-        for _ in range(n):
-            graph.run(args)
-            self._time += self._dt
-            self._steps += 1
+        args["n_steps"] = n
+        graph.run(args)
+        self._time += n * self._dt
+        self._steps += n
 
     def _upload_params(self) -> None:
         """Write dt, gravity and the solver settings into the kernels' parameter arrays."""
@@ -334,27 +332,25 @@ class World:
         pf[L.PF_GROUND_HEIGHT] = self._ground.height if self._ground is not None else 0.0
         pi = np.zeros(L.N_PARAMS_I, np.int32)
         pi[L.PI_MAX_SWEEPS], pi[L.PI_WARM_START] = cfg.max_sweeps, int(cfg.warm_start)
+        pi[L.PI_N_PAIRS] = self._model.n_pairs
         self._state.params_f.from_numpy(pf.astype(backend.np_real()))
         self._state.params_i.from_numpy(pi)
 
     def _graph(self):
-        """The step as a compiled Taichi graph (collide, then advance), built once per world: one call
-        per step binds every array in C++ instead of Python."""
+        """The step kernel as a compiled Taichi graph, built once per world: one call binds every array
+        in C++ instead of Python, so a ``step()`` costs one launch."""
         if self._step_graph is None:
             import taichi as ti
 
-            from .kernels.collision import collide
-            from .kernels.step import advance
+            from .kernels.step import simulate
 
             m, s = self._model, self._state
             arrays = {name: getattr(m, name) for name in MODEL_ARRAYS}
             arrays.update({name: getattr(s, name) for name in STATE_ARRAYS})
-            sym = {name: ti.graph.Arg(ti.graph.ArgKind.NDARRAY, name, dtype=_element_type(arr), ndim=len(arr.shape))
-                   for name, arr in arrays.items()}
+            sym = [ti.graph.Arg(ti.graph.ArgKind.NDARRAY, name, dtype=_element_type(arrays[name]),
+                                ndim=len(arrays[name].shape)) for name in SIMULATE_ARGS]
             builder = ti.graph.GraphBuilder()
-            if m.n_pairs:
-                builder.dispatch(collide, *(sym[n] for n in COLLIDE_ARGS))
-            builder.dispatch(advance, *(sym[n] for n in ADVANCE_ARGS))
+            builder.dispatch(simulate, ti.graph.Arg(ti.graph.ArgKind.SCALAR, "n_steps", ti.i32), *sym)
             self._step_graph = (builder.compile(), arrays)
         return self._step_graph
 

@@ -23,11 +23,9 @@ import math
 import statistics
 import time
 
-N = 101            # samples per side
-EXTENT = 10.0      # m, side length of the terrain
-AMP = 0.1          # m, terrain amplitude
-START = (0.25, 0.15, 0.3)   # m, initial body position
-SHAPES = ("sphere", "box")
+from ..scenes import SAMPLES as N, SHAPES, SIZE as EXTENT, START, terrain_heights
+
+AMP = 0.1          # m, terrain amplitude (see perf/scenes.py)
 
 
 def mujoco_available() -> bool:
@@ -46,9 +44,7 @@ def terrain_height(x: float, y: float) -> float:
 
 def _samples():
     """Terrain heights (m) in storage order iy*N + ix."""
-    h = EXTENT / (N - 1)
-    return [terrain_height(-EXTENT / 2 + h * ix, -EXTENT / 2 + h * iy)
-            for iy in range(N) for ix in range(N)]
+    return terrain_heights().tolist()
 
 
 def _scene_xml(shape: str) -> str:

@@ -1,6 +1,6 @@
 """Narrowphase: contact points of every shape against the ground plane, height maps and other shapes.
 
-One thread per (env, pair). Each pair owns a fixed range of contact slots in its env, so the contact
+Each pair owns a fixed range of contact slots in its env, so the contact
 order is deterministic (bit-identical replays) without atomics; contacts beyond a pair's capacity
 are counted in ``c_overflow`` and dropped. Depth is positive when the shapes overlap; speculative
 contacts (gaps up to ``margin``) have negative depth. Normals point from the ``a`` side (static
@@ -10,8 +10,7 @@ import taichi as ti
 
 from .layout import (B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, CAPSULE, CYLINDER, F_INFL, F_P0, F_P1,
                      F_P2, F_P3, F_RAD, FEAT_BELOW, FEAT_OTHER_POINT, FEAT_POINT, FEAT_TRIANGLE, FEAT_VERTEX,
-                     P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PF_GROUND_HEIGHT, PF_MARGIN,
-                     SPHERE)
+                     P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, SPHERE)
 from .math import (closest_point_triangle, closest_points_segments, is_finite, quat_to_mat, vec3, vec4)
 from .shapes import cylinder_support, shape_exit, shape_sdf
 
@@ -291,33 +290,99 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
                      FEAT_OTHER_POINT + k, False)
 
 
-# --------------------------------------------------------------------------- the kernel
-@ti.kernel
-def collide(q: ti.types.ndarray(), body_i: ti.types.ndarray(), body_f: ti.types.ndarray(),
-            points: ti.types.ndarray(), planes: ti.types.ndarray(), pair_i: ti.types.ndarray(),
-            hm_int: ti.types.ndarray(), hm_geom: ti.types.ndarray(), hm_pos: ti.types.ndarray(),
-            hm_rot: ti.types.ndarray(), hm_heights: ti.types.ndarray(), params_f: ti.types.ndarray(),
-            c_count: ti.types.ndarray(), c_overflow: ti.types.ndarray(), c_pos: ti.types.ndarray(),
-            c_nrm: ti.types.ndarray(), c_depth: ti.types.ndarray(), c_feat: ti.types.ndarray()):
-    """Fill the contact slots of every (env, pair) from the link poses in ``q``."""
-    ground_height = params_f[PF_GROUND_HEIGHT]
-    margin = params_f[PF_MARGIN]
-    for e, p in ti.ndrange(q.shape[0], pair_i.shape[0]):
-        c_count[e, p] = 0
-        c_overflow[e, p] = 0
-        pr = pair_i[p]
-        base, cap, kind = pr[P_SLOT], pr[P_CAP], pr[P_KIND]
-        bi = pr[P_BODY]
-        bd = body_i[bi]
-        bf = body_f[bi]
-        stype, pt0, npt = bd[B_TYPE], bd[B_PT0], bd[B_NPT]
-        prm = vec4(bf[F_P0], bf[F_P1], bf[F_P2], bf[F_P3])
-        infl = bf[F_INFL]
-        pos, rot = body_pose(q, e, bd[B_QS])
-        if kind == PAIR_GROUND:
-            up = vec3(0.0, 0.0, 1.0)
+# --------------------------------------------------------------------------- one pair
+@ti.func
+def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.template(), points: ti.template(),
+                 planes: ti.template(), pair_i: ti.template(), hm_int: ti.template(), hm_geom: ti.template(),
+                 hm_pos: ti.template(), hm_rot: ti.template(), hm_heights: ti.template(), ground_height, margin,
+                 c_count: ti.template(), c_overflow: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
+                 c_depth: ti.template(), c_feat: ti.template()):
+    """Fill the contact slots of pair ``p`` in env ``e`` from the link poses in ``q``."""
+    c_count[e, p] = 0
+    c_overflow[e, p] = 0
+    pr = pair_i[p]
+    base, cap, kind = pr[P_SLOT], pr[P_CAP], pr[P_KIND]
+    bi = pr[P_BODY]
+    bd = body_i[bi]
+    bf = body_f[bi]
+    stype, pt0, npt = bd[B_TYPE], bd[B_PT0], bd[B_NPT]
+    prm = vec4(bf[F_P0], bf[F_P1], bf[F_P2], bf[F_P3])
+    infl = bf[F_INFL]
+    pos, rot = body_pose(q, e, bd[B_QS])
+    if kind == PAIR_GROUND:
+        up = vec3(0.0, 0.0, 1.0)
+        n_extra = 2 if stype == CYLINDER else 0
+        down_b = rot.transpose() @ (-up)
+        for k in range(npt + n_extra):
+            pb = vec3(0.0, 0.0, 0.0)
+            ok = True
+            if k < npt:
+                pb = points[pt0 + k]
+            else:
+                pb, ok = cylinder_support(prm, down_b, k - npt)
+            pw = pos + rot @ pb
+            depth = ground_height - (pw[2] - infl)
+            if ok and depth > -margin:
+                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                     vec3(pw[0], pw[1], ground_height), up, depth, FEAT_POINT + k, False)
+    elif kind == PAIR_HEIGHTMAP:
+        m = pr[P_OTHER]
+        hi = hm_int[m]
+        off, nx, ny = hi[0], hi[1], hi[2]
+        g = hm_geom[m]
+        dx = g[0] / (nx - 1)
+        dy = g[1] / (ny - 1)
+        x0 = g[2] - 0.5 * g[0]
+        y0 = g[3] - 0.5 * g[1]
+        o = hm_pos[m]
+        rm = hm_rot[m]
+        c_l = rm.transpose() @ (pos - o)
+        r_l = rm.transpose() @ rot
+        if stype == SPHERE or stype == CAPSULE:
+            # exact sphere-swept segment (a sphere: zero length) against the triangles
+            p0 = c_l + r_l @ points[pt0]
+            p1 = c_l + r_l @ points[pt0 + npt - 1]
+            for k in range(npt):
+                pk = p0 if k == 0 else p1
+                found, a, tn = hm_surface(hm_heights, off, nx, ny, x0, y0, dx, dy, pk[0], pk[1])
+                if found:
+                    below = tn.dot(a - pk)
+                    if below > 0.0:  # the centre is inside the terrain: push out through the surface
+                        emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                             o + rm @ (pk + tn * below), rm @ tn, below + infl, FEAT_BELOW + k, False)
+            lo = ti.min(p0, p1) - (infl + margin)
+            hi_ = ti.max(p0, p1) + (infl + margin)
+            ix0, ix1 = cell_range(lo[0], hi_[0], x0, dx, nx)
+            iy0, iy1 = cell_range(lo[1], hi_[1], y0, dy, ny)
+            for iy in range(iy0, iy1 + 1):
+                for ix in range(ix0, ix1 + 1):
+                    for t in range(2):
+                        a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, ix, iy, t)
+                        if not (is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2])):
+                            continue
+                        if lo[2] > ti.max(a[2], b[2], c[2]):
+                            continue
+                        nn = (b - a).cross(c - a)
+                        tn = nn / nn.norm()
+                        n_cp, cs0, ct0, cs1, ct1 = segment_triangle_contacts(p0, p1, a, b, c, tn)
+                        for j in range(n_cp):
+                            cs = cs0 if j == 0 else cs1
+                            ct = ct0 if j == 0 else ct1
+                            d = (cs - ct).norm()
+                            keep = tn.dot(cs - a) > 0.0 and d < infl + margin and d > 1e-12
+                            # a closest point on the triangle's boundary must be a local minimum over the map
+                            tol = 1e-9 * (dx + dy)
+                            if keep and (cs - tn * tn.dot(cs - a) - ct).norm() > tol:
+                                keep = is_local_closest(hm_heights, off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct,
+                                                        d, tol)
+                            if keep:
+                                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                                     o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
+                                     FEAT_TRIANGLE + 2 * (2 * (iy * nx + ix) + t) + j, True)
+        else:
+            # sample points of the shape against the triangle below each of them
             n_extra = 2 if stype == CYLINDER else 0
-            down_b = rot.transpose() @ (-up)
+            down_b = r_l.transpose() @ vec3(0.0, 0.0, -1.0)
             for k in range(npt + n_extra):
                 pb = vec3(0.0, 0.0, 0.0)
                 ok = True
@@ -325,125 +390,55 @@ def collide(q: ti.types.ndarray(), body_i: ti.types.ndarray(), body_f: ti.types.
                     pb = points[pt0 + k]
                 else:
                     pb, ok = cylinder_support(prm, down_b, k - npt)
-                pw = pos + rot @ pb
-                depth = ground_height - (pw[2] - infl)
-                if ok and depth > -margin:
-                    emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
-                         vec3(pw[0], pw[1], ground_height), up, depth, FEAT_POINT + k, False)
-        elif kind == PAIR_HEIGHTMAP:
-            m = pr[P_OTHER]
-            hi = hm_int[m]
-            off, nx, ny = hi[0], hi[1], hi[2]
-            g = hm_geom[m]
-            dx = g[0] / (nx - 1)
-            dy = g[1] / (ny - 1)
-            x0 = g[2] - 0.5 * g[0]
-            y0 = g[3] - 0.5 * g[1]
-            o = hm_pos[m]
-            rm = hm_rot[m]
-            c_l = rm.transpose() @ (pos - o)
-            r_l = rm.transpose() @ rot
-            if stype == SPHERE or stype == CAPSULE:
-                # exact sphere-swept segment (a sphere: zero length) against the triangles
-                p0 = c_l + r_l @ points[pt0]
-                p1 = c_l + r_l @ points[pt0 + npt - 1]
-                for k in range(npt):
-                    pk = p0 if k == 0 else p1
-                    found, a, tn = hm_surface(hm_heights, off, nx, ny, x0, y0, dx, dy, pk[0], pk[1])
-                    if found:
-                        below = tn.dot(a - pk)
-                        if below > 0.0:  # the centre is inside the terrain: push out through the surface
+                pl = c_l + r_l @ pb
+                found, a, tn = hm_surface(hm_heights, off, nx, ny, x0, y0, dx, dy, pl[0], pl[1])
+                if ok and found:
+                    depth = tn.dot(a - pl)
+                    if depth > -margin:
+                        emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                             o + rm @ (pl + tn * depth), rm @ tn, depth, FEAT_POINT + k, False)
+            # terrain samples that poke into the shape's underside along a ridge or at a peak: a
+            # sample whose depth is a maximum along x or y (>= both neighbours, > at least one)
+            rad = bf[F_RAD]
+            pl0, npl = bd[B_PL0], bd[B_NPL]
+            jx0, jx1 = vertex_range(c_l[0] - rad, c_l[0] + rad, x0, dx, nx)
+            jy0, jy1 = vertex_range(c_l[1] - rad, c_l[1] + rad, y0, dy, ny)
+            for jy in range(jy0, jy1 + 1):
+                for jx in range(jx0, jx1 + 1):
+                    if hm_heights[off + jy * nx + jx] < c_l[2] - rad:
+                        continue
+                    depth, nb = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx, jy, c_l, r_l, stype,
+                                             prm, planes, pl0, npl)
+                    n_l = -(r_l @ nb)
+                    if depth > 0.0 and n_l[2] > 0.0:
+                        ridge = False
+                        for axis in range(2):
+                            ox = 1 - axis
+                            oy = axis
+                            dm, _n0 = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx - ox, jy - oy, c_l,
+                                                   r_l, stype, prm, planes, pl0, npl)
+                            dp, _n1 = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx + ox, jy + oy, c_l,
+                                                   r_l, stype, prm, planes, pl0, npl)
+                            if (depth >= dm - _RIDGE_TOL and depth >= dp - _RIDGE_TOL
+                                    and (depth > dm + _RIDGE_TOL or depth > dp + _RIDGE_TOL)):
+                                ridge = True
+                        if ridge:
+                            v = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, jx, jy)
                             emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
-                                 o + rm @ (pk + tn * below), rm @ tn, below + infl, FEAT_BELOW + k, False)
-                lo = ti.min(p0, p1) - (infl + margin)
-                hi_ = ti.max(p0, p1) + (infl + margin)
-                ix0, ix1 = cell_range(lo[0], hi_[0], x0, dx, nx)
-                iy0, iy1 = cell_range(lo[1], hi_[1], y0, dy, ny)
-                for iy in range(iy0, iy1 + 1):
-                    for ix in range(ix0, ix1 + 1):
-                        for t in range(2):
-                            a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, ix, iy, t)
-                            if not (is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2])):
-                                continue
-                            if lo[2] > ti.max(a[2], b[2], c[2]):
-                                continue
-                            nn = (b - a).cross(c - a)
-                            tn = nn / nn.norm()
-                            n_cp, cs0, ct0, cs1, ct1 = segment_triangle_contacts(p0, p1, a, b, c, tn)
-                            for j in range(n_cp):
-                                cs = cs0 if j == 0 else cs1
-                                ct = ct0 if j == 0 else ct1
-                                d = (cs - ct).norm()
-                                keep = tn.dot(cs - a) > 0.0 and d < infl + margin and d > 1e-12
-                                # a closest point on the triangle's boundary must be a local minimum over the map
-                                tol = 1e-9 * (dx + dy)
-                                if keep and (cs - tn * tn.dot(cs - a) - ct).norm() > tol:
-                                    keep = is_local_closest(hm_heights, off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct,
-                                                            d, tol)
-                                if keep:
-                                    emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
-                                         o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
-                                         FEAT_TRIANGLE + 2 * (2 * (iy * nx + ix) + t) + j, True)
+                                 o + rm @ v, rm @ n_l, depth * n_l[2], FEAT_VERTEX + jy * nx + jx, False)
+    else:
+        # shape against shape
+        bj = pr[P_OTHER]
+        bdj = body_i[bj]
+        bfj = body_f[bj]
+        prmj = vec4(bfj[F_P0], bfj[F_P1], bfj[F_P2], bfj[F_P3])
+        inflj = bfj[F_INFL]
+        posj, rotj = body_pose(q, e, bdj[B_QS])
+        if (pos - posj).norm() < bf[F_RAD] + bfj[F_RAD] + margin:
+            if infl > 0.0 or inflj > 0.0:
+                # a sphere or capsule: its centre points against the other shape's signed distance
+                collide_rounded(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, infl, posj, rotj,
+                                bdj, prmj, inflj, c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat)
             else:
-                # sample points of the shape against the triangle below each of them
-                n_extra = 2 if stype == CYLINDER else 0
-                down_b = r_l.transpose() @ vec3(0.0, 0.0, -1.0)
-                for k in range(npt + n_extra):
-                    pb = vec3(0.0, 0.0, 0.0)
-                    ok = True
-                    if k < npt:
-                        pb = points[pt0 + k]
-                    else:
-                        pb, ok = cylinder_support(prm, down_b, k - npt)
-                    pl = c_l + r_l @ pb
-                    found, a, tn = hm_surface(hm_heights, off, nx, ny, x0, y0, dx, dy, pl[0], pl[1])
-                    if ok and found:
-                        depth = tn.dot(a - pl)
-                        if depth > -margin:
-                            emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
-                                 o + rm @ (pl + tn * depth), rm @ tn, depth, FEAT_POINT + k, False)
-                # terrain samples that poke into the shape's underside along a ridge or at a peak: a
-                # sample whose depth is a maximum along x or y (>= both neighbours, > at least one)
-                rad = bf[F_RAD]
-                pl0, npl = bd[B_PL0], bd[B_NPL]
-                jx0, jx1 = vertex_range(c_l[0] - rad, c_l[0] + rad, x0, dx, nx)
-                jy0, jy1 = vertex_range(c_l[1] - rad, c_l[1] + rad, y0, dy, ny)
-                for jy in range(jy0, jy1 + 1):
-                    for jx in range(jx0, jx1 + 1):
-                        if hm_heights[off + jy * nx + jx] < c_l[2] - rad:
-                            continue
-                        depth, nb = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx, jy, c_l, r_l, stype,
-                                                 prm, planes, pl0, npl)
-                        n_l = -(r_l @ nb)
-                        if depth > 0.0 and n_l[2] > 0.0:
-                            ridge = False
-                            for axis in range(2):
-                                ox = 1 - axis
-                                oy = axis
-                                dm, _n0 = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx - ox, jy - oy, c_l,
-                                                       r_l, stype, prm, planes, pl0, npl)
-                                dp, _n1 = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx + ox, jy + oy, c_l,
-                                                       r_l, stype, prm, planes, pl0, npl)
-                                if (depth >= dm - _RIDGE_TOL and depth >= dp - _RIDGE_TOL
-                                        and (depth > dm + _RIDGE_TOL or depth > dp + _RIDGE_TOL)):
-                                    ridge = True
-                            if ridge:
-                                v = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, jx, jy)
-                                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
-                                     o + rm @ v, rm @ n_l, depth * n_l[2], FEAT_VERTEX + jy * nx + jx, False)
-        else:
-            # shape against shape
-            bj = pr[P_OTHER]
-            bdj = body_i[bj]
-            bfj = body_f[bj]
-            prmj = vec4(bfj[F_P0], bfj[F_P1], bfj[F_P2], bfj[F_P3])
-            inflj = bfj[F_INFL]
-            posj, rotj = body_pose(q, e, bdj[B_QS])
-            if (pos - posj).norm() < bf[F_RAD] + bfj[F_RAD] + margin:
-                if infl > 0.0 or inflj > 0.0:
-                    # a sphere or capsule: its centre points against the other shape's signed distance
-                    collide_rounded(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, infl, posj, rotj,
-                                    bdj, prmj, inflj, c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat)
-                else:
-                    collide_polyhedral(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, posj, rotj,
-                                       bdj, prmj, c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat)
+                collide_polyhedral(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, posj, rotj,
+                                   bdj, prmj, c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat)

@@ -31,5 +31,5 @@ FEAT_BELOW = 600_000_000        # point below a height-map surface (pushed out a
 (PF_DT, PF_GX, PF_GY, PF_GZ, PF_TOL, PF_SLOP, PF_ERP, PF_MAX_PUSH, PF_REST_THRESHOLD, PF_MARGIN,
  PF_GROUND_HEIGHT) = range(11)
 N_PARAMS_F = 11
-PI_MAX_SWEEPS, PI_WARM_START = range(2)
-N_PARAMS_I = 2
+PI_MAX_SWEEPS, PI_WARM_START, PI_N_PAIRS = range(3)
+N_PARAMS_I = 3

@@ -5,10 +5,13 @@ bit-identical and an env's result does not depend on how many envs run beside it
 """
 import taichi as ti
 
+from .collision import collide_pair
 from .contact import apply_impulse, normal_target, point_compliance, relative_velocity, solve_rigid_row
 from .dynamics import free_velocity, integrate_link, link_rotation
-from .layout import (B_QS, B_US, F_MASS, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_SHAPES, PF_DT, PF_ERP, PF_GX,
-                     PF_GY, PF_GZ, PF_MAX_PUSH, PF_REST_THRESHOLD, PF_SLOP, PF_TOL, PI_MAX_SWEEPS, PI_WARM_START)
+from .layout import (B_QS, B_US, F_MASS, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_SHAPES, PF_DT, PF_ERP,
+                     PF_GROUND_HEIGHT, PF_GX, PF_MARGIN,
+                     PF_GY, PF_GZ, PF_MAX_PUSH, PF_REST_THRESHOLD, PF_SLOP, PF_TOL, PI_MAX_SWEEPS, PI_N_PAIRS,
+                     PI_WARM_START)
 from .math import tangent_basis, vec3
 
 mat3 = ti.math.mat3
@@ -25,125 +28,149 @@ def row_bodies(body_i: ti.template(), pair_i: ti.template(), p):
 
 
 @ti.kernel
-def advance(q: ti.types.ndarray(), u: ti.types.ndarray(), f_ext: ti.types.ndarray(), t_ext: ti.types.ndarray(),
-            body_i: ti.types.ndarray(), body_f: ti.types.ndarray(), body_inertia: ti.types.ndarray(),
-            body_inv_inertia: ti.types.ndarray(), pair_i: ti.types.ndarray(), pair_mat: ti.types.ndarray(),
-            slot_pair: ti.types.ndarray(), body_iw: ti.types.ndarray(),
-            c_count: ti.types.ndarray(), c_pos: ti.types.ndarray(), c_nrm: ti.types.ndarray(),
-            c_depth: ti.types.ndarray(), c_feat: ti.types.ndarray(), c_imp: ti.types.ndarray(),
-            c_prev_feat: ti.types.ndarray(), c_prev_imp: ti.types.ndarray(), c_t1: ti.types.ndarray(),
-            c_w: ti.types.ndarray(), c_lam: ti.types.ndarray(), c_target: ti.types.ndarray(),
-            c_list: ti.types.ndarray(), sweeps_used: ti.types.ndarray(), params_f: ti.types.ndarray(),
-            params_i: ti.types.ndarray()):
+def simulate(n_steps: ti.i32, q: ti.types.ndarray(), u: ti.types.ndarray(), f_ext: ti.types.ndarray(),
+             t_ext: ti.types.ndarray(), body_i: ti.types.ndarray(), body_f: ti.types.ndarray(),
+             body_inertia: ti.types.ndarray(), body_inv_inertia: ti.types.ndarray(), points: ti.types.ndarray(),
+             planes: ti.types.ndarray(), pair_i: ti.types.ndarray(), pair_mat: ti.types.ndarray(),
+             slot_pair: ti.types.ndarray(), hm_int: ti.types.ndarray(), hm_geom: ti.types.ndarray(),
+             hm_pos: ti.types.ndarray(), hm_rot: ti.types.ndarray(), hm_heights: ti.types.ndarray(),
+             body_iw: ti.types.ndarray(), c_count: ti.types.ndarray(), c_overflow: ti.types.ndarray(),
+             c_pos: ti.types.ndarray(), c_nrm: ti.types.ndarray(), c_depth: ti.types.ndarray(),
+             c_feat: ti.types.ndarray(), c_imp: ti.types.ndarray(), c_prev_feat: ti.types.ndarray(),
+             c_prev_imp: ti.types.ndarray(), c_t1: ti.types.ndarray(), c_w: ti.types.ndarray(),
+             c_lam: ti.types.ndarray(), c_target: ti.types.ndarray(), c_list: ti.types.ndarray(),
+             sweeps_used: ti.types.ndarray(), params_f: ti.types.ndarray(), params_i: ti.types.ndarray()):
+    """Advance every env by ``n_steps`` steps: one thread per env runs its steps back to back (envs are
+    independent), so a call costs one kernel launch however many steps it takes."""
+    n_pairs = params_i[PI_N_PAIRS]
+    for e in range(q.shape[0]):
+        for _ in range(n_steps):
+            for p in range(n_pairs):
+                collide_pair(e, p, q, body_i, body_f, points, planes, pair_i, hm_int, hm_geom, hm_pos, hm_rot,
+                             hm_heights, params_f[PF_GROUND_HEIGHT], params_f[PF_MARGIN], c_count, c_overflow,
+                             c_pos, c_nrm, c_depth, c_feat)
+            advance_env(e, n_pairs, q, u, f_ext, t_ext, body_i, body_f, body_inertia, body_inv_inertia, pair_i,
+                        pair_mat, slot_pair, body_iw, c_count, c_pos, c_nrm, c_depth, c_feat, c_imp, c_prev_feat,
+                        c_prev_imp, c_t1, c_w, c_lam, c_target, c_list, sweeps_used, params_f, params_i)
+
+
+@ti.func
+def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.template(), t_ext: ti.template(),
+                body_i: ti.template(), body_f: ti.template(), body_inertia: ti.template(),
+                body_inv_inertia: ti.template(), pair_i: ti.template(), pair_mat: ti.template(),
+                slot_pair: ti.template(), body_iw: ti.template(), c_count: ti.template(), c_pos: ti.template(),
+                c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template(), c_imp: ti.template(),
+                c_prev_feat: ti.template(), c_prev_imp: ti.template(), c_t1: ti.template(), c_w: ti.template(),
+                c_lam: ti.template(), c_target: ti.template(), c_list: ti.template(), sweeps_used: ti.template(),
+                params_f: ti.template(), params_i: ti.template()):
+    """The dynamics of one step of env ``e``, after its contacts were found."""
     dt = params_f[PF_DT]
     gravity = vec3(params_f[PF_GX], params_f[PF_GY], params_f[PF_GZ])
     tolerance, slop, erp = params_f[PF_TOL], params_f[PF_SLOP], params_f[PF_ERP]
     max_push, restitution_threshold = params_f[PF_MAX_PUSH], params_f[PF_REST_THRESHOLD]
     max_sweeps, warm_start = params_i[PI_MAX_SWEEPS], params_i[PI_WARM_START]
     n_bodies = body_i.shape[0]
-    n_pairs = pair_i.shape[0]
-    for e in range(q.shape[0]):
-        # 1. free velocities u* = u + dt M^-1 (tau - h)
-        for b in range(n_bodies):
-            bd = body_i[b]
-            body_iw[e, b] = free_velocity(q, u, e, bd[B_QS], bd[B_US], body_f[b][F_MASS], body_inertia[b],
-                                          body_inv_inertia[b], f_ext[e, b], t_ext[e, b], gravity, dt)
-        # 2. contact rows: frames, Delassus blocks, targets, warm starts
-        n_rows = 0
-        for p in range(n_pairs):
+    # 1. free velocities u* = u + dt M^-1 (tau - h)
+    for b in range(n_bodies):
+        bd = body_i[b]
+        body_iw[e, b] = free_velocity(q, u, e, bd[B_QS], bd[B_US], body_f[b][F_MASS], body_inertia[b],
+                                      body_inv_inertia[b], f_ext[e, b], t_ext[e, b], gravity, dt)
+    # 2. contact rows: frames, Delassus blocks, targets, warm starts
+    n_rows = 0
+    for p in range(n_pairs):
+        a, b = row_bodies(body_i, pair_i, p)
+        mu = pair_mat[p][0]
+        restitution = pair_mat[p][1]
+        base = pair_i[p][P_SLOT]
+        pos_b = vec3(q[e, body_i[b][B_QS]], q[e, body_i[b][B_QS] + 1], q[e, body_i[b][B_QS] + 2])
+        for k in range(c_count[e, p]):
+            s = base + k
+            c_list[e, n_rows] = s
+            n_rows += 1
+            n = c_nrm[e, s]
+            t1, t2 = tangent_basis(n)
+            frame = ti.Matrix.cols([n, t1, t2])
+            rb = c_pos[e, s] - pos_b
+            kmat = point_compliance(1.0 / body_f[b][F_MASS], body_iw[e, b], rb)
+            ra = vec3(0.0, 0.0, 0.0)
+            us_a = -1
+            inv_m_a = 0.0
+            iw_a = mat3(0.0)
+            if a >= 0:
+                qa = body_i[a][B_QS]
+                ra = c_pos[e, s] - vec3(q[e, qa], q[e, qa + 1], q[e, qa + 2])
+                us_a = body_i[a][B_US]
+                inv_m_a = 1.0 / body_f[a][F_MASS]
+                iw_a = body_iw[e, a]
+                kmat += point_compliance(inv_m_a, iw_a, ra)
+            c_t1[e, s] = t1
+            c_w[e, s] = frame.transpose() @ kmat @ frame
+            vn0 = n.dot(relative_velocity(u, e, us_a, body_i[b][B_US], ra, rb))
+            c_target[e, s] = normal_target(c_depth[e, s], vn0, dt, restitution, restitution_threshold, slop,
+                                           erp, max_push)
+            lam = vec3(0.0, 0.0, 0.0)
+            if warm_start != 0 and c_prev_feat[e, s] == c_feat[e, s]:
+                lam = frame.transpose() @ c_prev_imp[e, s]
+                lam[0] = ti.max(lam[0], 0.0)
+                lt = ti.math.vec2(lam[1], lam[2])
+                if lt.norm() > mu * lam[0]:
+                    lt *= mu * lam[0] / lt.norm()
+                lam[1] = lt[0]
+                lam[2] = lt[1]
+                apply_impulse(u, e, us_a, body_i[b][B_US], inv_m_a, 1.0 / body_f[b][F_MASS], iw_a,
+                              body_iw[e, b], ra, rb, frame @ lam)
+            c_lam[e, s] = lam
+    # 3. projected Gauss-Seidel sweeps until the largest velocity change is below tolerance
+    sweeps = 0
+    for it in range(max_sweeps):
+        sweeps = it + 1
+        largest = 0.0
+        for r in range(n_rows):
+            s = c_list[e, r]
+            p = slot_pair[s]
             a, b = row_bodies(body_i, pair_i, p)
-            mu = pair_mat[p][0]
-            restitution = pair_mat[p][1]
-            base = pair_i[p][P_SLOT]
-            pos_b = vec3(q[e, body_i[b][B_QS]], q[e, body_i[b][B_QS] + 1], q[e, body_i[b][B_QS] + 2])
-            for k in range(c_count[e, p]):
-                s = base + k
-                c_list[e, n_rows] = s
-                n_rows += 1
-                n = c_nrm[e, s]
-                t1, t2 = tangent_basis(n)
-                frame = ti.Matrix.cols([n, t1, t2])
-                rb = c_pos[e, s] - pos_b
-                kmat = point_compliance(1.0 / body_f[b][F_MASS], body_iw[e, b], rb)
-                ra = vec3(0.0, 0.0, 0.0)
-                us_a = -1
-                inv_m_a = 0.0
-                iw_a = mat3(0.0)
-                if a >= 0:
-                    qa = body_i[a][B_QS]
-                    ra = c_pos[e, s] - vec3(q[e, qa], q[e, qa + 1], q[e, qa + 2])
-                    us_a = body_i[a][B_US]
-                    inv_m_a = 1.0 / body_f[a][F_MASS]
-                    iw_a = body_iw[e, a]
-                    kmat += point_compliance(inv_m_a, iw_a, ra)
-                c_t1[e, s] = t1
-                c_w[e, s] = frame.transpose() @ kmat @ frame
-                vn0 = n.dot(relative_velocity(u, e, us_a, body_i[b][B_US], ra, rb))
-                c_target[e, s] = normal_target(c_depth[e, s], vn0, dt, restitution, restitution_threshold, slop,
-                                               erp, max_push)
-                lam = vec3(0.0, 0.0, 0.0)
-                if warm_start != 0 and c_prev_feat[e, s] == c_feat[e, s]:
-                    lam = frame.transpose() @ c_prev_imp[e, s]
-                    lam[0] = ti.max(lam[0], 0.0)
-                    lt = ti.math.vec2(lam[1], lam[2])
-                    if lt.norm() > mu * lam[0]:
-                        lt *= mu * lam[0] / lt.norm()
-                    lam[1] = lt[0]
-                    lam[2] = lt[1]
-                    apply_impulse(u, e, us_a, body_i[b][B_US], inv_m_a, 1.0 / body_f[b][F_MASS], iw_a,
-                                  body_iw[e, b], ra, rb, frame @ lam)
-                c_lam[e, s] = lam
-        # 3. projected Gauss-Seidel sweeps until the largest velocity change is below tolerance
-        sweeps = 0
-        for it in range(max_sweeps):
-            sweeps = it + 1
-            largest = 0.0
-            for r in range(n_rows):
-                s = c_list[e, r]
-                p = slot_pair[s]
-                a, b = row_bodies(body_i, pair_i, p)
+            n = c_nrm[e, s]
+            t1 = c_t1[e, s]
+            frame = ti.Matrix.cols([n, t1, n.cross(t1)])
+            qb = body_i[b][B_QS]
+            rb = c_pos[e, s] - vec3(q[e, qb], q[e, qb + 1], q[e, qb + 2])
+            ra = vec3(0.0, 0.0, 0.0)
+            us_a = -1
+            inv_m_a = 0.0
+            iw_a = mat3(0.0)
+            if a >= 0:
+                qa = body_i[a][B_QS]
+                ra = c_pos[e, s] - vec3(q[e, qa], q[e, qa + 1], q[e, qa + 2])
+                us_a = body_i[a][B_US]
+                inv_m_a = 1.0 / body_f[a][F_MASS]
+                iw_a = body_iw[e, a]
+            vloc = frame.transpose() @ relative_velocity(u, e, us_a, body_i[b][B_US], ra, rb)
+            w = c_w[e, s]
+            lam = c_lam[e, s]
+            new = solve_rigid_row(w, lam, vloc, c_target[e, s], pair_mat[p][0])
+            d = new - lam
+            if d.norm() > 0.0:
+                apply_impulse(u, e, us_a, body_i[b][B_US], inv_m_a, 1.0 / body_f[b][F_MASS], iw_a,
+                              body_iw[e, b], ra, rb, frame @ d)
+                c_lam[e, s] = new
+                largest = ti.max(largest, w[0, 0] * d.norm())
+        if largest <= tolerance:
+            break
+    sweeps_used[e] = sweeps
+    # 4. integrate positions with the constrained velocities
+    for b in range(n_bodies):
+        integrate_link(q, u, e, body_i[b][B_QS], body_i[b][B_US], dt)
+    # 5. results and warm-start cache
+    for p in range(n_pairs):
+        base = pair_i[p][P_SLOT]
+        for k in range(pair_i[p][P_CAP]):
+            s = base + k
+            if k < c_count[e, p]:
                 n = c_nrm[e, s]
                 t1 = c_t1[e, s]
-                frame = ti.Matrix.cols([n, t1, n.cross(t1)])
-                qb = body_i[b][B_QS]
-                rb = c_pos[e, s] - vec3(q[e, qb], q[e, qb + 1], q[e, qb + 2])
-                ra = vec3(0.0, 0.0, 0.0)
-                us_a = -1
-                inv_m_a = 0.0
-                iw_a = mat3(0.0)
-                if a >= 0:
-                    qa = body_i[a][B_QS]
-                    ra = c_pos[e, s] - vec3(q[e, qa], q[e, qa + 1], q[e, qa + 2])
-                    us_a = body_i[a][B_US]
-                    inv_m_a = 1.0 / body_f[a][F_MASS]
-                    iw_a = body_iw[e, a]
-                vloc = frame.transpose() @ relative_velocity(u, e, us_a, body_i[b][B_US], ra, rb)
-                w = c_w[e, s]
-                lam = c_lam[e, s]
-                new = solve_rigid_row(w, lam, vloc, c_target[e, s], pair_mat[p][0])
-                d = new - lam
-                if d.norm() > 0.0:
-                    apply_impulse(u, e, us_a, body_i[b][B_US], inv_m_a, 1.0 / body_f[b][F_MASS], iw_a,
-                                  body_iw[e, b], ra, rb, frame @ d)
-                    c_lam[e, s] = new
-                    largest = ti.max(largest, w[0, 0] * d.norm())
-            if largest <= tolerance:
-                break
-        sweeps_used[e] = sweeps
-        # 4. integrate positions with the constrained velocities
-        for b in range(n_bodies):
-            integrate_link(q, u, e, body_i[b][B_QS], body_i[b][B_US], dt)
-        # 5. results and warm-start cache
-        for p in range(n_pairs):
-            base = pair_i[p][P_SLOT]
-            for k in range(pair_i[p][P_CAP]):
-                s = base + k
-                if k < c_count[e, p]:
-                    n = c_nrm[e, s]
-                    t1 = c_t1[e, s]
-                    imp = ti.Matrix.cols([n, t1, n.cross(t1)]) @ c_lam[e, s]
-                    c_imp[e, s] = imp
-                    c_prev_imp[e, s] = imp
-                    c_prev_feat[e, s] = c_feat[e, s]
-                else:
-                    c_prev_feat[e, s] = -1
+                imp = ti.Matrix.cols([n, t1, n.cross(t1)]) @ c_lam[e, s]
+                c_imp[e, s] = imp
+                c_prev_imp[e, s] = imp
+                c_prev_feat[e, s] = c_feat[e, s]
+            else:
+                c_prev_feat[e, s] = -1
