@@ -207,6 +207,19 @@ def vertex_depth(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy,
     return depth, n
 
 
+@ti.func
+def sample_point(points: ti.template(), pt0, npt, stype, prm, down_b, k):
+    """Link-frame sample point ``k`` of a shape: its stored points, then, for a cylinder, the lowest point
+    of each rim along the link-frame direction ``down_b``; ``ok`` is False for a rim parallel to it."""
+    pb = vec3(0.0, 0.0, 0.0)
+    ok = True
+    if k < npt:
+        pb = points[pt0 + k]
+    else:
+        pb, ok = cylinder_support(prm, down_b, k - npt)
+    return pb, ok
+
+
 # --------------------------------------------------------------------------- shape pairs
 @ti.func
 def support(points: ti.template(), pt0, npt, pos, rot, n):
@@ -314,12 +327,7 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
         n_extra = 2 if stype == CYLINDER else 0
         down_b = rot.transpose() @ (-up)
         for k in range(npt + n_extra):
-            pb = vec3(0.0, 0.0, 0.0)
-            ok = True
-            if k < npt:
-                pb = points[pt0 + k]
-            else:
-                pb, ok = cylinder_support(prm, down_b, k - npt)
+            pb, ok = sample_point(points, pt0, npt, stype, prm, down_b, k)
             pw = pos + rot @ pb
             depth = ground_height - (pw[2] - infl)
             if ok and depth > -margin:
@@ -384,12 +392,7 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
             n_extra = 2 if stype == CYLINDER else 0
             down_b = r_l.transpose() @ vec3(0.0, 0.0, -1.0)
             for k in range(npt + n_extra):
-                pb = vec3(0.0, 0.0, 0.0)
-                ok = True
-                if k < npt:
-                    pb = points[pt0 + k]
-                else:
-                    pb, ok = cylinder_support(prm, down_b, k - npt)
+                pb, ok = sample_point(points, pt0, npt, stype, prm, down_b, k)
                 pl = c_l + r_l @ pb
                 found, a, tn = hm_surface(hm_heights, off, nx, ny, x0, y0, dx, dy, pl[0], pl[1])
                 if ok and found:

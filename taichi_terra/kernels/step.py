@@ -27,6 +27,25 @@ def row_bodies(body_i: ti.template(), pair_i: ti.template(), p):
     return a, pr[P_BODY]
 
 
+@ti.func
+def row_links(q: ti.template(), body_i: ti.template(), body_f: ti.template(), body_iw: ti.template(), e, a, b, point):
+    """Both sides of a contact row at world ``point``: dof starts (``us_a = -1`` for static geometry),
+    inverse masses, world inverse inertias and the offsets from each centre of mass."""
+    qb = body_i[b][B_QS]
+    rb = point - vec3(q[e, qb], q[e, qb + 1], q[e, qb + 2])
+    ra = vec3(0.0, 0.0, 0.0)
+    us_a = -1
+    inv_m_a = 0.0
+    iw_a = mat3(0.0)
+    if a >= 0:
+        qa = body_i[a][B_QS]
+        ra = point - vec3(q[e, qa], q[e, qa + 1], q[e, qa + 2])
+        us_a = body_i[a][B_US]
+        inv_m_a = 1.0 / body_f[a][F_MASS]
+        iw_a = body_iw[e, a]
+    return us_a, body_i[b][B_US], inv_m_a, 1.0 / body_f[b][F_MASS], iw_a, body_iw[e, b], ra, rb
+
+
 @ti.kernel
 def simulate(n_steps: ti.i32, q: ti.types.ndarray(), u: ti.types.ndarray(), f_ext: ti.types.ndarray(),
              t_ext: ti.types.ndarray(), body_i: ti.types.ndarray(), body_f: ti.types.ndarray(),
@@ -82,7 +101,6 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
         mu = pair_mat[p][0]
         restitution = pair_mat[p][1]
         base = pair_i[p][P_SLOT]
-        pos_b = vec3(q[e, body_i[b][B_QS]], q[e, body_i[b][B_QS] + 1], q[e, body_i[b][B_QS] + 2])
         for k in range(c_count[e, p]):
             s = base + k
             c_list[e, n_rows] = s
@@ -90,22 +108,14 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
             n = c_nrm[e, s]
             t1, t2 = tangent_basis(n)
             frame = ti.Matrix.cols([n, t1, t2])
-            rb = c_pos[e, s] - pos_b
-            kmat = point_compliance(1.0 / body_f[b][F_MASS], body_iw[e, b], rb)
-            ra = vec3(0.0, 0.0, 0.0)
-            us_a = -1
-            inv_m_a = 0.0
-            iw_a = mat3(0.0)
+            us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb = row_links(q, body_i, body_f, body_iw, e, a, b,
+                                                                         c_pos[e, s])
+            kmat = point_compliance(inv_m_b, iw_b, rb)
             if a >= 0:
-                qa = body_i[a][B_QS]
-                ra = c_pos[e, s] - vec3(q[e, qa], q[e, qa + 1], q[e, qa + 2])
-                us_a = body_i[a][B_US]
-                inv_m_a = 1.0 / body_f[a][F_MASS]
-                iw_a = body_iw[e, a]
                 kmat += point_compliance(inv_m_a, iw_a, ra)
             c_t1[e, s] = t1
             c_w[e, s] = frame.transpose() @ kmat @ frame
-            vn0 = n.dot(relative_velocity(u, e, us_a, body_i[b][B_US], ra, rb))
+            vn0 = n.dot(relative_velocity(u, e, us_a, us_b, ra, rb))
             c_target[e, s] = normal_target(c_depth[e, s], vn0, dt, restitution, restitution_threshold, slop,
                                            erp, max_push)
             lam = vec3(0.0, 0.0, 0.0)
@@ -117,8 +127,7 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
                     lt *= mu * lam[0] / lt.norm()
                 lam[1] = lt[0]
                 lam[2] = lt[1]
-                apply_impulse(u, e, us_a, body_i[b][B_US], inv_m_a, 1.0 / body_f[b][F_MASS], iw_a,
-                              body_iw[e, b], ra, rb, frame @ lam)
+                apply_impulse(u, e, us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb, frame @ lam)
             c_lam[e, s] = lam
     # 3. projected Gauss-Seidel sweeps until the largest velocity change is below tolerance
     sweeps = 0
@@ -132,26 +141,15 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
             n = c_nrm[e, s]
             t1 = c_t1[e, s]
             frame = ti.Matrix.cols([n, t1, n.cross(t1)])
-            qb = body_i[b][B_QS]
-            rb = c_pos[e, s] - vec3(q[e, qb], q[e, qb + 1], q[e, qb + 2])
-            ra = vec3(0.0, 0.0, 0.0)
-            us_a = -1
-            inv_m_a = 0.0
-            iw_a = mat3(0.0)
-            if a >= 0:
-                qa = body_i[a][B_QS]
-                ra = c_pos[e, s] - vec3(q[e, qa], q[e, qa + 1], q[e, qa + 2])
-                us_a = body_i[a][B_US]
-                inv_m_a = 1.0 / body_f[a][F_MASS]
-                iw_a = body_iw[e, a]
-            vloc = frame.transpose() @ relative_velocity(u, e, us_a, body_i[b][B_US], ra, rb)
+            us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb = row_links(q, body_i, body_f, body_iw, e, a, b,
+                                                                         c_pos[e, s])
+            vloc = frame.transpose() @ relative_velocity(u, e, us_a, us_b, ra, rb)
             w = c_w[e, s]
             lam = c_lam[e, s]
             new = solve_rigid_row(w, lam, vloc, c_target[e, s], pair_mat[p][0])
             d = new - lam
             if d.norm() > 0.0:
-                apply_impulse(u, e, us_a, body_i[b][B_US], inv_m_a, 1.0 / body_f[b][F_MASS], iw_a,
-                              body_iw[e, b], ra, rb, frame @ d)
+                apply_impulse(u, e, us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb, frame @ d)
                 c_lam[e, s] = new
                 largest = ti.max(largest, w[0, 0] * d.norm())
         if largest <= tolerance:
