@@ -7,7 +7,6 @@ Prints where each body came to rest, its speed and the contacts holding it, for 
 from __future__ import annotations
 
 import argparse
-import math
 import time
 
 import numpy as np

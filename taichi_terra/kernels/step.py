@@ -7,7 +7,7 @@ import taichi as ti
 
 from .collision import collide_pair
 from .contact import apply_impulse, normal_target, point_compliance, relative_velocity, solve_rigid_row
-from .dynamics import free_velocity, integrate_link, link_rotation
+from .dynamics import free_velocity, integrate_link
 from .layout import (B_QS, B_US, F_MASS, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_SHAPES, PF_DT, PF_ERP,
                      PF_GROUND_HEIGHT, PF_GX, PF_MARGIN,
                      PF_GY, PF_GZ, PF_MAX_PUSH, PF_REST_THRESHOLD, PF_SLOP, PF_TOL, PI_MAX_SWEEPS, PI_N_PAIRS,
