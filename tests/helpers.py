@@ -41,6 +41,9 @@ def slope_world(angle, friction, shape, gravity=(0.0, 0.0, -G), rotate_map=True,
     elif shape == "capsule":  # lying with its axis along y, so it rolls downhill
         body = world.add_capsule(0.1, 0.3, 1.0, material="body")
         local, orient = np.array([-5.5, 0.0, 0.1]), rot_x(math.pi / 2)
+    elif shape == "cylinder":  # lying on its side, axis along y
+        body = world.add_cylinder(0.1, 0.3, 1.0, material="body")
+        local, orient = np.array([-5.5, 0.0, 0.1]), rot_x(math.pi / 2)
     else:
         raise ValueError(shape)
     body.set_position(R @ local)

@@ -101,3 +101,21 @@ def test_mesh_inertia_matches_box():
     expected = np.diag([m * (0.16 + 0.36), m * (0.04 + 0.36), m * (0.04 + 0.16)]) / 12.0
     np.testing.assert_allclose(body.inertia, expected, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(np.mean(body.shape.points, axis=0), 0.0, atol=1e-12)
+
+
+def test_mesh_from_file_rests_on_ground(tmp_path):
+    """Reference: static equilibrium. A convex mesh loaded from an STL file lands flat on its largest face
+    and its contacts carry its weight, m g."""
+    import trimesh
+
+    path = tmp_path / "prism.stl"
+    trimesh.creation.box(extents=(0.3, 0.2, 0.1)).export(path)
+    world = tt.World(dt=1e-3)
+    world.add_ground()
+    body = world.add_mesh(str(path), 1.5)
+    body.set_position([0.0, 0.0, 0.06])
+    world.step(800)
+    c = world.get_contacts(0)
+    assert np.sum(c.impulses[:, 2]) / world.dt == pytest.approx(1.5 * 9.81, rel=1e-3)
+    assert body.get_position(0)[2] == pytest.approx(0.05, abs=1e-3)
+    np.testing.assert_allclose(quat_to_matrix(body.get_orientation(0))[:, 2], [0.0, 0.0, 1.0], atol=1e-6)

@@ -31,6 +31,19 @@ def test_sphere_rolls_without_slipping():
     assert np.linalg.norm(slip) < 1e-3 * np.linalg.norm(v)
 
 
+@pytest.mark.parametrize("shape", ["capsule", "cylinder"])
+def test_round_bodies_roll_at_the_closed_form_rate(shape):
+    """Reference: a body of radius r rolling without slip down a slope accelerates at
+    g sin(theta) / (1 + I_axis / (m r^2)) (2/3 g sin(theta) for a solid cylinder)."""
+    world, body, R = slope_world(ANGLE, 0.8, shape)
+    world.step(1000)
+    d = _along_slope(body, R, np.array([-5.5, 0.0, 0.1]))
+    i_axis = body.inertia[2, 2]
+    a = G * math.sin(ANGLE) / (1.0 + i_axis / (body.mass * 0.1 ** 2))
+    assert d[0] == pytest.approx(0.5 * a * 1.0 ** 2, rel=0.01)
+    assert abs(d[2]) < 1e-3
+
+
 def test_box_held_by_friction():
     """Reference: static friction holds a block when mu >= tan(theta) (0.8 > 0.364): it creeps < 1 mm."""
     world, box, R = slope_world(ANGLE, 0.8, "box")
