@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import taichi as ti
 
-from .backend import ti_real
+from .backend import np_real, ti_real
 
 
 class State:
@@ -25,10 +25,8 @@ class State:
         self.f_ext = ti.ndarray(vec3, (ne, nb))
         self.t_ext = ti.ndarray(vec3, (ne, nb))
         if model.n_bodies:
-            self.q.from_numpy(np.ascontiguousarray(q0))
-            self.u.from_numpy(np.ascontiguousarray(u0))
-            self.f_ext.from_numpy(np.ascontiguousarray(f0))
-            self.t_ext.from_numpy(np.ascontiguousarray(t0))
+            for arr, data in ((self.q, q0), (self.u, u0), (self.f_ext, f0), (self.t_ext, t0)):
+                arr.from_numpy(np.ascontiguousarray(data, dtype=np_real()))
         self.body_iw = ti.ndarray(mat3, (ne, nb))
         self.c_count = ti.ndarray(ti.i32, (ne, npair))
         self.c_overflow = ti.ndarray(ti.i32, (ne, npair))
