@@ -76,7 +76,6 @@ class Model:
         self.body_f = _ndarray(ti.types.vector(8, tr), body_f, 1)
         inertia = np.array([sh.inertia for sh in shapes], real).reshape(nb, 3, 3)
         self.body_inertia = _ndarray(mat3, inertia, 2)
-        self.body_inv_inertia = _ndarray(mat3, np.linalg.inv(inertia) if nb else inertia, 2)
         self.points = _ndarray(vec3, np.concatenate(pts).astype(real) if pts else np.zeros((0, 3), real), 1)
         self.planes = _ndarray(vec4, np.concatenate(pls).astype(real) if n_pls else np.zeros((0, 4), real), 1)
         # ---- contact pairs: each shape with the ground, each height map, and each other shape
@@ -92,17 +91,14 @@ class Model:
         self.n_pairs = len(pairs)
         pair_i = np.zeros((max(len(pairs), 1), 8), np.int32)
         slot = 0
-        slot_pair = []
         for p, (kind, b, other, cap) in enumerate(pairs):
             pair_i[p, P_KIND], pair_i[p, P_BODY], pair_i[p, P_OTHER] = kind, b, other
             pair_i[p, P_SLOT], pair_i[p, P_CAP] = slot, cap
-            slot_pair += [p] * cap
             slot += cap
         self.n_slots = slot
         self.pairs = pairs
         self._pair_slots = [int(pair_i[p, P_SLOT]) for p in range(len(pairs))]
         self.pair_i = _ndarray(ivec8, pair_i, 1)
-        self.slot_pair = _ndarray(ti.i32, np.array(slot_pair or [0], np.int32), 0)
         self.pair_mat = ti.ndarray(vec2, (max(len(pairs), 1),))
         self.update_materials(materials, body_materials, ground, heightmaps)
         # ---- height maps (concatenated samples) and their poses

@@ -38,16 +38,14 @@ class State:
         self.c_prev_feat = ti.ndarray(ti.i32, (ne, ns))
         self.c_prev_feat.fill(-1)
         self.c_prev_imp = ti.ndarray(vec3, (ne, ns))
-        self.c_t1 = ti.ndarray(vec3, (ne, ns))
         self.c_w = ti.ndarray(mat3, (ne, ns))
         self.c_lam = ti.ndarray(vec3, (ne, ns))
         self.c_target = ti.ndarray(real, (ne, ns))
-        self.c_list = ti.ndarray(ti.i32, (ne, ns))
+        self.c_list = ti.ndarray(ti.types.vector(2, ti.i32), (ne, ns))  # (slot, pair) of each row
         self.sweeps_used = ti.ndarray(ti.i32, (ne,))
-        from .kernels.layout import N_PARAMS_F, N_PARAMS_I
+        from .kernels.layout import N_PARAMS
 
-        self.params_f = ti.ndarray(real, (N_PARAMS_F,))
-        self.params_i = ti.ndarray(ti.i32, (N_PARAMS_I,))
+        self.params = ti.ndarray(real, (N_PARAMS,))
 
     def snapshot(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name).to_numpy() for name in self.PERSISTENT}

@@ -19,12 +19,12 @@ from .validation import as_vector, check_finite, check_int, check_positive, rota
 
 
 # the array arguments of the step kernel, in order (names of Model / State arrays)
-SIMULATE_ARGS = ("q", "u", "f_ext", "t_ext", "body_i", "body_f", "body_inertia", "body_inv_inertia", "points",
-                 "planes", "pair_i", "pair_mat", "slot_pair", "hm_int", "hm_geom", "hm_pos", "hm_rot", "hm_heights",
+SIMULATE_ARGS = ("q", "u", "f_ext", "t_ext", "body_i", "body_f", "body_inertia", "points",
+                 "planes", "pair_i", "pair_mat", "hm_int", "hm_geom", "hm_pos", "hm_rot", "hm_heights",
                  "body_iw", "c_count", "c_overflow", "c_pos", "c_nrm", "c_depth", "c_feat", "c_imp", "c_prev_feat",
-                 "c_prev_imp", "c_t1", "c_w", "c_lam", "c_target", "c_list", "sweeps_used", "params_f", "params_i")
-MODEL_ARRAYS = ("body_i", "body_f", "body_inertia", "body_inv_inertia", "points", "planes", "pair_i", "pair_mat",
-                "slot_pair", "hm_int", "hm_geom", "hm_pos", "hm_rot", "hm_heights")
+                 "c_prev_imp", "c_w", "c_lam", "c_target", "c_list", "sweeps_used", "params")
+MODEL_ARRAYS = ("body_i", "body_f", "body_inertia", "points", "planes", "pair_i", "pair_mat", "hm_int", "hm_geom",
+                "hm_pos", "hm_rot", "hm_heights")
 STATE_ARRAYS = tuple(name for name in SIMULATE_ARGS if name not in MODEL_ARRAYS)
 
 
@@ -313,8 +313,12 @@ class World:
             return
         self._upload_params()
         graph, args = self._graph()
-        args["n_steps"] = n
-        graph.run(args)
+        # On vulkan (lavapipe) a launch of many steps was seen to stop after a few dozen of them, so there
+        # each step is its own launch; elsewhere one launch runs all n steps.
+        chunk = 1 if backend.config()["arch"] == "vulkan" else n
+        for start in range(0, n, chunk):
+            args["n_steps"] = min(chunk, n - start)
+            graph.run(args)
         self._time += n * self._dt
         self._steps += n
 
@@ -323,18 +327,16 @@ class World:
         from .kernels import layout as L
 
         cfg = self.solver
-        pf = np.zeros(L.N_PARAMS_F)
+        pf = np.zeros(L.N_PARAMS)
         pf[L.PF_DT] = self._dt
         pf[L.PF_GX:L.PF_GZ + 1] = self._gravity
         pf[L.PF_TOL], pf[L.PF_SLOP], pf[L.PF_ERP] = cfg.tolerance, cfg.slop, cfg.erp
         pf[L.PF_MAX_PUSH], pf[L.PF_REST_THRESHOLD] = cfg.max_push, cfg.restitution_threshold
         pf[L.PF_MARGIN] = cfg.contact_margin
         pf[L.PF_GROUND_HEIGHT] = self._ground.height if self._ground is not None else 0.0
-        pi = np.zeros(L.N_PARAMS_I, np.int32)
-        pi[L.PI_MAX_SWEEPS], pi[L.PI_WARM_START] = cfg.max_sweeps, int(cfg.warm_start)
-        pi[L.PI_N_PAIRS] = self._model.n_pairs
-        self._state.params_f.from_numpy(pf.astype(backend.np_real()))
-        self._state.params_i.from_numpy(pi)
+        pf[L.PF_MAX_SWEEPS], pf[L.PF_WARM_START] = cfg.max_sweeps, float(cfg.warm_start)
+        pf[L.PF_N_PAIRS] = self._model.n_pairs
+        self._state.params.from_numpy(pf.astype(backend.np_real()))
 
     def _graph(self):
         """The step kernel as a compiled Taichi graph, built once per world: one call binds every array

@@ -366,27 +366,26 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
                 for ix in range(ix0, ix1 + 1):
                     for t in range(2):
                         a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, ix, iy, t)
-                        if not (is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2])):
-                            continue
-                        if lo[2] > ti.max(a[2], b[2], c[2]):
-                            continue
-                        nn = (b - a).cross(c - a)
-                        tn = nn / nn.norm()
-                        n_cp, cs0, ct0, cs1, ct1 = segment_triangle_contacts(p0, p1, a, b, c, tn)
-                        for j in range(n_cp):
-                            cs = cs0 if j == 0 else cs1
-                            ct = ct0 if j == 0 else ct1
-                            d = (cs - ct).norm()
-                            keep = tn.dot(cs - a) > 0.0 and d < infl + margin and d > 1e-12
-                            # a closest point on the triangle's boundary must be a local minimum over the map
-                            tol = 1e-9 * (dx + dy)
-                            if keep and (cs - tn * tn.dot(cs - a) - ct).norm() > tol:
-                                keep = is_local_closest(hm_heights, off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct,
-                                                        d, tol)
-                            if keep:
-                                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
-                                     o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
-                                     FEAT_TRIANGLE + 2 * (2 * (iy * nx + ix) + t) + j, True)
+                        # skip holes and triangles entirely below the swept sphere
+                        if (is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2])
+                                and lo[2] <= ti.max(a[2], b[2], c[2])):
+                            nn = (b - a).cross(c - a)
+                            tn = nn / nn.norm()
+                            n_cp, cs0, ct0, cs1, ct1 = segment_triangle_contacts(p0, p1, a, b, c, tn)
+                            for j in range(n_cp):
+                                cs = cs0 if j == 0 else cs1
+                                ct = ct0 if j == 0 else ct1
+                                d = (cs - ct).norm()
+                                keep = tn.dot(cs - a) > 0.0 and d < infl + margin and d > 1e-12
+                                # a closest point on the triangle's boundary must be a local minimum over the map
+                                tol = 1e-9 * (dx + dy)
+                                if keep and (cs - tn * tn.dot(cs - a) - ct).norm() > tol:
+                                    keep = is_local_closest(hm_heights, off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct,
+                                                            d, tol)
+                                if keep:
+                                    emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                                         o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
+                                         FEAT_TRIANGLE + 2 * (2 * (iy * nx + ix) + t) + j, True)
         else:
             # sample points of the shape against the triangle below each of them
             n_extra = 2 if stype == CYLINDER else 0
@@ -408,27 +407,26 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
             jy0, jy1 = vertex_range(c_l[1] - rad, c_l[1] + rad, y0, dy, ny)
             for jy in range(jy0, jy1 + 1):
                 for jx in range(jx0, jx1 + 1):
-                    if hm_heights[off + jy * nx + jx] < c_l[2] - rad:
-                        continue
-                    depth, nb = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx, jy, c_l, r_l, stype,
-                                             prm, planes, pl0, npl)
-                    n_l = -(r_l @ nb)
-                    if depth > 0.0 and n_l[2] > 0.0:
-                        ridge = False
-                        for axis in range(2):
-                            ox = 1 - axis
-                            oy = axis
-                            dm, _n0 = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx - ox, jy - oy, c_l,
-                                                   r_l, stype, prm, planes, pl0, npl)
-                            dp, _n1 = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx + ox, jy + oy, c_l,
-                                                   r_l, stype, prm, planes, pl0, npl)
-                            if (depth >= dm - _RIDGE_TOL and depth >= dp - _RIDGE_TOL
-                                    and (depth > dm + _RIDGE_TOL or depth > dp + _RIDGE_TOL)):
-                                ridge = True
-                        if ridge:
-                            v = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, jx, jy)
-                            emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
-                                 o + rm @ v, rm @ n_l, depth * n_l[2], FEAT_VERTEX + jy * nx + jx, False)
+                    if hm_heights[off + jy * nx + jx] >= c_l[2] - rad:
+                        depth, nb = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx, jy, c_l, r_l, stype,
+                                                 prm, planes, pl0, npl)
+                        n_l = -(r_l @ nb)
+                        if depth > 0.0 and n_l[2] > 0.0:
+                            ridge = False
+                            for axis in range(2):
+                                ox = 1 - axis
+                                oy = axis
+                                dm, _n0 = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx - ox, jy - oy, c_l,
+                                                       r_l, stype, prm, planes, pl0, npl)
+                                dp, _n1 = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx + ox, jy + oy, c_l,
+                                                       r_l, stype, prm, planes, pl0, npl)
+                                if (depth >= dm - _RIDGE_TOL and depth >= dp - _RIDGE_TOL
+                                        and (depth > dm + _RIDGE_TOL or depth > dp + _RIDGE_TOL)):
+                                    ridge = True
+                            if ridge:
+                                v = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, jx, jy)
+                                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                                     o + rm @ v, rm @ n_l, depth * n_l[2], FEAT_VERTEX + jy * nx + jx, False)
     else:
         # shape against shape
         bj = pr[P_OTHER]

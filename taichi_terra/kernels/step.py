@@ -10,8 +10,8 @@ from .contact import apply_impulse, normal_target, point_compliance, relative_ve
 from .dynamics import free_velocity, integrate_link
 from .layout import (B_QS, B_US, F_MASS, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_SHAPES, PF_DT, PF_ERP,
                      PF_GROUND_HEIGHT, PF_GX, PF_MARGIN,
-                     PF_GY, PF_GZ, PF_MAX_PUSH, PF_REST_THRESHOLD, PF_SLOP, PF_TOL, PI_MAX_SWEEPS, PI_N_PAIRS,
-                     PI_WARM_START)
+                     PF_GY, PF_GZ, PF_MAX_PUSH, PF_MAX_SWEEPS, PF_N_PAIRS, PF_REST_THRESHOLD, PF_SLOP, PF_TOL,
+                     PF_WARM_START)
 from .math import tangent_basis, vec3
 
 mat3 = ti.math.mat3
@@ -49,51 +49,50 @@ def row_links(q: ti.template(), body_i: ti.template(), body_f: ti.template(), bo
 @ti.kernel
 def simulate(n_steps: ti.i32, q: ti.types.ndarray(), u: ti.types.ndarray(), f_ext: ti.types.ndarray(),
              t_ext: ti.types.ndarray(), body_i: ti.types.ndarray(), body_f: ti.types.ndarray(),
-             body_inertia: ti.types.ndarray(), body_inv_inertia: ti.types.ndarray(), points: ti.types.ndarray(),
+             body_inertia: ti.types.ndarray(), points: ti.types.ndarray(),
              planes: ti.types.ndarray(), pair_i: ti.types.ndarray(), pair_mat: ti.types.ndarray(),
-             slot_pair: ti.types.ndarray(), hm_int: ti.types.ndarray(), hm_geom: ti.types.ndarray(),
+             hm_int: ti.types.ndarray(), hm_geom: ti.types.ndarray(),
              hm_pos: ti.types.ndarray(), hm_rot: ti.types.ndarray(), hm_heights: ti.types.ndarray(),
              body_iw: ti.types.ndarray(), c_count: ti.types.ndarray(), c_overflow: ti.types.ndarray(),
              c_pos: ti.types.ndarray(), c_nrm: ti.types.ndarray(), c_depth: ti.types.ndarray(),
              c_feat: ti.types.ndarray(), c_imp: ti.types.ndarray(), c_prev_feat: ti.types.ndarray(),
-             c_prev_imp: ti.types.ndarray(), c_t1: ti.types.ndarray(), c_w: ti.types.ndarray(),
+             c_prev_imp: ti.types.ndarray(), c_w: ti.types.ndarray(),
              c_lam: ti.types.ndarray(), c_target: ti.types.ndarray(), c_list: ti.types.ndarray(),
-             sweeps_used: ti.types.ndarray(), params_f: ti.types.ndarray(), params_i: ti.types.ndarray()):
+             sweeps_used: ti.types.ndarray(), params_f: ti.types.ndarray()):
     """Advance every env by ``n_steps`` steps: one thread per env runs its steps back to back (envs are
     independent), so a call costs one kernel launch however many steps it takes."""
-    n_pairs = params_i[PI_N_PAIRS]
+    n_pairs = ti.cast(params_f[PF_N_PAIRS], ti.i32)
     for e in range(q.shape[0]):
         for _ in range(n_steps):
             for p in range(n_pairs):
                 collide_pair(e, p, q, body_i, body_f, points, planes, pair_i, hm_int, hm_geom, hm_pos, hm_rot,
                              hm_heights, params_f[PF_GROUND_HEIGHT], params_f[PF_MARGIN], c_count, c_overflow,
                              c_pos, c_nrm, c_depth, c_feat)
-            advance_env(e, n_pairs, q, u, f_ext, t_ext, body_i, body_f, body_inertia, body_inv_inertia, pair_i,
-                        pair_mat, slot_pair, body_iw, c_count, c_pos, c_nrm, c_depth, c_feat, c_imp, c_prev_feat,
-                        c_prev_imp, c_t1, c_w, c_lam, c_target, c_list, sweeps_used, params_f, params_i)
+            advance_env(e, n_pairs, q, u, f_ext, t_ext, body_i, body_f, body_inertia, pair_i, pair_mat, body_iw,
+                        c_count, c_pos, c_nrm, c_depth, c_feat, c_imp, c_prev_feat, c_prev_imp, c_w, c_lam, c_target,
+                        c_list, sweeps_used, params_f)
 
 
 @ti.func
 def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.template(), t_ext: ti.template(),
-                body_i: ti.template(), body_f: ti.template(), body_inertia: ti.template(),
-                body_inv_inertia: ti.template(), pair_i: ti.template(), pair_mat: ti.template(),
-                slot_pair: ti.template(), body_iw: ti.template(), c_count: ti.template(), c_pos: ti.template(),
+                body_i: ti.template(), body_f: ti.template(), body_inertia: ti.template(), pair_i: ti.template(),
+                pair_mat: ti.template(), body_iw: ti.template(), c_count: ti.template(), c_pos: ti.template(),
                 c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template(), c_imp: ti.template(),
-                c_prev_feat: ti.template(), c_prev_imp: ti.template(), c_t1: ti.template(), c_w: ti.template(),
-                c_lam: ti.template(), c_target: ti.template(), c_list: ti.template(), sweeps_used: ti.template(),
-                params_f: ti.template(), params_i: ti.template()):
+                c_prev_feat: ti.template(), c_prev_imp: ti.template(), c_w: ti.template(), c_lam: ti.template(),
+                c_target: ti.template(), c_list: ti.template(), sweeps_used: ti.template(), params_f: ti.template()):
     """The dynamics of one step of env ``e``, after its contacts were found."""
     dt = params_f[PF_DT]
     gravity = vec3(params_f[PF_GX], params_f[PF_GY], params_f[PF_GZ])
     tolerance, slop, erp = params_f[PF_TOL], params_f[PF_SLOP], params_f[PF_ERP]
     max_push, restitution_threshold = params_f[PF_MAX_PUSH], params_f[PF_REST_THRESHOLD]
-    max_sweeps, warm_start = params_i[PI_MAX_SWEEPS], params_i[PI_WARM_START]
+    max_sweeps = ti.cast(params_f[PF_MAX_SWEEPS], ti.i32)
+    warm_start = ti.cast(params_f[PF_WARM_START], ti.i32)
     n_bodies = body_i.shape[0]
     # 1. free velocities u* = u + dt M^-1 (tau - h)
     for b in range(n_bodies):
         bd = body_i[b]
         body_iw[e, b] = free_velocity(q, u, e, bd[B_QS], bd[B_US], body_f[b][F_MASS], body_inertia[b],
-                                      body_inv_inertia[b], f_ext[e, b], t_ext[e, b], gravity, dt)
+                                      body_inertia[b].inverse(), f_ext[e, b], t_ext[e, b], gravity, dt)
     # 2. contact rows: frames, Delassus blocks, targets, warm starts
     n_rows = 0
     for p in range(n_pairs):
@@ -103,7 +102,7 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
         base = pair_i[p][P_SLOT]
         for k in range(c_count[e, p]):
             s = base + k
-            c_list[e, n_rows] = s
+            c_list[e, n_rows] = ti.math.ivec2(s, p)
             n_rows += 1
             n = c_nrm[e, s]
             t1, t2 = tangent_basis(n)
@@ -113,7 +112,6 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
             kmat = point_compliance(inv_m_b, iw_b, rb)
             if a >= 0:
                 kmat += point_compliance(inv_m_a, iw_a, ra)
-            c_t1[e, s] = t1
             c_w[e, s] = frame.transpose() @ kmat @ frame
             vn0 = n.dot(relative_velocity(u, e, us_a, us_b, ra, rb))
             c_target[e, s] = normal_target(c_depth[e, s], vn0, dt, restitution, restitution_threshold, slop,
@@ -131,16 +129,17 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
             c_lam[e, s] = lam
     # 3. projected Gauss-Seidel sweeps until the largest velocity change is below tolerance
     sweeps = 0
-    for it in range(max_sweeps):
-        sweeps = it + 1
+    largest = tolerance + 1.0
+    while sweeps < max_sweeps and largest > tolerance:
+        sweeps += 1
         largest = 0.0
         for r in range(n_rows):
-            s = c_list[e, r]
-            p = slot_pair[s]
+            s = c_list[e, r][0]
+            p = c_list[e, r][1]
             a, b = row_bodies(body_i, pair_i, p)
             n = c_nrm[e, s]
-            t1 = c_t1[e, s]
-            frame = ti.Matrix.cols([n, t1, n.cross(t1)])
+            t1, t2 = tangent_basis(n)
+            frame = ti.Matrix.cols([n, t1, t2])
             us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb = row_links(q, body_i, body_f, body_iw, e, a, b,
                                                                          c_pos[e, s])
             vloc = frame.transpose() @ relative_velocity(u, e, us_a, us_b, ra, rb)
@@ -152,8 +151,6 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
                 apply_impulse(u, e, us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb, frame @ d)
                 c_lam[e, s] = new
                 largest = ti.max(largest, w[0, 0] * d.norm())
-        if largest <= tolerance:
-            break
     sweeps_used[e] = sweeps
     # 4. integrate positions with the constrained velocities
     for b in range(n_bodies):
@@ -165,8 +162,8 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
             s = base + k
             if k < c_count[e, p]:
                 n = c_nrm[e, s]
-                t1 = c_t1[e, s]
-                imp = ti.Matrix.cols([n, t1, n.cross(t1)]) @ c_lam[e, s]
+                t1, t2 = tangent_basis(n)
+                imp = ti.Matrix.cols([n, t1, t2]) @ c_lam[e, s]
                 c_imp[e, s] = imp
                 c_prev_imp[e, s] = imp
                 c_prev_feat[e, s] = c_feat[e, s]
