@@ -1,6 +1,7 @@
-"""The dynamics stage of one step, per env: free velocities, contact rows, Gauss-Seidel, integration.
+"""The step kernel: per env and per step, narrowphase (``collision.py``), then free velocities, contact
+rows, Gauss-Seidel sweeps and integration.
 
-Parallel over envs; the sweep inside one env is serial and in a fixed order, so replays are
+Parallel over envs; everything inside one env is serial and in a fixed order, so replays are
 bit-identical and an env's result does not depend on how many envs run beside it.
 """
 import taichi as ti
