@@ -88,6 +88,28 @@ def test_restitution_bounce_height():
     assert top == pytest.approx(0.8 ** 2 * 1.0, rel=0.01)
 
 
+def test_elastic_bounces_keep_their_height():
+    """Reference: energy conservation for restitution 1; each rebound reaches the drop height again, with the
+    one-step discretisation error only (no gain from gravity counted into the bounce speed)."""
+    world = tt.World(dt=1e-3)
+    world.set_material_pair_prop("ball", "floor", 0.0, 1.0)
+    world.add_ground(material="floor")
+    ball = world.add_sphere(0.05, 1.0, material="ball")
+    ball.set_position([0.0, 0.0, 1.05])
+    heights = []
+    going_up, top = False, 0.0
+    for _ in range(3600):  # four bounces
+        world.step()
+        z, vz = ball.get_position(0)[2] - 0.05, ball.get_linear_velocity(0)[2]
+        if vz > 0.0:
+            going_up, top = True, max(top, z)
+        elif going_up:
+            heights.append(top)
+            going_up, top = False, 0.0
+    assert len(heights) >= 3
+    np.testing.assert_allclose(heights, 1.0, atol=5e-3)
+
+
 def test_material_pairs_and_default():
     """Reference: the pair table. Unset pairs use the default; set pairs are symmetric."""
     world = tt.World()

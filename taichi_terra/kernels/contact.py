@@ -8,10 +8,17 @@ bilateral pins) add their own ``solve`` function over the same velocities.
 import taichi as ti
 
 from .dynamics import add_link_velocity, link_velocity
-from .math import skew, vec3
+from .math import skew, tangent_basis, vec3
 
 mat2 = ti.math.mat2
 vec2 = ti.math.vec2
+
+
+@ti.func
+def contact_frame(n):
+    """The contact frame ``(n, t1, t2)`` as matrix columns; the tangents follow from ``n`` alone."""
+    t1, t2 = tangent_basis(n)
+    return ti.Matrix.cols([n, t1, t2])
 
 
 @ti.func

@@ -30,15 +30,21 @@ def link_rotation(q: ti.template(), e, qs):
 
 
 @ti.func
-def free_velocity(q: ti.template(), u: ti.template(), e, qs, us, mass, inertia, inv_inertia, force, torque,
+def link_inv_inertia(q: ti.template(), e, qs, inertia):
+    """World-frame inverse inertia ``R I^-1 R^T`` of a floating link [1/(kg m^2)]."""
+    rot = link_rotation(q, e, qs)
+    return rot @ inertia.inverse() @ rot.transpose()
+
+
+@ti.func
+def free_velocity(q: ti.template(), u: ti.template(), e, qs, us, mass, inertia, inv_iw, force, torque,
                   gravity, dt):
-    """``u* = u + dt M^-1 (tau - h)`` for one floating link; returns the world inverse inertia.
+    """``u* = u + dt M^-1 (tau - h)`` for one floating link, given its world inverse inertia ``inv_iw``.
 
     The gyroscopic term ``w x I w`` is taken implicitly by one Newton step in the body frame, which keeps
     spinning asymmetric bodies stable; gravity and the external force/torque are explicit.
     """
     rot = link_rotation(q, e, qs)
-    inv_iw = rot @ inv_inertia @ rot.transpose()
     v, w = link_velocity(u, e, us)
     v_new = v + dt * (gravity + force / mass)
     wb = rot.transpose() @ w
@@ -47,7 +53,6 @@ def free_velocity(q: ti.template(), u: ti.template(), e, qs, us, mass, inertia, 
     wb = wb - jac.inverse() @ (dt * wb.cross(iwb))
     w_new = rot @ wb + dt * (inv_iw @ torque)
     add_link_velocity(u, e, us, v_new - v, w_new - w)
-    return inv_iw
 
 
 @ti.func

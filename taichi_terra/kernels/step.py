@@ -7,13 +7,14 @@ bit-identical and an env's result does not depend on how many envs run beside it
 import taichi as ti
 
 from .collision import collide_pair
-from .contact import apply_impulse, normal_target, point_compliance, relative_velocity, solve_rigid_row
-from .dynamics import free_velocity, integrate_link
+from .contact import (apply_impulse, clamp_to_cone, contact_frame, normal_target, point_compliance,
+                      relative_velocity, solve_rigid_row)
+from .dynamics import free_velocity, integrate_link, link_inv_inertia
 from .layout import (B_QS, B_US, F_MASS, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_SHAPES, PF_DT, PF_ERP,
                      PF_GROUND_HEIGHT, PF_GX, PF_MARGIN,
                      PF_GY, PF_GZ, PF_MAX_PUSH, PF_MAX_SWEEPS, PF_N_PAIRS, PF_REST_THRESHOLD, PF_SLOP, PF_TOL,
                      PF_WARM_START)
-from .math import tangent_basis, vec3
+from .math import vec3
 
 mat3 = ti.math.mat3
 
@@ -89,16 +90,14 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
     max_sweeps = ti.cast(params_f[PF_MAX_SWEEPS], ti.i32)
     warm_start = ti.cast(params_f[PF_WARM_START], ti.i32)
     n_bodies = body_i.shape[0]
-    # 1. free velocities u* = u + dt M^-1 (tau - h)
+    # 1. world inverse inertias of the links at the start of the step
     for b in range(n_bodies):
-        bd = body_i[b]
-        body_iw[e, b] = free_velocity(q, u, e, bd[B_QS], bd[B_US], body_f[b][F_MASS], body_inertia[b],
-                                      body_inertia[b].inverse(), f_ext[e, b], t_ext[e, b], gravity, dt)
-    # 2. contact rows: frames, Delassus blocks, targets, warm starts
+        body_iw[e, b] = link_inv_inertia(q, e, body_i[b][B_QS], body_inertia[b])
+    # 2. contact rows: frames, Delassus blocks and targets; restitution uses the approach speed before this
+    #    step's forces and warm starts
     n_rows = 0
     for p in range(n_pairs):
         a, b = row_bodies(body_i, pair_i, p)
-        mu = pair_mat[p][0]
         restitution = pair_mat[p][1]
         base = pair_i[p][P_SLOT]
         for k in range(c_count[e, p]):
@@ -106,8 +105,7 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
             c_list[e, n_rows] = ti.math.ivec2(s, p)
             n_rows += 1
             n = c_nrm[e, s]
-            t1, t2 = tangent_basis(n)
-            frame = ti.Matrix.cols([n, t1, t2])
+            frame = contact_frame(n)
             us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb = row_links(q, body_i, body_f, body_iw, e, a, b,
                                                                          c_pos[e, s])
             kmat = point_compliance(inv_m_b, iw_b, rb)
@@ -117,18 +115,25 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
             vn0 = n.dot(relative_velocity(u, e, us_a, us_b, ra, rb))
             c_target[e, s] = normal_target(c_depth[e, s], vn0, dt, restitution, restitution_threshold, slop,
                                            erp, max_push)
-            lam = vec3(0.0, 0.0, 0.0)
-            if warm_start != 0 and c_prev_feat[e, s] == c_feat[e, s]:
-                lam = frame.transpose() @ c_prev_imp[e, s]
-                lam[0] = ti.max(lam[0], 0.0)
-                lt = ti.math.vec2(lam[1], lam[2])
-                if lt.norm() > mu * lam[0]:
-                    lt *= mu * lam[0] / lt.norm()
-                lam[1] = lt[0]
-                lam[2] = lt[1]
-                apply_impulse(u, e, us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb, frame @ lam)
-            c_lam[e, s] = lam
-    # 3. projected Gauss-Seidel sweeps until the largest velocity change is below tolerance
+    # 3. free velocities u* = u + dt M^-1 (tau - h)
+    for b in range(n_bodies):
+        bd = body_i[b]
+        free_velocity(q, u, e, bd[B_QS], bd[B_US], body_f[b][F_MASS], body_inertia[b], body_iw[e, b],
+                      f_ext[e, b], t_ext[e, b], gravity, dt)
+    # 4. warm starts: last step's impulse of the same contact feature, projected on the current cone
+    for r in range(n_rows):
+        s = c_list[e, r][0]
+        p = c_list[e, r][1]
+        lam = vec3(0.0, 0.0, 0.0)
+        if warm_start != 0 and c_prev_feat[e, s] == c_feat[e, s]:
+            a, b = row_bodies(body_i, pair_i, p)
+            frame = contact_frame(c_nrm[e, s])
+            lam = clamp_to_cone(frame.transpose() @ c_prev_imp[e, s], pair_mat[p][0])
+            us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb = row_links(q, body_i, body_f, body_iw, e, a, b,
+                                                                         c_pos[e, s])
+            apply_impulse(u, e, us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb, frame @ lam)
+        c_lam[e, s] = lam
+    # 5. projected Gauss-Seidel sweeps until the largest velocity change is below tolerance
     sweeps = 0
     largest = tolerance + 1.0
     while sweeps < max_sweeps and largest > tolerance:
@@ -138,9 +143,7 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
             s = c_list[e, r][0]
             p = c_list[e, r][1]
             a, b = row_bodies(body_i, pair_i, p)
-            n = c_nrm[e, s]
-            t1, t2 = tangent_basis(n)
-            frame = ti.Matrix.cols([n, t1, t2])
+            frame = contact_frame(c_nrm[e, s])
             us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb = row_links(q, body_i, body_f, body_iw, e, a, b,
                                                                          c_pos[e, s])
             vloc = frame.transpose() @ relative_velocity(u, e, us_a, us_b, ra, rb)
@@ -153,18 +156,16 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
                 c_lam[e, s] = new
                 largest = ti.max(largest, w[0, 0] * d.norm())
     sweeps_used[e] = sweeps
-    # 4. integrate positions with the constrained velocities
+    # 6. integrate positions with the constrained velocities
     for b in range(n_bodies):
         integrate_link(q, u, e, body_i[b][B_QS], body_i[b][B_US], dt)
-    # 5. results and warm-start cache
+    # 7. results and warm-start cache
     for p in range(n_pairs):
         base = pair_i[p][P_SLOT]
         for k in range(pair_i[p][P_CAP]):
             s = base + k
             if k < c_count[e, p]:
-                n = c_nrm[e, s]
-                t1, t2 = tangent_basis(n)
-                imp = ti.Matrix.cols([n, t1, t2]) @ c_lam[e, s]
+                imp = contact_frame(c_nrm[e, s]) @ c_lam[e, s]
                 c_imp[e, s] = imp
                 c_prev_imp[e, s] = imp
                 c_prev_feat[e, s] = c_feat[e, s]
