@@ -40,7 +40,8 @@ def pair_capacity(kind: int, shape_a, shape_b=None) -> int:
         return len(shape_a.points) + n_extra
     if kind == PAIR_HEIGHTMAP:
         return len(shape_a.points) + n_extra + _HEIGHTMAP_EXTRA[shape_a.type]
-    return len(shape_a.points) + len(shape_b.points)
+    n_extra_b = 2 if shape_b.type == ShapeType.CYLINDER else 0
+    return len(shape_a.points) + n_extra + len(shape_b.points) + n_extra_b + 1
 
 
 class Model:

@@ -110,3 +110,87 @@ def test_slope_and_wall_scene():
         # resting in the corner: tangent to the slope plane z = y tan(angle) and to the wall
         assert p[2] == pytest.approx((wall_y + radius) * math.tan(angle) + radius / math.cos(angle), abs=2e-3)
         assert np.linalg.norm(b.get_linear_velocity(0)) < 0.02
+
+
+@pytest.mark.parametrize("first", ["sphere", "capsule"])
+def test_sphere_rests_on_a_lying_capsule_whatever_the_creation_order(first):
+    """Reference: static equilibrium on the capsule's top line, z = r_capsule + r_capsule + r_sphere; the
+    result must not depend on which body was created first."""
+    world = tt.World()
+    world.add_ground()
+
+    def capsule():
+        c = world.add_capsule(0.05, 0.6, 50.0)
+        c.set_position([0.0, 0.0, 0.05])
+        c.set_orientation([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # axis along y
+        return c
+
+    def sphere():
+        s = world.add_sphere(0.05, 0.1)
+        s.set_position([0.0, 0.1, 0.16])
+        return s
+
+    bodies = [capsule(), sphere()] if first == "capsule" else [sphere(), capsule()]
+    ball = bodies[1] if first == "capsule" else bodies[0]
+    world.step(400)
+    assert ball.get_position(0)[2] == pytest.approx(0.15, abs=1e-3)
+
+
+@pytest.mark.parametrize("top", ["capsule_on_box", "capsule_on_capsule", "box_on_capsule"])
+def test_crossed_resting_pairs(top):
+    """Reference: static equilibrium of a body lying across another (segment-segment and segment-box
+    closest points, not only end points)."""
+    world = tt.World()
+    world.add_ground()
+    across = [[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]]  # capsule axis along y
+    along = [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]]  # capsule axis along x
+    if top == "capsule_on_box":
+        low = world.add_box(0.1, 0.1, 0.2, 10.0)
+        low.set_position([0.0, 0.0, 0.1])
+        up = world.add_capsule(0.05, 0.6, 0.5)
+        up.set_orientation(across)
+        expected = 0.25
+    elif top == "capsule_on_capsule":
+        low = world.add_capsule(0.05, 0.6, 10.0)
+        low.set_position([0.0, 0.0, 0.05])
+        low.set_orientation(along)
+        up = world.add_capsule(0.05, 0.6, 0.5)
+        up.set_orientation(across)
+        expected = 0.15
+    else:
+        low = world.add_capsule(0.05, 0.6, 10.0)
+        low.set_position([0.0, 0.0, 0.05])
+        low.set_orientation(along)
+        up = world.add_box(0.1, 0.1, 0.1, 0.5)
+        expected = 0.15
+    up.set_position([0.0, 0.0, expected + 0.002])
+    world.step(500)
+    assert up.get_position(0)[2] == pytest.approx(expected, abs=1e-3)
+
+
+def test_cylinder_rolls_on_a_box_like_on_the_ground():
+    """Reference: a cylinder rolling on a flat face keeps its axis at height r and its speed (no rim
+    polygon bumps): the same as on the ground plane, within 1e-4 m and 1 %."""
+    results = []
+    for support in ("ground", "box"):
+        world = tt.World()
+        world.set_default_material(0.8, 0.0)
+        world.add_ground()
+        top = 0.0
+        if support == "box":
+            slab = world.add_box(4.0, 1.0, 0.2, 1000.0)
+            slab.set_position([1.0, 0.0, 0.1])
+            top = 0.2
+        cyl = world.add_cylinder(0.1, 0.2, 1.0)
+        cyl.set_orientation([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # axis along y
+        cyl.set_position([0.0, 0.0, top + 0.1])
+        cyl.set_linear_velocity([1.0, 0.0, 0.0])
+        cyl.set_angular_velocity([0.0, 10.0, 0.0])  # rolling: w = v / r
+        heights = []
+        for _ in range(50):
+            world.step(20)
+            heights.append(cyl.get_position(0)[2] - top)
+        results.append((np.array(heights), cyl.get_linear_velocity(0)[0]))
+    for heights, vx in results:
+        np.testing.assert_allclose(heights, 0.1, atol=1e-4)
+        assert vx == pytest.approx(1.0, rel=0.01)

@@ -11,7 +11,8 @@ import taichi as ti
 from .layout import (B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, CAPSULE, CYLINDER, F_INFL, F_P0, F_P1,
                      F_P2, F_P3, F_RAD, FEAT_BELOW, FEAT_OTHER_POINT, FEAT_POINT, FEAT_TRIANGLE, FEAT_VERTEX,
                      P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, SPHERE)
-from .math import (closest_point_triangle, closest_points_segments, is_finite, quat_to_mat, vec3, vec4)
+from .math import (closest_point_segment, closest_point_triangle, closest_points_segments, is_finite, quat_to_mat,
+                    vec3, vec4)
 from .shapes import cylinder_support, shape_exit, shape_sdf
 
 mat3 = ti.math.mat3
@@ -222,40 +223,88 @@ def sample_point(points: ti.template(), pt0, npt, stype, prm, down_b, k):
 
 # --------------------------------------------------------------------------- shape pairs
 @ti.func
-def support(points: ti.template(), pt0, npt, pos, rot, n):
-    """Largest projection on the world direction ``n`` of a link's sample points [m]."""
+def support(points: ti.template(), pt0, npt, stype, prm, pos, rot, n):
+    """Largest projection on the world direction ``n`` of a link's sample points [m] (for a cylinder,
+    including the rim points furthest along ``n``)."""
     best = -1e300
     nb = rot.transpose() @ n
-    for k in range(npt):
-        best = ti.max(best, nb.dot(points[pt0 + k]))
+    n_extra = 2 if stype == CYLINDER else 0
+    for k in range(npt + n_extra):
+        pb, ok = sample_point(points, pt0, npt, stype, prm, nb, k)
+        if ok:
+            best = ti.max(best, nb.dot(pb))
     return best + n.dot(pos)
+
+
+@ti.func
+def deepest_on_segment(p0, p1, stype, prm, pos, rot, planes: ti.template(), pl0, npl):
+    """Parameter t in [0, 1] of the point of segment p0p1 (world) deepest in the shape (link at pos, rot):
+    the signed distance of a convex shape is convex along a segment, so a golden-section search finds it."""
+    lo = 0.0
+    hi = 1.0
+    g = 0.6180339887498949
+    for _ in range(48):
+        t1 = hi - g * (hi - lo)
+        t2 = lo + g * (hi - lo)
+        s1, _n1 = shape_sdf(stype, prm, rot.transpose() @ (p0 + (p1 - p0) * t1 - pos), planes, pl0, npl)
+        s2, _n2 = shape_sdf(stype, prm, rot.transpose() @ (p0 + (p1 - p0) * t2 - pos), planes, pl0, npl)
+        if s1 <= s2:
+            hi = t2
+        else:
+            lo = t1
+    return 0.5 * (lo + hi)
 
 
 @ti.func
 def collide_rounded(points: ti.template(), planes: ti.template(), e, p, base, cap, margin, pos, rot, bd, prm,
                     infl, posj, rotj, bdj, prmj, inflj, c_count: ti.template(), c_overflow: ti.template(),
                     c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template()):
-    """Pairs with a sphere or capsule: its segment end points, inflated by its radius, against the other
-    shape's exact signed distance (exact for spheres). Normals point from the pair's other body (j) to
-    its body (i)."""
-    if infl > 0.0:
-        for k in range(bd[B_NPT]):
-            pw = pos + rot @ points[bd[B_PT0] + k]
-            sd, nj = shape_sdf(bdj[B_TYPE], prmj, rotj.transpose() @ (pw - posj), planes, bdj[B_PL0], bdj[B_NPL])
-            sd -= infl
-            if sd < margin:
-                nw = rotj @ nj
-                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw - nw * infl, nw, -sd,
-                     FEAT_POINT + k, False)
+    """Pairs with a sphere or capsule (a segment inflated by its radius; a sphere's segment has zero length).
+    Two rounded shapes: the closest points of their segments, plus each end point against the other
+    segment (parallel capsules rest on two points). A rounded shape against a box, cylinder or mesh: the
+    segment's end points and its deepest interior point against that shape's signed distance. Normals point
+    from the pair's other body (j) to its body (i)."""
+    p0i = pos + rot @ points[bd[B_PT0]]
+    p1i = pos + rot @ points[bd[B_PT0] + bd[B_NPT] - 1]
+    p0j = posj + rotj @ points[bdj[B_PT0]]
+    p1j = posj + rotj @ points[bdj[B_PT0] + bdj[B_NPT] - 1]
+    if infl > 0.0 and inflj > 0.0:
+        for k in range(5):
+            ci = p0i
+            cj = p0j
+            if k == 0:
+                ci, cj = closest_points_segments(p0i, p1i, p0j, p1j)
+            elif k < 3:
+                ci = p0i if k == 1 else p1i
+                cj = closest_point_segment(ci, p0j, p1j)
+            else:
+                cj = p0j if k == 3 else p1j
+                ci = closest_point_segment(cj, p0i, p1i)
+            d = (ci - cj).norm()
+            sd = d - infl - inflj
+            if sd < margin and d > 1e-12:
+                nw = (ci - cj) / d
+                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, ci - nw * infl, nw, -sd,
+                     FEAT_POINT + k, True)
     else:
-        for k in range(bdj[B_NPT]):
-            pw = posj + rotj @ points[bdj[B_PT0] + k]
-            sd, ni = shape_sdf(bd[B_TYPE], prm, rot.transpose() @ (pw - pos), planes, bd[B_PL0], bd[B_NPL])
-            sd -= inflj
+        # the rounded side r against the polyhedral side s; sgn turns normals into "from j to i"
+        r0, r1, rad = p0i, p1i, infl
+        s_type, s_prm, s_pos, s_rot, s_pl0, s_npl = bdj[B_TYPE], prmj, posj, rotj, bdj[B_PL0], bdj[B_NPL]
+        sgn = 1.0
+        if infl == 0.0:
+            r0, r1, rad = p0j, p1j, inflj
+            s_type, s_prm, s_pos, s_rot, s_pl0, s_npl = bd[B_TYPE], prm, pos, rot, bd[B_PL0], bd[B_NPL]
+            sgn = -1.0
+        t_deep = deepest_on_segment(r0, r1, s_type, s_prm, s_pos, s_rot, planes, s_pl0, s_npl)
+        for k in range(3):
+            t = 0.0 if k == 0 else (1.0 if k == 1 else t_deep)
+            pw = r0 + (r1 - r0) * t
+            sd, ns = shape_sdf(s_type, s_prm, s_rot.transpose() @ (pw - s_pos), planes, s_pl0, s_npl)
+            sd -= rad
             if sd < margin:
-                nw = -(rot @ ni)
-                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw + nw * inflj, nw, -sd,
-                     FEAT_OTHER_POINT + k, False)
+                n_out = s_rot @ ns  # outward from the polyhedral side, towards the rounded one
+                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw - n_out * rad,
+                     sgn * n_out, -sd, FEAT_POINT + k, True)
 
 
 @ti.func
@@ -281,26 +330,30 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
             axis = pos - posj
         if axis.norm() > 1e-12:
             axis = axis / axis.norm()
-            overlap = support(points, bdj[B_PT0], bdj[B_NPT], posj, rotj, axis) + \
-                support(points, bd[B_PT0], bd[B_NPT], pos, rot, -axis)
+            overlap = support(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, posj, rotj, axis) + \
+                support(points, bd[B_PT0], bd[B_NPT], bd[B_TYPE], prm, pos, rot, -axis)
             if overlap < best - 1e-12:
                 best = overlap
                 n = axis
     if best > -margin:
-        front_j = support(points, bdj[B_PT0], bdj[B_NPT], posj, rotj, n)
-        back_i = -support(points, bd[B_PT0], bd[B_NPT], pos, rot, -n)
-        for k in range(bd[B_NPT]):
-            pw = pos + rot @ points[bd[B_PT0] + k]
+        front_j = support(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, posj, rotj, n)
+        back_i = -support(points, bd[B_PT0], bd[B_NPT], bd[B_TYPE], prm, pos, rot, -n)
+        to_j = rot.transpose() @ (-n)
+        for k in range(bd[B_NPT] + (2 if bd[B_TYPE] == CYLINDER else 0)):
+            pb, ok = sample_point(points, bd[B_PT0], bd[B_NPT], bd[B_TYPE], prm, to_j, k)
+            pw = pos + rot @ pb
             sd, _nj = shape_sdf(bdj[B_TYPE], prmj, rotj.transpose() @ (pw - posj), planes, bdj[B_PL0], bdj[B_NPL])
-            if sd < margin:
+            if ok and sd < margin:
                 emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw, n, front_j - n.dot(pw),
-                     FEAT_POINT + k, False)
-        for k in range(bdj[B_NPT]):
-            pw = posj + rotj @ points[bdj[B_PT0] + k]
+                     FEAT_POINT + k, True)
+        to_i = rotj.transpose() @ n
+        for k in range(bdj[B_NPT] + (2 if bdj[B_TYPE] == CYLINDER else 0)):
+            pb, ok = sample_point(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, to_i, k)
+            pw = posj + rotj @ pb
             sd, _ni = shape_sdf(bd[B_TYPE], prm, rot.transpose() @ (pw - pos), planes, bd[B_PL0], bd[B_NPL])
-            if sd < margin:
+            if ok and sd < margin:
                 emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw, n, n.dot(pw) - back_i,
-                     FEAT_OTHER_POINT + k, False)
+                     FEAT_OTHER_POINT + k, True)
 
 
 # --------------------------------------------------------------------------- one pair
