@@ -1,6 +1,7 @@
 """Backend and precision selection: the one place that calls ``ti.init``."""
 from __future__ import annotations
 
+import numbers
 import os
 
 _ARCHS = ("cpu", "cuda", "vulkan", "gpu")
@@ -26,8 +27,10 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None) 
         raise ValueError(f"arch must be one of {_ARCHS}, got {arch!r}")
     if precision not in _PRECISIONS:
         raise ValueError(f"precision must be one of {_PRECISIONS}, got {precision!r}")
-    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
-        raise ValueError(f"threads must be None or a positive int, got {threads!r}")
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads < 1:
+            raise ValueError(f"threads must be None or a positive int, got {threads!r}")
+        threads = int(threads)
     if arch == "vulkan" and precision == "f64":
         raise ValueError("precision 'f64' is not supported on arch 'vulkan' (use precision='f32')")
     wanted = {"arch": arch, "precision": precision, "threads": threads}

@@ -31,8 +31,10 @@ class MaterialTable:
 
     def add(self, name: str) -> int:
         """Declare a material name (idempotent) and return its index."""
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"material must be a non-empty str, got {name!r}")
+        if not isinstance(name, str):
+            raise TypeError(f"material must be a str, got {type(name).__name__}")
+        if not name:
+            raise ValueError("material must be a non-empty name")
         if name not in self._names:
             self._names.append(name)
         return self._names.index(name)
@@ -46,8 +48,10 @@ class MaterialTable:
         return self._names.index(name)
 
     def set_pair(self, a: str, b: str, friction: float, restitution: float) -> None:
-        if not isinstance(a, str) or not a or not isinstance(b, str) or not b:
-            raise TypeError("material names must be non-empty str")
+        if not isinstance(a, str) or not isinstance(b, str):
+            raise TypeError("material names must be str")
+        if not a or not b:
+            raise ValueError("material names must be non-empty")
         props = self._check(friction, restitution)
         ia, ib = self.add(a), self.add(b)
         self._pairs[(min(ia, ib), max(ia, ib))] = props

@@ -34,10 +34,18 @@ def check_int(name: str, value, minimum: int) -> int:
     return int(value)
 
 
+def as_float_array(name: str, value, what: str = "numbers") -> np.ndarray:
+    """``value`` as a float64 array; booleans, strings and objects are rejected with a TypeError."""
+    raw = np.asarray(value)
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of {what}, got dtype {raw.dtype}")
+    return raw.astype(np.float64)
+
+
 def as_vector(name: str, value, length: int) -> np.ndarray:
     """A finite float vector of the given length."""
     try:
-        arr = np.asarray(value, dtype=float)
+        arr = as_float_array(name, value)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be an array of {length} numbers") from exc
     if arr.shape != (length,):
@@ -50,7 +58,7 @@ def as_vector(name: str, value, length: int) -> np.ndarray:
 def rotation_to_quat(name: str, value) -> np.ndarray:
     """A unit quaternion (w, x, y, z) from a quaternion (normalised) or a proper 3x3 rotation matrix."""
     try:
-        arr = np.asarray(value, dtype=float)
+        arr = as_float_array(name, value)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be a quaternion (w, x, y, z) or a 3x3 rotation matrix") from exc
     if not np.all(np.isfinite(arr)):

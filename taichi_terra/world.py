@@ -15,7 +15,7 @@ from . import backend
 from .bodies import shapes as _shapes
 from .bodies.body import _SLOTS, Body
 from .materials import DEFAULT_MATERIAL, MaterialTable
-from .validation import as_vector, check_finite, check_int, check_positive, rotation_to_quat
+from .validation import as_float_array, as_vector, check_finite, check_int, check_positive, rotation_to_quat
 
 
 # the array arguments of the step kernel, in order (names of Model / State arrays)
@@ -66,6 +66,8 @@ class SolverConfig:
 
     def validate(self) -> None:
         check_int("max_sweeps", self.max_sweeps, 1)
+        if self.max_sweeps > 2 ** 24:
+            raise ValueError(f"max_sweeps must be <= 2**24, got {self.max_sweeps}")
         for name in ("tolerance", "slop", "max_push", "restitution_threshold", "contact_margin"):
             v = check_finite(name, getattr(self, name))
             if v < 0.0:
@@ -130,6 +132,8 @@ class World:
         self._dt = check_positive("dt", dt)
         self._gravity = as_vector("gravity", gravity, 3)
         self._n_envs = check_int("n_envs", n_envs, 1)
+        if solver is not None and not isinstance(solver, SolverConfig):
+            raise TypeError(f"solver must be a SolverConfig or None, got {type(solver).__name__}")
         self.solver = copy.deepcopy(solver) if solver is not None else SolverConfig()
         self.solver.validate()
         backend.config()  # initialise Taichi if needed, before any array exists
@@ -271,8 +275,9 @@ class World:
             h = np.asarray(heights, dtype=float)
         except (TypeError, ValueError) as exc:
             raise TypeError("heights must be a 2-D array of numbers (x samples, y samples)") from exc
-        if h.ndim != 2:
-            raise ValueError(f"heights must be a 2-D array (x samples, y samples), got shape {h.shape}")
+        if h.ndim != 2 or min(h.shape) < 2:
+            raise ValueError(f"heights must be a 2-D array with at least 2 x 2 samples (x samples, y samples), "
+                             f"got shape {h.shape}")
         return self.add_heightmap(h.shape[0], h.shape[1], x_size, y_size, center_x, center_y, h.T.reshape(-1),
                                   material=material, colors=colors)
 
@@ -305,6 +310,8 @@ class World:
     def step(self, n_steps: int = 1) -> None:
         """Advance every env by ``n_steps`` time steps."""
         n = check_int("n_steps", n_steps, 1)
+        if not isinstance(self.solver, SolverConfig):
+            raise TypeError(f"world.solver must be a SolverConfig, got {type(self.solver).__name__}")
         self.solver.validate()
         self.build()
         if self._model.n_bodies == 0:
@@ -358,9 +365,12 @@ class World:
 
     # ------------------------------------------------------------------ checkpoints
     def _signature(self) -> tuple:
-        """What a checkpoint's arrays depend on: envs, shapes and static geometry (which fix the pairs)."""
-        return (self._n_envs, tuple((int(b.shape.type), len(b.shape.points)) for b in self._bodies),
-                self._ground is not None, len(self._heightmaps))
+        """What a checkpoint's arrays and meaning depend on: envs, time step, shapes (type, size, mass) and
+        static geometry (which fix the contact pairs)."""
+        shapes = tuple((int(b.shape.type), tuple(np.round(b.shape.params, 12)), round(b.shape.mass, 12),
+                        len(b.shape.points)) for b in self._bodies)
+        maps = tuple((hm.x_samples, hm.y_samples) for hm in self._heightmaps)
+        return (self._n_envs, self._dt, shapes, self._ground is not None, maps)
 
     def checkpoint(self) -> Checkpoint:
         """A copy of the per-env state (coordinates, velocities, loads, contacts, warm-start cache)."""
@@ -368,14 +378,27 @@ class World:
         return Checkpoint(self._state.snapshot(), self._time, self._steps, self._signature())
 
     def restore(self, checkpoint: Checkpoint) -> None:
-        """Return to a checkpoint; stepping on replays bit-for-bit on the same backend."""
+        """Return to a checkpoint; stepping on replays bit-for-bit on the same backend. A checkpoint that
+        does not fit this world raises and changes nothing."""
         if not isinstance(checkpoint, Checkpoint):
             raise TypeError(f"checkpoint must be a Checkpoint, got {type(checkpoint).__name__}")
         if checkpoint.signature != self._signature():
             raise ValueError("checkpoint: it was taken from a world with a different layout "
                              f"({checkpoint.signature} != {self._signature()})")
+        if not isinstance(checkpoint.time, float) or not np.isfinite(checkpoint.time):
+            raise ValueError(f"checkpoint.time must be a finite float, got {checkpoint.time!r}")
+        if isinstance(checkpoint.step_count, bool) or not isinstance(checkpoint.step_count, int) \
+                or checkpoint.step_count < 0:
+            raise ValueError(f"checkpoint.step_count must be an int >= 0, got {checkpoint.step_count!r}")
         self.build()
-        self._state.load(checkpoint.arrays)
+        current = self._state.snapshot()
+        arrays = checkpoint.arrays if isinstance(checkpoint.arrays, dict) else {}
+        for name, ref in current.items():
+            got = arrays.get(name)
+            if not isinstance(got, np.ndarray) or got.shape != ref.shape or got.dtype != ref.dtype:
+                raise ValueError(f"checkpoint.arrays[{name!r}] is missing or has the wrong shape or dtype "
+                                 f"(expected {ref.shape} {ref.dtype})")
+        self._state.load(arrays)
         self._time = checkpoint.time
         self._steps = checkpoint.step_count
 
@@ -393,7 +416,7 @@ class World:
         per_env = env is None
         if quantity == "orientation":
             try:
-                arr = np.asarray(value, dtype=float)
+                arr = as_float_array("orientation", value)
             except (TypeError, ValueError) as exc:
                 raise TypeError("orientation must be a quaternion (w, x, y, z) or a 3x3 rotation matrix") from exc
             if arr.shape in ((4,), (3, 3)):
@@ -403,7 +426,7 @@ class World:
             allowed = "(4,) or (3, 3)" + (f", or stacked ({self._n_envs}, 4) / ({self._n_envs}, 3, 3)" if per_env else "")
             raise ValueError(f"orientation must have shape {allowed}, got {arr.shape}")
         try:
-            arr = np.asarray(value, dtype=float)
+            arr = as_float_array(quantity, value)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"{quantity} must be an array of numbers") from exc
         if arr.shape == (3,):

@@ -85,8 +85,10 @@ def test_world_setters_reject():
     w = _scene()
     _rejects(w, (lambda: w.set_gravity([0.0, 0.0, INF]), ValueError, "gravity"),
              (lambda: w.step(0), ValueError, "n_steps"), (lambda: w.step(1.5), TypeError, "n_steps"),
-             (lambda: w.add_material(""), TypeError, "material"),
-             (lambda: w.set_material_pair_prop("", "ice", 0.5, 0.0), TypeError, "material names"),
+             (lambda: w.add_material(""), ValueError, "material"),
+             (lambda: w.add_material(3), TypeError, "material"),
+             (lambda: w.set_material_pair_prop("", "ice", 0.5, 0.0), ValueError, "material names"),
+             (lambda: w.set_material_pair_prop(None, "ice", 0.5, 0.0), TypeError, "material names"),
              (lambda: w.get_contacts(2), ValueError, "env must be in"),
              (lambda: w.get_contacts(None), TypeError, "get_contacts needs one env"),
              (lambda: w.get_contact_overflow(1.0), TypeError, "env must be None or an int"),
@@ -121,7 +123,7 @@ def test_add_heightmap_rejects_colors_material_and_1d_matrix():
              (lambda: hm(material="nope"), ValueError, "unknown material 'nope'"),
              (lambda: w.add_heightmap_from_matrix(1.0, 1.0, 0.0, 0.0, np.zeros(4)), ValueError,
               "heights must be a 2-D array"),
-             (lambda: w.add_heightmap_from_matrix(1.0, 1.0, 0.0, 0.0, np.zeros((1, 3))), ValueError, "x_samples"))
+             (lambda: w.add_heightmap_from_matrix(1.0, 1.0, 0.0, 0.0, np.zeros((1, 3))), ValueError, "heights"))
 
 
 @pytest.mark.parametrize("bad", [[["a", "b"], ["c", "d"]], object(), [[1.0, 2.0], [3.0]]],
@@ -313,3 +315,45 @@ def test_step_with_invalid_solver_leaves_unbuilt_world_editable():
     with _unchanged(w), pytest.raises(ValueError, match="erp"):
         w.step()
     w.add_sphere(0.1, 1.0)  # still a builder
+
+
+def test_restore_rejects_damaged_checkpoints_before_loading_anything():
+    """A checkpoint with a missing or reshaped array, a bad time, or from a world with another time step
+    raises and leaves the state as it was."""
+    import dataclasses
+
+    w = tt.World()
+    w.add_ground()
+    ball = w.add_sphere(0.1, 1.0)
+    ball.set_position([0.0, 0.0, 0.5])
+    w.step(5)
+    cp = w.checkpoint()
+    w.step(5)
+    before = ball.get_position(0)
+    partial = dict(cp.arrays)
+    partial.pop("sweeps_used")
+    reshaped = dict(cp.arrays, q=cp.arrays["q"][:, :3])
+    other = tt.World(dt=2e-3)
+    other.add_ground()
+    other.add_sphere(0.1, 1.0)
+    for bad, kind, msg in ((dataclasses.replace(cp, arrays=partial), ValueError, "sweeps_used"),
+                           (dataclasses.replace(cp, arrays=reshaped), ValueError, "'q'"),
+                           (dataclasses.replace(cp, time="abc"), ValueError, "time"),
+                           (other.checkpoint(), ValueError, "different layout")):
+        with pytest.raises(kind, match=msg):
+            w.restore(bad)
+        np.testing.assert_array_equal(ball.get_position(0), before)
+        assert w.time == pytest.approx(0.01)
+
+
+def test_setters_reject_booleans_and_huge_sweep_counts():
+    w = tt.World()
+    ball = w.add_sphere(0.1, 1.0)
+    with pytest.raises(TypeError, match="position"):
+        ball.set_position([True, False, True])
+    w.solver.max_sweeps = 2 ** 31
+    with pytest.raises(ValueError, match="max_sweeps"):
+        w.step()
+    assert not w.built
+    with pytest.raises(TypeError, match="solver"):
+        tt.World(solver={})
