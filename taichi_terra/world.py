@@ -1,6 +1,6 @@
 """World: builder calls, ``build()``, ``step()``, checkpoints and contact queries.
 
-``step(n)`` is one launch of the ``simulate`` kernel (``kernels/step.py``): per env, per step, the
+``step(n)`` is one launch of the ``simulate`` kernel (one launch per step on vulkan) (``kernels/step.py``): per env, per step, the
 narrowphase fills each pair's contact slots (``kernels/collision.py``), then free velocities, contact
 rows, Gauss-Seidel sweeps and integration follow (``kernels/dynamics.py``, ``kernels/contact.py``).
 """
@@ -46,7 +46,9 @@ class SolverConfig:
 
     Attributes:
         max_sweeps: Gauss-Seidel sweeps per step at most.
-        tolerance: stop sweeping when no row changes a velocity by more than this [m/s].
+        tolerance: stop sweeping when, for every row, ``W_nn |delta lambda|`` (the velocity change the
+            row's impulse update causes along its normal, an estimate for all three components) is below
+            this [m/s].
         slop: penetration left uncorrected, so resting contacts do not jitter [m].
         erp: fraction of the penetration beyond ``slop`` removed per step.
         max_push: largest separation speed used to remove penetration [m/s].
@@ -152,6 +154,7 @@ class World:
     # ------------------------------------------------------------------ properties
     @property
     def dt(self) -> float:
+        """Time step [s]."""
         return self._dt
 
     @property
@@ -165,6 +168,7 @@ class World:
 
     @property
     def gravity(self) -> np.ndarray:
+        """Gravity [m/s^2], shape (3,)."""
         return self._gravity.copy()
 
     def set_gravity(self, gravity) -> None:
@@ -234,11 +238,12 @@ class World:
         return self._add_body(_shapes.box(size_x, size_y, size_z, mass), material)
 
     def add_capsule(self, radius: float, height: float, mass: float, *, material: str = DEFAULT_MATERIAL) -> Body:
-        """A capsule along the body z axis: ``height`` [m] between the centres of its two caps."""
+        """A capsule along the body z axis: ``radius`` [m], ``height`` [m] between the centres of its two caps,
+        ``mass`` [kg]."""
         return self._add_body(_shapes.capsule(radius, height, mass), material)
 
     def add_cylinder(self, radius: float, height: float, mass: float, *, material: str = DEFAULT_MATERIAL) -> Body:
-        """A solid cylinder along the body z axis, ``height`` [m] end to end."""
+        """A solid cylinder along the body z axis: ``radius`` [m], ``height`` [m] end to end, ``mass`` [kg]."""
         return self._add_body(_shapes.cylinder(radius, height, mass), material)
 
     def add_mesh(self, mesh_or_path, mass: float, *, material: str = DEFAULT_MATERIAL) -> Body:
@@ -495,14 +500,14 @@ class World:
                           arrays["c_depth"][idx], arrays["c_imp"][idx].reshape(-1, 3),
                           np.array(a_list, dtype=np.int64), np.array(b_list, dtype=np.int64), labels)
 
-    def get_contact_overflow(self, env: int | None = None) -> np.ndarray:
+    def get_contact_overflow(self, env: int | None = None) -> np.ndarray | int:
         """Contacts dropped in the last step because a pair's slots were full, per env (or one env)."""
         self._check_env(env)
         self.build()
         total = self._state.c_overflow.to_numpy().sum(axis=1)
         return total if env is None else int(total[int(env)])
 
-    def get_solver_sweeps(self, env: int | None = None) -> np.ndarray:
+    def get_solver_sweeps(self, env: int | None = None) -> np.ndarray | int:
         """Gauss-Seidel sweeps used in the last step, per env (or one env)."""
         self._check_env(env)
         self.build()

@@ -72,6 +72,7 @@ class Body:
         self._world._set_body(self.index, "linear_velocity", velocity, env)
 
     def get_linear_velocity(self, env: int | None = None) -> np.ndarray:
+        """Centre-of-mass velocity [m/s], shape (3,) or (n_envs, 3)."""
         return self._world._get_body(self.index, "linear_velocity", env)
 
     def set_angular_velocity(self, velocity, env: int | None = None) -> None:
@@ -79,6 +80,7 @@ class Body:
         self._world._set_body(self.index, "angular_velocity", velocity, env)
 
     def get_angular_velocity(self, env: int | None = None) -> np.ndarray:
+        """Angular velocity in the world frame [rad/s], shape (3,) or (n_envs, 3)."""
         return self._world._get_body(self.index, "angular_velocity", env)
 
     # ---- applied loads (persist until changed)
@@ -87,6 +89,7 @@ class Body:
         self._world._set_body(self.index, "external_force", force, env)
 
     def get_external_force(self, env: int | None = None) -> np.ndarray:
+        """World-frame force at the centre of mass [N], shape (3,) or (n_envs, 3)."""
         return self._world._get_body(self.index, "external_force", env)
 
     def set_external_torque(self, torque, env: int | None = None) -> None:
@@ -94,4 +97,5 @@ class Body:
         self._world._set_body(self.index, "external_torque", torque, env)
 
     def get_external_torque(self, env: int | None = None) -> np.ndarray:
+        """World-frame torque [N m], shape (3,) or (n_envs, 3)."""
         return self._world._get_body(self.index, "external_torque", env)

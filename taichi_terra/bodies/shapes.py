@@ -33,7 +33,7 @@ class Shape:
     Attributes:
         type: the :class:`ShapeType`.
         params: shape dimensions, shape (4,): sphere (r), box (half x, half y, half z),
-            capsule and cylinder (r, half height) [m].
+            capsule and cylinder (r, half height), mesh (bounding radius about the centre of mass) [m].
         mass: [kg].
         inertia: inertia tensor about the centre of mass in the link frame [kg m^2], shape (3, 3).
         points: contact sample points in the link frame [m], shape (k, 3).

@@ -61,7 +61,7 @@ def tangent_basis(n):
     if ti.abs(n[0]) < 0.57735:
         t1 = vec3(0.0, n[2], -n[1])  # n x e_x
     else:
-        t1 = vec3(-n[2], 0.0, n[0])  # e_y x n
+        t1 = vec3(-n[2], 0.0, n[0])  # n x e_y
     t1 = t1 / t1.norm()
     t2 = n.cross(t1)
     return t1, t2

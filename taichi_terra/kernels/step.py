@@ -125,10 +125,20 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
         s = c_list[e, r][0]
         p = c_list[e, r][1]
         lam = vec3(0.0, 0.0, 0.0)
-        if warm_start != 0 and c_prev_feat[e, s] == c_feat[e, s]:
+        # the same feature usually keeps its slot; when contacts before it came or went, search the pair
+        prev = -1
+        if warm_start != 0:
+            if c_prev_feat[e, s] == c_feat[e, s]:
+                prev = s
+            else:
+                base = pair_i[p][P_SLOT]
+                for k in range(pair_i[p][P_CAP]):
+                    if prev < 0 and c_prev_feat[e, base + k] == c_feat[e, s]:
+                        prev = base + k
+        if prev >= 0:
             a, b = row_bodies(body_i, pair_i, p)
             frame = contact_frame(c_nrm[e, s])
-            lam = clamp_to_cone(frame.transpose() @ c_prev_imp[e, s], pair_mat[p][0])
+            lam = clamp_to_cone(frame.transpose() @ c_prev_imp[e, prev], pair_mat[p][0])
             us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb = row_links(q, body_i, body_f, body_iw, e, a, b,
                                                                          c_pos[e, s])
             apply_impulse(u, e, us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb, frame @ lam)

@@ -73,6 +73,7 @@ class HeightMap:
 
     @property
     def y_size(self) -> float:
+        """Extent along the frame's y [m]."""
         return self._y_size
 
     @property
@@ -82,6 +83,7 @@ class HeightMap:
 
     @property
     def center_y(self) -> float:
+        """Grid centre y in the height-map frame [m]."""
         return self._center[1]
 
     def get_heights(self) -> np.ndarray:
