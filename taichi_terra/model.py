@@ -18,8 +18,8 @@ from .validation import quat_to_matrix
 
 
 #: extra contact slots per pair for height-map triangles and terrain samples under a shape
-_HEIGHTMAP_EXTRA = {ShapeType.SPHERE: 8, ShapeType.CAPSULE: 24, ShapeType.BOX: 16, ShapeType.CYLINDER: 16,
-                    ShapeType.MESH: 16}
+_HEIGHTMAP_EXTRA = {ShapeType.SPHERE: 8, ShapeType.CAPSULE: 24, ShapeType.BOX: 24, ShapeType.CYLINDER: 24,
+                    ShapeType.MESH: 24}
 
 
 def _ndarray(dtype, data: np.ndarray, element_dims: int):

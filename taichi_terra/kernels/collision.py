@@ -9,7 +9,7 @@ geometry, or the pair's other body) to the pair's body.
 import taichi as ti
 
 from .layout import (B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, CAPSULE, CYLINDER, F_INFL, F_P0, F_P1,
-                     F_P2, F_P3, F_RAD, FEAT_BELOW, FEAT_OTHER_POINT, FEAT_POINT, FEAT_TRIANGLE, FEAT_VERTEX,
+                     F_P2, F_P3, F_RAD, FEAT_BELOW, FEAT_EDGE, FEAT_OTHER_POINT, FEAT_POINT, FEAT_TRIANGLE, FEAT_VERTEX,
                      P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, SPHERE)
 from .math import (closest_point_segment, closest_point_triangle, closest_points_segments, is_finite, quat_to_mat,
                     vec3, vec4)
@@ -221,6 +221,69 @@ def sample_point(points: ti.template(), pt0, npt, stype, prm, down_b, k):
     return pb, ok
 
 
+@ti.func
+def separated_by_face(a, b, c_l, r_l, planes: ti.template(), pl0, npl):
+    """Whether segment ab lies wholly outside one face plane of the shape (link at c_l, rotation r_l), so
+    that it cannot cut into it (a cheap exact rejection before the deepest-point search)."""
+    pa = r_l.transpose() @ (a - c_l)
+    pb = r_l.transpose() @ (b - c_l)
+    out = False
+    for k in range(npl):
+        pl = planes[pl0 + k]
+        nk = vec3(pl[0], pl[1], pl[2])
+        if nk.dot(pa) > pl[3] and nk.dot(pb) > pl[3]:
+            out = True
+    return out
+
+
+@ti.func
+def ridge_edge_contacts(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, o, rm, c_l, r_l, lo, hi_, stype,
+                        prm,
+                        planes: ti.template(), pl0, npl, e, p, base, cap, c_count: ti.template(),
+                        c_overflow: ti.template(), c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(),
+                        c_feat: ti.template()):
+    """Triangle edges along convex creases (ridges) that cut into a box, cylinder or mesh between grid
+    samples: the deepest point of each such edge inside the shape pushes along the shape's underside, like a
+    poking sample. Catches a body resting on a ridge whose samples all lie outside its footprint."""
+    ix0, ix1 = cell_range(lo[0], hi_[0], x0, dx, nx)
+    iy0, iy1 = cell_range(lo[1], hi_[1], y0, dy, ny)
+    z_low = lo[2]
+    for iy in range(iy0, iy1 + 2):
+        for ix in range(ix0, ix1 + 2):
+            for k in range(3):
+                # edge k from sample (ix, iy): 0 along +x, 1 along +y, 2 the cell diagonal; f1, f2 are the far
+                # corners of the two triangles sharing it (their midpoint lies under the edge's midpoint)
+                bx = ix + (1 if k != 1 else 0)
+                by = iy + (1 if k != 0 else 0)
+                f1x, f1y, f2x, f2y = ix + 1, iy + 1, ix, iy - 1
+                if k == 1:
+                    f2x, f2y = ix - 1, iy
+                elif k == 2:
+                    f1x, f1y, f2x, f2y = ix + 1, iy, ix, iy + 1
+                if bx < nx and by < ny and iy < ny and ix < nx:
+                    a = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix, iy)
+                    b = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, bx, by)
+                    ridge = is_finite(a[2]) and is_finite(b[2]) and ti.max(a[2], b[2]) > z_low
+                    f1_in = f1x >= 0 and f1y >= 0 and f1x < nx and f1y < ny
+                    f2_in = f2x >= 0 and f2y >= 0 and f2x < nx and f2y < ny
+                    if ridge and f1_in and f2_in:  # inside the grid: a crease bent downwards on both sides
+                        far = 0.5 * (hm_heights[off + f1y * nx + f1x] + hm_heights[off + f2y * nx + f2x])
+                        ridge = 0.5 * (a[2] + b[2]) > far + _RIDGE_TOL
+                    # (an edge on the grid's border is a drop on its open side: it counts as a ridge)
+                    if ridge and not separated_by_face(a, b, c_l, r_l, planes, pl0, npl):
+                        t = deepest_on_segment(a, b, stype, prm, c_l, r_l, planes, pl0, npl)
+                        pt = a + (b - a) * t
+                        pb = r_l.transpose() @ (pt - c_l)
+                        sd, _n = shape_sdf(stype, prm, pb, planes, pl0, npl)
+                        if sd < 0.0 and t > 1e-6 and t < 1.0 - 1e-6:
+                            depth, nb = shape_exit(stype, prm, pb, r_l.transpose() @ vec3(0.0, 0.0, -1.0), planes,
+                                                   pl0, npl)
+                            n_l = -(r_l @ nb)
+                            if depth < 1e300 and n_l[2] > 0.0:
+                                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, o + rm @ pt,
+                                     rm @ n_l, depth * n_l[2], FEAT_EDGE + 3 * (iy * nx + ix) + k, False)
+
+
 # --------------------------------------------------------------------------- shape pairs
 @ti.func
 def support(points: ti.template(), pt0, npt, stype, prm, pos, rot, n):
@@ -243,7 +306,7 @@ def deepest_on_segment(p0, p1, stype, prm, pos, rot, planes: ti.template(), pl0,
     lo = 0.0
     hi = 1.0
     g = 0.6180339887498949
-    for _ in range(48):
+    for _ in range(36):  # the bracket shrinks to 2e-8 of the segment
         t1 = hi - g * (hi - lo)
         t2 = lo + g * (hi - lo)
         s1, _n1 = shape_sdf(stype, prm, rot.transpose() @ (p0 + (p1 - p0) * t1 - pos), planes, pl0, npl)
@@ -443,9 +506,16 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
             # sample points of the shape against the triangle below each of them
             n_extra = 2 if stype == CYLINDER else 0
             down_b = r_l.transpose() @ vec3(0.0, 0.0, -1.0)
+            # the shape's box in the map frame from its sample points: terrain outside it, or below its lowest
+            # point, cannot poke in (cylinder rims: pad for the arcs between the rim points)
+            lo = c_l
+            hi_ = c_l
             for k in range(npt + n_extra):
                 pb, ok = sample_point(points, pt0, npt, stype, prm, down_b, k)
                 pl = c_l + r_l @ pb
+                if ok:
+                    lo = ti.min(lo, pl)
+                    hi_ = ti.max(hi_, pl)
                 found, a, tn = hm_surface(hm_heights, off, nx, ny, x0, y0, dx, dy, pl[0], pl[1])
                 if ok and found:
                     depth = tn.dot(a - pl)
@@ -454,13 +524,16 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
                              o + rm @ (pl + tn * depth), rm @ tn, depth, FEAT_POINT + k, False)
             # terrain samples that poke into the shape's underside along a ridge or at a peak: a
             # sample whose depth is a maximum along x or y (>= both neighbours, > at least one)
-            rad = bf[F_RAD]
+            pad = 0.08 * prm[0] if stype == CYLINDER else 0.0  # 1 - cos(pi / 8) of the radius
+            lo -= vec3(pad, pad, 0.0)
+            hi_ += vec3(pad, pad, 0.0)
+            z_low = lo[2]
             pl0, npl = bd[B_PL0], bd[B_NPL]
-            jx0, jx1 = vertex_range(c_l[0] - rad, c_l[0] + rad, x0, dx, nx)
-            jy0, jy1 = vertex_range(c_l[1] - rad, c_l[1] + rad, y0, dy, ny)
+            jx0, jx1 = vertex_range(lo[0], hi_[0], x0, dx, nx)
+            jy0, jy1 = vertex_range(lo[1], hi_[1], y0, dy, ny)
             for jy in range(jy0, jy1 + 1):
                 for jx in range(jx0, jx1 + 1):
-                    if hm_heights[off + jy * nx + jx] >= c_l[2] - rad:
+                    if hm_heights[off + jy * nx + jx] > z_low:
                         depth, nb = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx, jy, c_l, r_l, stype,
                                                  prm, planes, pl0, npl)
                         n_l = -(r_l @ nb)
@@ -480,6 +553,8 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
                                 v = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, jx, jy)
                                 emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
                                      o + rm @ v, rm @ n_l, depth * n_l[2], FEAT_VERTEX + jy * nx + jx, False)
+            ridge_edge_contacts(hm_heights, off, nx, ny, x0, y0, dx, dy, o, rm, c_l, r_l, lo, hi_, stype, prm, planes,
+                                pl0, npl, e, p, base, cap, c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat)
     else:
         # shape against shape
         bj = pr[P_OTHER]

@@ -26,6 +26,7 @@ FEAT_OTHER_POINT = 100_000_000  # sample point k of the other body (shape-shape 
 FEAT_TRIANGLE = 200_000_000     # height-map triangle 2 * cell + t
 FEAT_VERTEX = 400_000_000       # height-map vertex poking into a shape
 FEAT_BELOW = 600_000_000        # point below a height-map surface (pushed out along the normal)
+FEAT_EDGE = 800_000_000         # height-map ridge edge 3 * cell + k cutting into a shape
 
 # solver parameters, passed to the kernels as one array (see World._upload_params)
 # (the integer settings are stored as floats: one array fewer keeps the step kernel within Vulkan's
