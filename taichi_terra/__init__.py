@@ -13,7 +13,7 @@ from .backend import init, is_initialized  # noqa: E402  (backend imports taichi
 __version__ = "0.1.0"
 
 __all__ = ["init", "is_initialized", "World", "SolverConfig", "Checkpoint", "ContactSet", "Ground", "Body",
-           "HeightMap", "ShapeType", "__version__"]
+           "HeightMap", "DeformableTerrain", "SoilMaterial", "ShapeType", "__version__"]
 
 _LAZY = {
     "World": ("world", "World"),
@@ -23,6 +23,8 @@ _LAZY = {
     "Ground": ("world", "Ground"),
     "Body": ("bodies.body", "Body"),
     "HeightMap": ("terrain.heightmap", "HeightMap"),
+    "DeformableTerrain": ("terrain.deformable", "DeformableTerrain"),
+    "SoilMaterial": ("terrain.soil", "SoilMaterial"),
     "ShapeType": ("bodies.shapes", "ShapeType"),
 }
 

@@ -12,7 +12,8 @@ import taichi as ti
 from .backend import np_real, ti_real
 from .bodies.shapes import ShapeType
 from .kernels.layout import (B_MAT, B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, B_US, F_INFL, F_MASS, F_RAD,
-                             P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES,
+                             HM_SOIL0, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES,
+                             PAIR_SOIL,
                              ivec8)
 from .validation import quat_to_matrix
 
@@ -33,9 +34,12 @@ def _ndarray(dtype, data: np.ndarray, element_dims: int):
     return arr
 
 
-def pair_capacity(kind: int, shape_a, shape_b=None) -> int:
-    """Contact slots reserved for one pair."""
+def pair_capacity(kind: int, shape_a, shape_b=None, spacing=None) -> int:
+    """Contact slots reserved for one pair (``spacing``: a soil bed's (dx, dy) [m])."""
     n_extra = 2 if shape_a.type == ShapeType.CYLINDER else 0
+    if kind == PAIR_SOIL:  # one quadrature point per bed sample under the shape's bounding disc
+        d = 2.0 * shape_a.bounding_radius
+        return (int(d / spacing[0]) + 2) * (int(d / spacing[1]) + 2)
     if kind == PAIR_GROUND:
         return len(shape_a.points) + n_extra
     if kind == PAIR_HEIGHTMAP:
@@ -84,8 +88,12 @@ class Model:
         for b, sh in enumerate(shapes):
             if ground is not None:
                 pairs.append((PAIR_GROUND, b, -1, pair_capacity(PAIR_GROUND, sh)))
-            for m in range(len(heightmaps)):
-                pairs.append((PAIR_HEIGHTMAP, b, m, pair_capacity(PAIR_HEIGHTMAP, sh)))
+            for m, hm in enumerate(heightmaps):
+                if getattr(hm, "is_soil", False):
+                    spacing = (hm.x_size / (hm.x_samples - 1), hm.y_size / (hm.y_samples - 1))
+                    pairs.append((PAIR_SOIL, b, m, pair_capacity(PAIR_SOIL, sh, spacing=spacing)))
+                else:
+                    pairs.append((PAIR_HEIGHTMAP, b, m, pair_capacity(PAIR_HEIGHTMAP, sh)))
         for b in range(nb):
             for a in range(b + 1, nb):
                 pairs.append((PAIR_SHAPES, b, a, pair_capacity(PAIR_SHAPES, shapes[b], shapes[a])))
@@ -104,20 +112,28 @@ class Model:
         self.update_materials(materials, body_materials, ground, heightmaps)
         # ---- height maps (concatenated samples) and their poses
         nm = len(heightmaps)
-        hm_int = np.zeros((max(nm, 1), 3), np.int32)
-        hm_geom = np.zeros((max(nm, 1), 4), real)
+        hm_int = np.zeros((max(nm, 1), 4), np.int32)
+        hm_geom = np.zeros((max(nm, 1), HM_SOIL0 + 8), real)
         heights = []
-        off = 0
+        off = soil_off = 0
+        self.soil_offsets = []  # first soil sample of each map (-1: rigid map)
         for m, hm in enumerate(heightmaps):
-            hm_int[m] = (off, hm.x_samples, hm.y_samples)
-            hm_geom[m] = (hm.x_size, hm.y_size, hm.center_x, hm.center_y)
-            heights.append(hm.get_heights())
-            off += hm.x_samples * hm.y_samples
-        self.hm_int = _ndarray(ti.types.vector(3, ti.i32), hm_int, 1)
-        self.hm_geom = _ndarray(vec4, hm_geom, 1)
+            n_samples = hm.x_samples * hm.y_samples
+            is_soil = getattr(hm, "is_soil", False)
+            hm_int[m] = (off, hm.x_samples, hm.y_samples, soil_off if is_soil else -1)
+            hm_geom[m, :HM_SOIL0] = (hm.x_size, hm.y_size, hm.center_x, hm.center_y)
+            if is_soil:
+                hm_geom[m, HM_SOIL0:] = hm.material.as_array()
+            self.soil_offsets.append(soil_off if is_soil else -1)
+            heights.append(hm.get_undeformed_heights() if is_soil else hm.get_heights())
+            off += n_samples
+            soil_off += n_samples if is_soil else 0
+        self.n_soil_samples = soil_off
+        self.hm_int = _ndarray(ti.types.vector(4, ti.i32), hm_int, 1)
+        self.hm_geom = _ndarray(ti.types.vector(HM_SOIL0 + 8, tr), hm_geom, 1)
         self.hm_heights = _ndarray(tr, np.concatenate(heights).astype(real) if heights else np.zeros(1, real), 0)
-        self.hm_pos = ti.ndarray(vec3, (max(nm, 1),))
-        self.hm_rot = ti.ndarray(mat3, (max(nm, 1),))
+        # pose of each map frame: rows 0-2 the rotation (map to world), row 3 the origin [m]
+        self.hm_frame = ti.ndarray(ti.types.matrix(4, 3, tr), (max(nm, 1),))
         self.update_heightmap_poses(heightmaps)
 
     def pair_slot(self, p: int) -> int:
@@ -130,8 +146,8 @@ class Model:
         for p, (kind, b, other, _cap) in enumerate(self.pairs):
             if kind == PAIR_GROUND:
                 other_mat = materials.index(ground.material)
-            elif kind == PAIR_HEIGHTMAP:
-                other_mat = materials.index(heightmaps[other].material)
+            elif kind in (PAIR_HEIGHTMAP, PAIR_SOIL):
+                other_mat = materials.index(heightmaps[other].material_name)
             else:
                 other_mat = body_materials[other]
             mat[p] = materials.lookup(body_materials[b], other_mat)
@@ -144,5 +160,4 @@ class Model:
         for m, hm in enumerate(heightmaps):
             pos[m] = hm.get_position()
             rot[m] = quat_to_matrix(hm.get_orientation())
-        self.hm_pos.from_numpy(pos)
-        self.hm_rot.from_numpy(rot)
+        self.hm_frame.from_numpy(np.ascontiguousarray(np.concatenate([rot, pos[:, None, :]], axis=1)))

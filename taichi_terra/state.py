@@ -13,9 +13,10 @@ from .backend import np_real, ti_real
 class State:
     #: arrays copied by checkpoints (scratch arrays rebuilt every step are not)
     PERSISTENT = ("q", "u", "f_ext", "t_ext", "c_count", "c_overflow", "c_pos", "c_nrm", "c_depth", "c_feat",
-                  "c_imp", "c_prev_feat", "c_prev_imp", "sweeps_used")
+                  "c_imp", "c_prev_feat", "c_prev_imp", "sweeps_used", "soil_state")
 
-    def __init__(self, model, n_envs: int, q0: np.ndarray, u0: np.ndarray, f0: np.ndarray, t0: np.ndarray):
+    def __init__(self, model, n_envs: int, q0: np.ndarray, u0: np.ndarray, f0: np.ndarray, t0: np.ndarray,
+                 soil0: np.ndarray | None = None):
         real = ti_real()
         vec3, mat3 = ti.types.vector(3, real), ti.types.matrix(3, 3, real)
         ne, nb = n_envs, max(model.n_bodies, 1)
@@ -43,6 +44,10 @@ class State:
         self.c_target = ti.ndarray(real, (ne, ns))
         self.c_list = ti.ndarray(ti.types.vector(2, ti.i32), (ne, ns))  # (slot, pair) of each row
         self.sweeps_used = ti.ndarray(ti.i32, (ne,))
+        # per soil sample: total sinkage, plastic sinkage, loaded slip, loaded-last-step flag (terrain/deformable.py)
+        self.soil_state = ti.ndarray(ti.types.vector(4, real), (ne, max(model.n_soil_samples, 1)))
+        if soil0 is not None and model.n_soil_samples:
+            self.soil_state.from_numpy(np.ascontiguousarray(soil0, dtype=np_real()))
         from .kernels.layout import N_PARAMS
 
         self.params = ti.ndarray(real, (N_PARAMS,))

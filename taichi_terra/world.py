@@ -20,11 +20,11 @@ from .validation import as_float_array, as_vector, check_finite, check_int, chec
 
 # the array arguments of the step kernel, in order (names of Model / State arrays)
 SIMULATE_ARGS = ("q", "u", "f_ext", "t_ext", "body_i", "body_f", "body_inertia", "points",
-                 "planes", "pair_i", "pair_mat", "hm_int", "hm_geom", "hm_pos", "hm_rot", "hm_heights",
+                 "planes", "pair_i", "pair_mat", "hm_int", "hm_geom", "hm_frame", "hm_heights",
                  "body_iw", "c_count", "c_overflow", "c_pos", "c_nrm", "c_depth", "c_feat", "c_imp", "c_prev_feat",
-                 "c_prev_imp", "c_w", "c_lam", "c_target", "c_list", "sweeps_used", "params")
+                 "c_prev_imp", "c_w", "c_lam", "c_target", "c_list", "sweeps_used", "soil_state", "params")
 MODEL_ARRAYS = ("body_i", "body_f", "body_inertia", "points", "planes", "pair_i", "pair_mat", "hm_int", "hm_geom",
-                "hm_pos", "hm_rot", "hm_heights")
+                "hm_frame", "hm_heights")
 STATE_ARRAYS = tuple(name for name in SIMULATE_ARGS if name not in MODEL_ARRAYS)
 
 
@@ -55,6 +55,8 @@ class SolverConfig:
         restitution_threshold: approach speed below which contacts do not bounce [m/s].
         contact_margin: gap within which contacts are created ahead of touching (speculative) [m].
         warm_start: start each sweep from the last step's impulse of the same contact feature.
+        terrain_warm_start: the same for soil quadrature points (the last converged traction of the same
+            bed sample and body).
     """
 
     max_sweeps: int = 100
@@ -65,6 +67,7 @@ class SolverConfig:
     restitution_threshold: float = 0.1
     contact_margin: float = 5e-3
     warm_start: bool = True
+    terrain_warm_start: bool = True
 
     def validate(self) -> None:
         check_int("max_sweeps", self.max_sweeps, 1)
@@ -76,8 +79,9 @@ class SolverConfig:
                 raise ValueError(f"{name} must be >= 0, got {v}")
         if not 0.0 <= check_finite("erp", self.erp) <= 1.0:
             raise ValueError(f"erp must be in [0, 1], got {self.erp}")
-        if not isinstance(self.warm_start, bool):
-            raise TypeError("warm_start must be a bool")
+        for name in ("warm_start", "terrain_warm_start"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool")
 
 
 @dataclass
@@ -286,6 +290,65 @@ class World:
         return self.add_heightmap(h.shape[0], h.shape[1], x_size, y_size, center_x, center_y, h.T.reshape(-1),
                                   material=material, colors=colors)
 
+    def add_deformable_terrain(self, x_samples: int, y_samples: int, x_size: float, y_size: float, center_x: float,
+                               center_y: float, heights, material):
+        """A soil bed (:class:`taichi_terra.DeformableTerrain`) with the layout and pose rules of a height
+        map; ``material`` is a :class:`taichi_terra.SoilMaterial`. Bodies sink into it and leave ruts."""
+        from .terrain.deformable import DeformableTerrain
+
+        self._require_builder("adding a deformable terrain")
+        bed = DeformableTerrain(self, len(self._heightmaps), x_samples, y_samples, x_size, y_size, center_x,
+                                center_y, heights, material)
+        self._heightmaps.append(bed)
+        return bed
+
+    # ---- soil state (used by DeformableTerrain)
+    def _soil_rows(self, bed) -> slice:
+        off = self._model.soil_offsets[bed.index]
+        return slice(off, off + bed.n_samples)
+
+    def _soil_state_get(self, bed, env) -> np.ndarray:
+        self._check_env(env)
+        if env is None:
+            raise TypeError("env must be an int here")
+        if not self.built:
+            return bed._init_state[int(env)].copy()
+        return self._state.soil_state.to_numpy()[int(env), self._soil_rows(bed)].astype(np.float64)
+
+    def _soil_state_set(self, bed, rows: np.ndarray, env) -> None:
+        self._check_env(env)
+        target = slice(None) if env is None else int(env)
+        if not self.built:
+            bed._init_state[target] = rows
+            return
+        full = self._state.soil_state.to_numpy()
+        full[target, self._soil_rows(bed)] = rows
+        self._state.soil_state.from_numpy(full)
+
+    def _soil_step_stats(self, bed, env) -> dict:
+        from .kernels.layout import FEAT_SOIL, PAIR_SOIL
+
+        self._check_env(env)
+        self.build()
+        counts = self._state.c_count.to_numpy()[int(env)]
+        feats = self._state.c_feat.to_numpy()[int(env)]
+        imps = self._state.c_imp.to_numpy()[int(env)]
+        nrms = self._state.c_nrm.to_numpy()[int(env)]
+        areas = bed.sample_areas()
+        n_contacts, area, force = 0, 0.0, 0.0
+        for p, (kind, _b, other, _cap) in enumerate(self._model.pairs):
+            if kind != PAIR_SOIL or other != bed.index:
+                continue
+            base = self._model.pair_slot(p)
+            for k in range(int(counts[p])):
+                s = base + k
+                n_contacts += 1
+                fn = float(np.dot(imps[s], nrms[s])) / self._dt
+                if fn > 0.0:
+                    area += areas[int(feats[s]) - FEAT_SOIL]
+                    force += fn
+        return {"contacts": n_contacts, "contact_area": area, "normal_force": force}
+
     def _on_heightmap_pose(self, hm) -> None:
         if self.built:
             self._model.update_heightmap_poses(self._heightmaps)
@@ -308,7 +371,9 @@ class World:
             t0 = np.stack([d["t"] for d in self._init], axis=1)
         else:
             q0 = u0 = f0 = t0 = None
-        self._state = State(model, ne, q0, u0, f0, t0)
+        beds = [hm for hm in self._heightmaps if hm.is_soil]
+        soil0 = np.concatenate([bed._init_state for bed in beds], axis=1) if beds else None
+        self._state = State(model, ne, q0, u0, f0, t0, soil0)
         self._model = model
         self._init = []
 
@@ -348,6 +413,8 @@ class World:
         pf[L.PF_GROUND_HEIGHT] = self._ground.height if self._ground is not None else 0.0
         pf[L.PF_MAX_SWEEPS], pf[L.PF_WARM_START] = cfg.max_sweeps, float(cfg.warm_start)
         pf[L.PF_N_PAIRS] = self._model.n_pairs
+        pf[L.PF_TERRAIN_WARM_START] = float(cfg.terrain_warm_start)
+        pf[L.PF_N_SOIL] = self._model.n_soil_samples
         self._state.params.from_numpy(pf.astype(backend.np_real()))
 
     def _graph(self):
@@ -493,8 +560,8 @@ class World:
             for k in range(int(counts[p])):
                 idx.append(base + k)
                 b_list.append(b)
-                a_list.append(other if kind == 2 else -1)
-                labels.append("ground" if kind == 0 else (f"heightmap:{other}" if kind == 1 else ""))
+                a_list.append(other if kind == 2 else -1)  # (soil contacts: depth is the gap to the rut floor)
+                labels.append({0: "ground", 1: f"heightmap:{other}", 3: f"soil:{other}"}.get(kind, ""))
         idx = np.array(idx, dtype=np.int64)
         return ContactSet(arrays["c_pos"][idx].reshape(-1, 3), arrays["c_nrm"][idx].reshape(-1, 3),
                           arrays["c_depth"][idx], arrays["c_imp"][idx].reshape(-1, 3),

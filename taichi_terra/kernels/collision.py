@@ -9,11 +9,11 @@ geometry, or the pair's other body) to the pair's body.
 import taichi as ti
 
 from .layout import (B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, CAPSULE, CYLINDER, F_INFL, F_P0, F_P1,
-                     F_P2, F_P3, F_RAD, FEAT_BELOW, FEAT_EDGE, FEAT_OTHER_POINT, FEAT_POINT, FEAT_TRIANGLE, FEAT_VERTEX,
-                     P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, SPHERE)
+                     F_P2, F_P3, F_RAD, FEAT_BELOW, FEAT_EDGE, FEAT_OTHER_POINT, FEAT_SOIL, FEAT_POINT, FEAT_TRIANGLE, FEAT_VERTEX,
+                     P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SOIL, SPHERE)
 from .math import (closest_point_segment, closest_point_triangle, closest_points_segments, is_finite, quat_to_mat,
                     vec3, vec4)
-from .shapes import cylinder_support, shape_exit, shape_sdf
+from .shapes import cylinder_support, shape_exit, shape_ray_entry, shape_sdf
 
 mat3 = ti.math.mat3
 _DEDUPE_EPS = 1e-9  # [m] two contacts of one pair closer than this are one contact
@@ -50,6 +50,13 @@ def emit(c_count: ti.template(), c_overflow: ti.template(), c_pos: ti.template()
 
 
 # --------------------------------------------------------------------------- height-map access
+@ti.func
+def hm_pose(hm_frame: ti.template(), m):
+    """Origin [m] and rotation (map to world) of height map ``m``."""
+    f = hm_frame[m]
+    return vec3(f[3, 0], f[3, 1], f[3, 2]), mat3([[f[i, j] for j in ti.static(range(3))] for i in ti.static(range(3))])
+
+
 @ti.func
 def hm_vertex(hm_heights: ti.template(), off, nx, x0, y0, dx, dy, ix, iy):
     """Map-frame position of grid sample (ix, iy)."""
@@ -284,6 +291,45 @@ def ridge_edge_contacts(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, 
                                      rm @ n_l, depth * n_l[2], FEAT_EDGE + 3 * (iy * nx + ix) + k, False)
 
 
+@ti.func
+def soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, rad, pl0, npl, m, planes: ti.template(),
+                    hm_int: ti.template(), hm_geom: ti.template(), hm_frame: ti.template(),
+                    hm_heights: ti.template(), soil_state: ti.template(), c_count: ti.template(),
+                    c_overflow: ti.template(), c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(),
+                    c_feat: ti.template()):
+    """Soil quadrature points of one body on bed ``m``: one per bed sample under the body, where a ray
+    along the bed's +z from below meets the body's underside. The contact sits at that point, its normal
+    is the bed's +z, and its depth is the gap from the underside down to the rut floor (undeformed height
+    minus plastic sinkage): positive while the body approaches, negative while it compresses the soil.
+    Points within ``margin`` above the floor are kept (they carry no force until loaded)."""
+    hi = hm_int[m]
+    off, nx, ny, soil0 = hi[0], hi[1], hi[2], hi[3]
+    g = hm_geom[m]
+    dx = g[0] / (nx - 1)
+    dy = g[1] / (ny - 1)
+    x0 = g[2] - 0.5 * g[0]
+    y0 = g[3] - 0.5 * g[1]
+    o, rm = hm_pose(hm_frame, m)
+    c_l = rm.transpose() @ (pos - o)
+    r_l = rm.transpose() @ rot
+    up_b = r_l.transpose() @ vec3(0.0, 0.0, 1.0)
+    z_start = c_l[2] - 2.0 * rad  # below the whole body
+    jx0, jx1 = vertex_range(c_l[0] - rad, c_l[0] + rad, x0, dx, nx)
+    jy0, jy1 = vertex_range(c_l[1] - rad, c_l[1] + rad, y0, dy, ny)
+    for jy in range(jy0, jy1 + 1):
+        for jx in range(jx0, jx1 + 1):
+            idx = jy * nx + jx
+            start = vec3(x0 + jx * dx, y0 + jy * dy, z_start)
+            hit, t = shape_ray_entry(stype, prm, r_l.transpose() @ (start - c_l), up_b, planes, pl0, npl)
+            if hit:
+                floor = hm_heights[off + idx] - soil_state[e, soil0 + idx][1]
+                under = vec3(start[0], start[1], z_start + t)
+                gap = under[2] - floor
+                if gap < margin:
+                    emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, o + rm @ under,
+                         rm @ vec3(0.0, 0.0, 1.0), gap, FEAT_SOIL + idx, False)
+
+
 # --------------------------------------------------------------------------- shape pairs
 @ti.func
 def support(points: ti.template(), pt0, npt, stype, prm, pos, rot, n):
@@ -423,9 +469,9 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
 @ti.func
 def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.template(), points: ti.template(),
                  planes: ti.template(), pair_i: ti.template(), hm_int: ti.template(), hm_geom: ti.template(),
-                 hm_pos: ti.template(), hm_rot: ti.template(), hm_heights: ti.template(), ground_height, margin,
+                 hm_frame: ti.template(), hm_heights: ti.template(), ground_height, margin,
                  c_count: ti.template(), c_overflow: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
-                 c_depth: ti.template(), c_feat: ti.template()):
+                 c_depth: ti.template(), c_feat: ti.template(), soil_state: ti.template()):
     """Fill the contact slots of pair ``p`` in env ``e`` from the link poses in ``q``."""
     c_count[e, p] = 0
     c_overflow[e, p] = 0
@@ -449,6 +495,10 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
             if ok and depth > -margin:
                 emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
                      vec3(pw[0], pw[1], ground_height), up, depth, FEAT_POINT + k, False)
+    elif kind == PAIR_SOIL:
+        soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, bf[F_RAD], bd[B_PL0], bd[B_NPL], pr[P_OTHER],
+                        planes, hm_int, hm_geom, hm_frame, hm_heights, soil_state, c_count, c_overflow, c_pos,
+                        c_nrm, c_depth, c_feat)
     elif kind == PAIR_HEIGHTMAP:
         m = pr[P_OTHER]
         hi = hm_int[m]
@@ -458,8 +508,7 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
         dy = g[1] / (ny - 1)
         x0 = g[2] - 0.5 * g[0]
         y0 = g[3] - 0.5 * g[1]
-        o = hm_pos[m]
-        rm = hm_rot[m]
+        o, rm = hm_pose(hm_frame, m)
         c_l = rm.transpose() @ (pos - o)
         r_l = rm.transpose() @ rot
         if stype == SPHERE or stype == CAPSULE:

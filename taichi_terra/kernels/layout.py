@@ -15,7 +15,7 @@ F_P0, F_P1, F_P2, F_P3, F_INFL, F_RAD, F_MASS, F_SPARE = range(8)
 P_KIND, P_BODY, P_OTHER, P_SLOT, P_CAP = range(5)
 
 # pair kinds
-PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES = 0, 1, 2
+PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES, PAIR_SOIL = 0, 1, 2, 3
 
 # shape types (mirror bodies.shapes.ShapeType)
 SPHERE, BOX, CAPSULE, CYLINDER, MESH = 0, 1, 2, 3, 4
@@ -27,10 +27,15 @@ FEAT_TRIANGLE = 200_000_000     # height-map triangle 2 * cell + t
 FEAT_VERTEX = 400_000_000       # height-map vertex poking into a shape
 FEAT_BELOW = 600_000_000        # point below a height-map surface (pushed out along the normal)
 FEAT_EDGE = 800_000_000         # height-map ridge edge 3 * cell + k cutting into a shape
+FEAT_SOIL = 1_000_000_000       # soil quadrature point at bed sample (local index)
 
 # solver parameters, passed to the kernels as one array (see World._upload_params)
 # (the integer settings are stored as floats: one array fewer keeps the step kernel within Vulkan's
 # limit of 33 buffers per kernel on lavapipe)
 (PF_DT, PF_GX, PF_GY, PF_GZ, PF_TOL, PF_SLOP, PF_ERP, PF_MAX_PUSH, PF_REST_THRESHOLD, PF_MARGIN,
- PF_GROUND_HEIGHT, PF_MAX_SWEEPS, PF_WARM_START, PF_N_PAIRS) = range(14)
-N_PARAMS = 14
+ PF_GROUND_HEIGHT, PF_MAX_SWEEPS, PF_WARM_START, PF_N_PAIRS, PF_TERRAIN_WARM_START, PF_N_SOIL) = range(16)
+N_PARAMS = 16
+
+# height maps: hm_int = (first sample, x samples, y samples, first soil sample or -1); hm_geom = (x size,
+# y size, centre x, centre y, then the 8 soil material values in SOIL_FIELDS order, zero for rigid maps)
+HM_SOIL0 = 4

@@ -224,3 +224,31 @@ def solve_soil_shear(lam_t_old, v_t_free, w_tt, j, area, dt, p_n, mat):
         else:
             lam = friction_disc(w_tt, v_t_free, s_full)
     return lam, j + dt * (v_t_free + w_tt @ lam).norm()
+
+
+@ti.func
+def solve_soil_row(w, lam, vloc, delta, s_p, j, area, b, dt, mat):
+    """One Gauss-Seidel update of a soil quadrature row (frame ``(n, t1, t2)``, ``n`` the bed's +z).
+
+    ``w``: the 3x3 Delassus block, ``lam``: the row's current impulse, ``vloc``: the current relative
+    velocity in the frame (with ``lam`` applied), ``delta``: how far the body's underside lies below the
+    undeformed surface at the start of the step [m], ``s_p`` and ``j``: the sample's plastic sinkage and
+    loaded slip [m]. The normal law is solved first with the row's current tangential impulse, then the
+    shear law under the new normal pressure; returns the new frame impulse [N s]."""
+    v_n_free = vloc[0] - w[0, 0] * lam[0]
+    ln, _delta_e, _p, p_n = solve_soil_normal(delta, s_p, w[0, 0], v_n_free, area, b, dt, mat)
+    wt = ti.math.mat2([[w[1, 1], w[1, 2]], [w[2, 1], w[2, 2]]])
+    lt_old = vec2(lam[1], lam[2])
+    vt_free = vec2(vloc[1], vloc[2]) + vec2(w[1, 0], w[2, 0]) * (ln - lam[0]) - wt @ lt_old
+    lt = vec2(0.0, 0.0)
+    if ln > 0.0:
+        lt, _j_e = solve_soil_shear(lt_old, vt_free, wt, j, area, dt, p_n, mat)
+    return ti.math.vec3(ln, lt[0], lt[1])
+
+
+@ti.func
+def sample_area(ix, iy, nx, ny, dx, dy):
+    """Area [m^2] a bed sample stands for: the rectangle of half-spacings around it, cut at the border."""
+    ax = dx if (ix > 0 and ix < nx - 1) else 0.5 * dx
+    ay = dy if (iy > 0 and iy < ny - 1) else 0.5 * dy
+    return ax * ay

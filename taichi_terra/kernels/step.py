@@ -6,15 +6,17 @@ bit-identical and an env's result does not depend on how many envs run beside it
 """
 import taichi as ti
 
-from .collision import collide_pair
+from .collision import collide_pair, hm_pose
 from .contact import (apply_impulse, clamp_to_cone, contact_frame, normal_target, point_compliance,
                       relative_velocity, solve_rigid_row)
-from .dynamics import free_velocity, integrate_link, link_inv_inertia
-from .layout import (B_QS, B_US, F_MASS, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_SHAPES, PF_DT, PF_ERP,
-                     PF_GROUND_HEIGHT, PF_GX, PF_MARGIN,
-                     PF_GY, PF_GZ, PF_MAX_PUSH, PF_MAX_SWEEPS, PF_N_PAIRS, PF_REST_THRESHOLD, PF_SLOP, PF_TOL,
-                     PF_WARM_START)
-from .math import vec3
+from .dynamics import free_velocity, integrate_link, link_inv_inertia, link_rotation
+from .layout import (B_NPT, B_PT0, B_QS, B_TYPE, B_US, F_MASS, F_P0, F_P1, F_P2, F_P3, FEAT_SOIL, HM_SOIL0, P_BODY,
+                     P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_SHAPES, PAIR_SOIL, PF_DT, PF_ERP, PF_GROUND_HEIGHT, PF_GX,
+                     PF_GY, PF_GZ, PF_MARGIN, PF_MAX_PUSH, PF_MAX_SWEEPS, PF_N_PAIRS, PF_N_SOIL, PF_REST_THRESHOLD,
+                     PF_SLOP, PF_TERRAIN_WARM_START, PF_TOL, PF_WARM_START)
+from .math import vec3, vec4
+from .shapes import footprint_width
+from .soil import sample_area, soil_pressure, solve_soil_row
 
 mat3 = ti.math.mat3
 
@@ -48,40 +50,82 @@ def row_links(q: ti.template(), body_i: ti.template(), body_f: ti.template(), bo
     return us_a, body_i[b][B_US], inv_m_a, 1.0 / body_f[b][F_MASS], iw_a, body_iw[e, b], ra, rb
 
 
+@ti.func
+def soil_point(hm_int: ti.template(), hm_geom: ti.template(), soil_state: ti.template(), e, m, idx):
+    """Material (vector of 8), area [m^2] and state (s, s_p, j, loaded) of sample ``idx`` of bed ``m``."""
+    hi = hm_int[m]
+    g = hm_geom[m]
+    nx, ny = hi[1], hi[2]
+    mat = ti.Vector([g[HM_SOIL0 + k] for k in ti.static(range(8))])
+    area = sample_area(idx % nx, idx // nx, nx, ny, g[0] / (nx - 1), g[1] / (ny - 1))
+    return mat, area, soil_state[e, hi[3] + idx]
+
+
+@ti.func
+def commit_soil(e, n_soil, n_rows, q: ti.template(), u: ti.template(), body_i: ti.template(), body_f: ti.template(),
+                body_iw: ti.template(), pair_i: ti.template(), hm_int: ti.template(), hm_geom: ti.template(),
+                c_list: ti.template(), c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(),
+                c_feat: ti.template(), c_lam: ti.template(), c_target: ti.template(), soil_state: ti.template(), dt):
+    """Write the soil history of env ``e`` after the sweep (``terrain/deformable.py`` describes it)."""
+    for k in range(n_soil):
+        soil_state[e, k][3] = 0.0
+    for r in range(n_rows):
+        s = c_list[e, r][0]
+        p = c_list[e, r][1]
+        if pair_i[p][P_KIND] == PAIR_SOIL and c_lam[e, s][0] > 0.0:
+            m = pair_i[p][P_OTHER]
+            idx = c_feat[e, s] - FEAT_SOIL
+            mat, _area, st = soil_point(hm_int, hm_geom, soil_state, e, m, idx)
+            a, b = row_bodies(body_i, pair_i, p)
+            us_a, us_b, _ima, _imb, _iwa, _iwb, ra, rb = row_links(q, body_i, body_f, body_iw, e, a, b, c_pos[e, s])
+            vloc = contact_frame(c_nrm[e, s]).transpose() @ relative_velocity(u, e, us_a, us_b, ra, rb)
+            delta_e = st[1] - c_depth[e, s] - dt * vloc[0]
+            pressure = soil_pressure(delta_e, st[1], c_target[e, s], mat)
+            s_p = ti.max(st[1], delta_e - pressure / mat[3])
+            j = st[2] + dt * ti.sqrt(vloc[1] * vloc[1] + vloc[2] * vloc[2])
+            soil_state[e, hm_int[m][3] + idx] = ti.Vector([ti.max(delta_e, s_p), s_p, j, 1.0])
+    for k in range(n_soil):
+        st = soil_state[e, k]
+        if st[3] == 0.0:
+            soil_state[e, k] = ti.Vector([st[1], st[1], 0.0, 0.0])
+
+
 @ti.kernel
 def simulate(n_steps: ti.i32, q: ti.types.ndarray(), u: ti.types.ndarray(), f_ext: ti.types.ndarray(),
              t_ext: ti.types.ndarray(), body_i: ti.types.ndarray(), body_f: ti.types.ndarray(),
              body_inertia: ti.types.ndarray(), points: ti.types.ndarray(),
              planes: ti.types.ndarray(), pair_i: ti.types.ndarray(), pair_mat: ti.types.ndarray(),
              hm_int: ti.types.ndarray(), hm_geom: ti.types.ndarray(),
-             hm_pos: ti.types.ndarray(), hm_rot: ti.types.ndarray(), hm_heights: ti.types.ndarray(),
+             hm_frame: ti.types.ndarray(), hm_heights: ti.types.ndarray(),
              body_iw: ti.types.ndarray(), c_count: ti.types.ndarray(), c_overflow: ti.types.ndarray(),
              c_pos: ti.types.ndarray(), c_nrm: ti.types.ndarray(), c_depth: ti.types.ndarray(),
              c_feat: ti.types.ndarray(), c_imp: ti.types.ndarray(), c_prev_feat: ti.types.ndarray(),
              c_prev_imp: ti.types.ndarray(), c_w: ti.types.ndarray(),
              c_lam: ti.types.ndarray(), c_target: ti.types.ndarray(), c_list: ti.types.ndarray(),
-             sweeps_used: ti.types.ndarray(), params_f: ti.types.ndarray()):
+             sweeps_used: ti.types.ndarray(), soil_state: ti.types.ndarray(), params_f: ti.types.ndarray()):
     """Advance every env by ``n_steps`` steps: one thread per env runs its steps back to back (envs are
     independent), so a call costs one kernel launch however many steps it takes."""
     n_pairs = ti.cast(params_f[PF_N_PAIRS], ti.i32)
     for e in range(q.shape[0]):
         for _ in range(n_steps):
             for p in range(n_pairs):
-                collide_pair(e, p, q, body_i, body_f, points, planes, pair_i, hm_int, hm_geom, hm_pos, hm_rot,
+                collide_pair(e, p, q, body_i, body_f, points, planes, pair_i, hm_int, hm_geom, hm_frame,
                              hm_heights, params_f[PF_GROUND_HEIGHT], params_f[PF_MARGIN], c_count, c_overflow,
-                             c_pos, c_nrm, c_depth, c_feat)
-            advance_env(e, n_pairs, q, u, f_ext, t_ext, body_i, body_f, body_inertia, pair_i, pair_mat, body_iw,
-                        c_count, c_pos, c_nrm, c_depth, c_feat, c_imp, c_prev_feat, c_prev_imp, c_w, c_lam, c_target,
-                        c_list, sweeps_used, params_f)
+                             c_pos, c_nrm, c_depth, c_feat, soil_state)
+            advance_env(e, n_pairs, q, u, f_ext, t_ext, body_i, body_f, body_inertia, points, pair_i, pair_mat,
+                        hm_int, hm_geom, hm_frame, body_iw, c_count, c_pos, c_nrm, c_depth, c_feat, c_imp, c_prev_feat,
+                        c_prev_imp, c_w, c_lam, c_target, c_list, sweeps_used, soil_state, params_f)
 
 
 @ti.func
 def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.template(), t_ext: ti.template(),
-                body_i: ti.template(), body_f: ti.template(), body_inertia: ti.template(), pair_i: ti.template(),
-                pair_mat: ti.template(), body_iw: ti.template(), c_count: ti.template(), c_pos: ti.template(),
+                body_i: ti.template(), body_f: ti.template(), body_inertia: ti.template(), points: ti.template(),
+                pair_i: ti.template(), pair_mat: ti.template(), hm_int: ti.template(), hm_geom: ti.template(),
+                hm_frame: ti.template(), body_iw: ti.template(), c_count: ti.template(), c_pos: ti.template(),
                 c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template(), c_imp: ti.template(),
                 c_prev_feat: ti.template(), c_prev_imp: ti.template(), c_w: ti.template(), c_lam: ti.template(),
-                c_target: ti.template(), c_list: ti.template(), sweeps_used: ti.template(), params_f: ti.template()):
+                c_target: ti.template(), c_list: ti.template(), sweeps_used: ti.template(),
+                soil_state: ti.template(), params_f: ti.template()):
     """The dynamics of one step of env ``e``, after its contacts were found."""
     dt = params_f[PF_DT]
     gravity = vec3(params_f[PF_GX], params_f[PF_GY], params_f[PF_GZ])
@@ -89,6 +133,8 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
     max_push, restitution_threshold = params_f[PF_MAX_PUSH], params_f[PF_REST_THRESHOLD]
     max_sweeps = ti.cast(params_f[PF_MAX_SWEEPS], ti.i32)
     warm_start = ti.cast(params_f[PF_WARM_START], ti.i32)
+    terrain_warm_start = ti.cast(params_f[PF_TERRAIN_WARM_START], ti.i32)
+    n_soil = ti.cast(params_f[PF_N_SOIL], ti.i32)
     n_bodies = body_i.shape[0]
     # 1. world inverse inertias of the links at the start of the step
     for b in range(n_bodies):
@@ -100,6 +146,15 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
         a, b = row_bodies(body_i, pair_i, p)
         restitution = pair_mat[p][1]
         base = pair_i[p][P_SLOT]
+        kind = pair_i[p][P_KIND]
+        width = 0.0
+        if kind == PAIR_SOIL and c_count[e, p] > 0:  # the footprint's effective width b, turning with the body
+            bd = body_i[b]
+            bf = body_f[b]
+            _o, rmap = hm_pose(hm_frame, pair_i[p][P_OTHER])
+            r_l = rmap.transpose() @ link_rotation(q, e, bd[B_QS])
+            width = footprint_width(bd[B_TYPE], vec4(bf[F_P0], bf[F_P1], bf[F_P2], bf[F_P3]), r_l, points, bd[B_PT0],
+                                    bd[B_NPT])
         for k in range(c_count[e, p]):
             s = base + k
             c_list[e, n_rows] = ti.math.ivec2(s, p)
@@ -112,9 +167,12 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
             if a >= 0:
                 kmat += point_compliance(inv_m_a, iw_a, ra)
             c_w[e, s] = frame.transpose() @ kmat @ frame
-            vn0 = n.dot(relative_velocity(u, e, us_a, us_b, ra, rb))
-            c_target[e, s] = normal_target(c_depth[e, s], vn0, dt, restitution, restitution_threshold, slop,
-                                           erp, max_push)
+            if kind == PAIR_SOIL:
+                c_target[e, s] = width  # soil rows have no target velocity: they keep b here
+            else:
+                vn0 = n.dot(relative_velocity(u, e, us_a, us_b, ra, rb))
+                c_target[e, s] = normal_target(c_depth[e, s], vn0, dt, restitution, restitution_threshold, slop,
+                                               erp, max_push)
     # 3. free velocities u* = u + dt M^-1 (tau - h)
     for b in range(n_bodies):
         bd = body_i[b]
@@ -127,7 +185,8 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
         lam = vec3(0.0, 0.0, 0.0)
         # the same feature usually keeps its slot; when contacts before it came or went, search the pair
         prev = -1
-        if warm_start != 0:
+        is_soil = pair_i[p][P_KIND] == PAIR_SOIL
+        if (warm_start != 0 and not is_soil) or (terrain_warm_start != 0 and is_soil):
             if c_prev_feat[e, s] == c_feat[e, s]:
                 prev = s
             else:
@@ -138,7 +197,12 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
         if prev >= 0:
             a, b = row_bodies(body_i, pair_i, p)
             frame = contact_frame(c_nrm[e, s])
-            lam = clamp_to_cone(frame.transpose() @ c_prev_imp[e, prev], pair_mat[p][0])
+            lam = frame.transpose() @ c_prev_imp[e, prev]
+            if is_soil:  # the soil laws bound the traction themselves; only keep it compressive
+                if lam[0] <= 0.0:
+                    lam = vec3(0.0, 0.0, 0.0)
+            else:
+                lam = clamp_to_cone(lam, pair_mat[p][0])
             us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb = row_links(q, body_i, body_f, body_iw, e, a, b,
                                                                          c_pos[e, s])
             apply_impulse(u, e, us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb, frame @ lam)
@@ -159,17 +223,28 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
             vloc = frame.transpose() @ relative_velocity(u, e, us_a, us_b, ra, rb)
             w = c_w[e, s]
             lam = c_lam[e, s]
-            new = solve_rigid_row(w, lam, vloc, c_target[e, s], pair_mat[p][0])
+            new = lam
+            if pair_i[p][P_KIND] == PAIR_SOIL:
+                m = pair_i[p][P_OTHER]
+                mat, area, st = soil_point(hm_int, hm_geom, soil_state, e, m, c_feat[e, s] - FEAT_SOIL)
+                new = solve_soil_row(w, lam, vloc, st[1] - c_depth[e, s], st[1], st[2], area, c_target[e, s], dt, mat)
+            else:
+                new = solve_rigid_row(w, lam, vloc, c_target[e, s], pair_mat[p][0])
             d = new - lam
             if d.norm() > 0.0:
                 apply_impulse(u, e, us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb, frame @ d)
                 c_lam[e, s] = new
                 largest = ti.max(largest, w[0, 0] * d.norm())
     sweeps_used[e] = sweeps
-    # 6. integrate positions with the constrained velocities
+    # 6. soil history: loaded samples take the end-of-step sinkage, yield raises the permanent sinkage, slip
+    #    accumulates; every other sample recovers its elastic part and forgets its slip
+    if n_soil > 0:
+        commit_soil(e, n_soil, n_rows, q, u, body_i, body_f, body_iw, pair_i, hm_int, hm_geom, c_list, c_pos, c_nrm,
+                    c_depth, c_feat, c_lam, c_target, soil_state, dt)
+    # 7. integrate positions with the constrained velocities
     for b in range(n_bodies):
         integrate_link(q, u, e, body_i[b][B_QS], body_i[b][B_US], dt)
-    # 7. results and warm-start cache
+    # 8. results and warm-start cache
     for p in range(n_pairs):
         base = pair_i[p][P_SLOT]
         for k in range(pair_i[p][P_CAP]):

@@ -40,7 +40,7 @@ class HeightMap:
         self._colors = self._check_colors(colors, nx * ny)
         self._world = world
         self.index = index
-        self.material = material
+        self.material_name = material  # rigid contact material (see World.set_material_pair_prop)
         self._nx, self._ny = nx, ny
         self._heights = h
         self._position = np.zeros(3)
@@ -56,6 +56,13 @@ class HeightMap:
         if c.shape != (n, 3) or not np.all(np.isfinite(c)) or c.min() < 0.0 or c.max() > 1.0:
             raise ValueError(f"colors must be one RGB triple or shape ({n}, 3), values in [0, 1]")
         return c
+
+    is_soil = False  # deformable beds (terrain/deformable.py) say True
+
+    @property
+    def material(self) -> str:
+        """Name of the rigid contact material."""
+        return self.material_name
 
     # ----------------------------------------------------------------- geometry
     @property

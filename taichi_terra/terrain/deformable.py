@@ -1,0 +1,103 @@
+"""Deformable soil bed: a height map whose samples sink under bodies and keep ruts.
+
+Per env and per sample the bed keeps the total sinkage ``s`` [m] (downward displacement of the surface),
+the permanent (plastic) sinkage ``s_p`` [m] and the accumulated loaded slip ``j`` [m]. The current
+surface is the undeformed surface lowered by ``s`` along the bed's local z. Bodies touch the bed through
+one quadrature point per sample under their footprint (a vertical ray from the sample to the body), whose
+force follows the soil's pressure and shear laws (``kernels/soil.py``), solved inside the contact sweep.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .heightmap import HeightMap
+from .soil import SoilMaterial
+
+#: columns of the per-sample soil state array: total sinkage, plastic sinkage, slip, loaded in the last step
+SOIL_S, SOIL_SP, SOIL_J, SOIL_LOADED = range(4)
+
+
+class DeformableTerrain(HeightMap):
+    """A soil bed. Create it with :meth:`taichi_terra.World.add_deformable_terrain`."""
+
+    is_soil = True
+
+    def __init__(self, world, index, x_samples, y_samples, x_size, y_size, center_x, center_y, heights, material):
+        if not isinstance(material, SoilMaterial):
+            raise TypeError(f"material must be a taichi_terra.SoilMaterial, got {type(material).__name__}")
+        super().__init__(world, index, x_samples, y_samples, x_size, y_size, center_x, center_y, heights, "default")
+        if not np.all(np.isfinite(self._heights)):
+            raise ValueError("heights of a soil bed must be finite")
+        self.material = material
+        n = x_samples * y_samples
+        self._init_state = np.zeros((world.n_envs, n, 4))  # used until the world is built
+
+    @property
+    def material(self) -> SoilMaterial:
+        """The soil's constitutive parameters."""
+        return self._soil
+
+    @material.setter
+    def material(self, value: SoilMaterial) -> None:
+        self._soil = value
+
+    @property
+    def n_samples(self) -> int:
+        return self.x_samples * self.y_samples
+
+    def get_undeformed_heights(self) -> np.ndarray:
+        """The original surface [m], shape (x_samples * y_samples,), index y * x_samples + x."""
+        return self._heights.copy()
+
+    def get_heights(self, env: int = 0) -> np.ndarray:
+        """The current (deformed) surface of ``env`` [m]: undeformed heights minus the sinkage."""
+        return self._heights - self.get_soil_state(env)["sinkage"]
+
+    # ------------------------------------------------------------------ state
+    def get_soil_state(self, env: int = 0) -> dict:
+        """Per-sample ``sinkage``, ``plastic_sinkage`` and ``shear`` (accumulated loaded slip) [m] of ``env``,
+        each shape (x_samples * y_samples,)."""
+        st = self._world._soil_state_get(self, env)
+        return {"sinkage": st[:, SOIL_S].copy(), "plastic_sinkage": st[:, SOIL_SP].copy(),
+                "shear": st[:, SOIL_J].copy()}
+
+    def set_soil_state(self, sinkage, plastic_sinkage, shear, env: int | None = None) -> None:
+        """Restore the soil history (between steps). Arrays of shape (x_samples * y_samples,), finite, with
+        ``0 <= plastic_sinkage <= sinkage`` and ``shear >= 0``; ``env=None`` sets every env."""
+        n = self.n_samples
+        arrays = []
+        for name, value in (("sinkage", sinkage), ("plastic_sinkage", plastic_sinkage), ("shear", shear)):
+            try:
+                a = np.asarray(value, dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"{name} must be an array of numbers") from exc
+            if a.shape != (n,):
+                raise ValueError(f"{name} must have shape ({n},) (one value per sample), got {a.shape}")
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"{name} must be finite")
+            arrays.append(a)
+        s, sp, j = arrays
+        if np.any(sp < 0.0) or np.any(sp > s):
+            raise ValueError("plastic_sinkage must satisfy 0 <= plastic_sinkage <= sinkage")
+        if np.any(j < 0.0):
+            raise ValueError("shear must be >= 0")
+        self._world._soil_state_set(self, np.stack([s, sp, j, np.zeros(n)], axis=1), env)
+
+    def reset_soil(self, env: int | None = None) -> None:
+        """Return to the undeformed bed (all histories zero) in ``env`` or every env."""
+        self._world._soil_state_set(self, np.zeros((self.n_samples, 4)), env)
+
+    def get_soil_step_stats(self, env: int = 0) -> dict:
+        """The last step's soil contacts of ``env``: ``contacts`` (quadrature points near bodies, loaded
+        or not), ``contact_area`` [m^2] and ``normal_force`` [N] of the loaded ones."""
+        return self._world._soil_step_stats(self, env)
+
+    def sample_areas(self) -> np.ndarray:
+        """Area [m^2] each sample stands for: its cell of half-spacings around it, cut at the border."""
+        dx = self.x_size / (self.x_samples - 1)
+        dy = self.y_size / (self.y_samples - 1)
+        wx = np.full(self.x_samples, dx)
+        wx[[0, -1]] = 0.5 * dx
+        wy = np.full(self.y_samples, dy)
+        wy[[0, -1]] = 0.5 * dy
+        return np.outer(wy, wx).reshape(-1)
