@@ -1,0 +1,176 @@
+"""Deformable soil bed: plate sinkage, unloading ruts, loading viscosity, tilted beds, state API."""
+import math
+
+import numpy as np
+import pytest
+
+import taichi_terra as tt
+from helpers import G, rot_y
+
+PLATE_MASS, PLATE_X, PLATE_Y = 20.0, 0.4, 0.6
+AREA = PLATE_X * PLATE_Y
+
+
+def plate_world(material, drop=0.0, n=51, size=1.0, gravity=(0.0, 0.0, -G), tilt=None):
+    """A 20 kg, 0.4 x 0.6 x 0.02 m plate resting on (or ``drop`` above) a flat bed of 2 cm spacing; the
+    plate's edges fall midway between samples, so its quadrature area is exactly 0.24 m^2."""
+    world = tt.World(dt=1e-3, gravity=gravity)
+    bed = world.add_deformable_terrain(n, n, size, size, 0.0, 0.0, np.zeros(n * n), material)
+    plate = world.add_box(PLATE_X, PLATE_Y, 0.02, PLATE_MASS)
+    local = np.array([0.01, 0.01, 0.01 + drop])
+    R = np.eye(3) if tilt is None else tilt
+    if tilt is not None:
+        bed.set_orientation(tilt)
+    plate.set_position(R @ local)
+    plate.set_orientation(R)
+    return world, bed, plate, R
+
+
+def sinkage(plate, R):
+    """Depth of the plate's underside below the undeformed surface, along the bed normal [m]."""
+    return -((R.T @ plate.get_position(0))[2] - 0.01)
+
+
+@pytest.mark.parametrize("kc,kphi,n", [(0.0, 1e5, 1.0), (0.0, 2e5, 1.1), (2e3, 1e5, 1.0)])
+def test_plate_settles_at_bekker_sinkage(kc, kphi, n):
+    """Reference: the specification's plate check, s = (m g / (A (kc/b + kphi)))^(1/n) with b = 0.4 m the
+    plate's shorter side (8.175 mm for kc = 0, kphi = 1e5, n = 1), within 1 %. The loading is kept
+    quasistatic by a strong damper (D above critical), which does not change the equilibrium."""
+    mat = tt.SoilMaterial(bekker_kc=kc, bekker_kphi=kphi, sinkage_exponent=n, damping=3e4)
+    world, bed, plate, R = plate_world(mat)
+    world.step(2000)
+    expected = (PLATE_MASS * G / (AREA * (kc / PLATE_X + kphi))) ** (1.0 / n)
+    if kc == 0.0 and n == 1.0:
+        assert expected == pytest.approx(8.175e-3, abs=1e-6)
+    assert sinkage(plate, R) == pytest.approx(expected, rel=0.01)
+    stats = bed.get_soil_step_stats(0)
+    assert stats["contact_area"] == pytest.approx(AREA, rel=1e-9)
+    assert stats["normal_force"] == pytest.approx(PLATE_MASS * G, rel=1e-3)
+
+
+def test_unloading_recovers_elastic_part_and_leaves_rut():
+    """Reference: the elastic-plastic law. After loading to the envelope, the permanent sinkage is
+    s - p/Ke; lifting the plate away recovers p/Ke and leaves a rut of depth s - p/Ke; putting the load
+    back follows the elastic slope to the previous depth."""
+    mat = tt.SoilMaterial(bekker_kphi=1e5, sinkage_exponent=1.0, elastic_stiffness=2e6, damping=3e4)
+    world, bed, plate, R = plate_world(mat)
+    world.step(2000)
+    s = sinkage(plate, R)
+    p = PLATE_MASS * G / AREA
+    state = bed.get_soil_state(0)
+    under = state["sinkage"] > 0.5 * s
+    np.testing.assert_allclose(state["plastic_sinkage"][under], s - p / 2e6, rtol=1e-3)
+    # lift the plate off
+    plate.set_position(plate.get_position(0) + [0.0, 0.0, 0.05])
+    plate.set_linear_velocity([0.0, 0.0, 0.0])
+    plate.set_external_force([0.0, 0.0, PLATE_MASS * G])
+    world.step(10)
+    state = bed.get_soil_state(0)
+    np.testing.assert_allclose(state["sinkage"][under], s - p / 2e6, rtol=1e-3)  # elastic part recovered
+    np.testing.assert_allclose(state["shear"], 0.0)
+    # lower it again slowly: the elastic branch carries the load back to the same depth, no new yield
+    plate.set_external_force([0.0, 0.0, 0.0])
+    x, y, _ = plate.get_position(0)
+    plate.set_position([x, y, 0.01 - (s - p / 2e6)])  # resting on the rut floor
+    world.step(2000)
+    assert sinkage(plate, R) == pytest.approx(s, rel=2e-3)
+    np.testing.assert_allclose(bed.get_soil_state(0)["plastic_sinkage"][under], s - p / 2e6, rtol=2e-3)
+
+
+def test_dropped_plate_sinks_deeper_than_lowered_plate():
+    """Reference: the loading law. A plate lowered quasistatically (its weight handed over to the soil over
+    2 s) rests on the envelope equilibrium m g / (A kphi); the same plate dropped from 5 cm overshoots
+    under its momentum, yields deeper and, since plastic sinkage is permanent, rests deeper. At rest the
+    viscous pressure D max(s_dot, 0) is zero, so both carry exactly m g."""
+    mat = tt.SoilMaterial(bekker_kphi=1e5, sinkage_exponent=1.0, damping=1000.0)
+    lowered = plate_world(mat)
+    dropped = plate_world(mat, drop=0.05)
+    plate = lowered[2]
+    for k in range(200):  # hand the weight over in 200 steps of 10 ms
+        plate.set_external_force([0.0, 0.0, PLATE_MASS * G * (1.0 - k / 200.0)])
+        lowered[0].step(10)
+    plate.set_external_force([0.0, 0.0, 0.0])
+    lowered[0].step(1000)
+    dropped[0].step(3000)
+    s_slow = sinkage(lowered[2], lowered[3])
+    s_drop = sinkage(dropped[2], dropped[3])
+    assert s_slow == pytest.approx(PLATE_MASS * G / (AREA * 1e5), rel=0.01)
+    assert s_drop > 1.2 * s_slow
+    for world, bed, _plate, _R in (lowered, dropped):
+        assert bed.get_soil_step_stats(0)["normal_force"] == pytest.approx(PLATE_MASS * G, rel=1e-3)
+
+
+def test_tilted_bed_equals_rotated_gravity():
+    """Reference: the height-map spec's invariance, for a bed: a plate on a bed tilted 10 degrees sinks as
+    on a flat bed with gravity rotated the other way (same sinkage to 1e-9 m)."""
+    mat = tt.SoilMaterial(bekker_kphi=1e5, sinkage_exponent=1.0, damping=3e4, friction_coefficient=0.8)
+    R = rot_y(math.radians(10.0))
+    tilted = plate_world(mat, tilt=R)
+    flat = plate_world(mat, gravity=R.T @ np.array([0.0, 0.0, -G]))
+    tilted[0].step(500)
+    flat[0].step(500)
+    assert sinkage(tilted[2], tilted[3]) == pytest.approx(sinkage(flat[2], flat[3]), abs=1e-9)
+    np.testing.assert_allclose(tilted[1].get_soil_state(0)["sinkage"], flat[1].get_soil_state(0)["sinkage"],
+                               atol=1e-9)
+
+
+def test_checkpoint_replays_soil_bit_for_bit():
+    """Reference: determinism; checkpoints capture the soil history and the warm-start cache."""
+    mat = tt.SoilMaterial(bekker_kphi=1e5, sinkage_exponent=1.1)
+    world, bed, plate, R = plate_world(mat, drop=0.01)
+    plate.set_linear_velocity([0.3, 0.0, 0.0])
+    world.step(100)
+    cp = world.checkpoint()
+    world.step(100)
+    first = (plate.get_position(0), bed.get_soil_state(0))
+    world.restore(cp)
+    world.step(100)
+    np.testing.assert_array_equal(plate.get_position(0), first[0])
+    for key in ("sinkage", "plastic_sinkage", "shear"):
+        np.testing.assert_array_equal(bed.get_soil_state(0)[key], first[1][key])
+
+
+def test_warm_and_cold_starts_agree():
+    """Reference: the solver tolerance. Warm starts change the iteration path only: the resting sinkage
+    agrees with a cold-started run to within the tolerance's effect (1e-9 m), in fewer sweeps."""
+    mat = tt.SoilMaterial(bekker_kphi=1e5, sinkage_exponent=1.1, damping=3e4)
+    results = []
+    for warm in (True, False):
+        world, bed, plate, R = plate_world(mat)
+        world.solver.terrain_warm_start = warm
+        world.step(1500)
+        sweeps = []
+        for _ in range(50):
+            world.step()
+            sweeps.append(world.get_solver_sweeps(0))
+        results.append((sinkage(plate, R), np.mean(sweeps)))
+    assert results[0][0] == pytest.approx(results[1][0], abs=1e-9)
+    assert results[0][1] < results[1][1]
+
+
+def test_soil_state_api_and_bad_input():
+    mat = tt.SoilMaterial()
+    world = tt.World()
+    with pytest.raises(ValueError, match="heights"):
+        world.add_deformable_terrain(3, 3, 1.0, 1.0, 0.0, 0.0, np.zeros(8), mat)
+    with pytest.raises(TypeError, match="SoilMaterial"):
+        world.add_deformable_terrain(3, 3, 1.0, 1.0, 0.0, 0.0, np.zeros(9), "sand")
+    assert world.heightmaps == []
+    bed = world.add_deformable_terrain(3, 3, 1.0, 1.0, 0.0, 0.0, np.arange(9.0), mat)
+    world.add_sphere(0.1, 1.0).set_position([50.0, 0.0, 0.0])  # a body elsewhere: the world has something to step
+    np.testing.assert_array_equal(bed.get_undeformed_heights(), np.arange(9.0))
+    s = np.full(9, 0.02)
+    bed.set_soil_state(s, 0.5 * s, np.zeros(9))
+    world.step()
+    state = bed.get_soil_state(0)
+    np.testing.assert_allclose(state["plastic_sinkage"], 0.01)
+    np.testing.assert_allclose(state["sinkage"], 0.01)  # unloaded: the elastic part recovers at once
+    np.testing.assert_allclose(bed.get_heights(0), np.arange(9.0) - 0.01)
+    for bad, msg in ((np.zeros(8), "sinkage must have shape"), (np.full(9, np.nan), "finite")):
+        with pytest.raises(ValueError, match=msg):
+            bed.set_soil_state(bad, np.zeros(9), np.zeros(9))
+    with pytest.raises(ValueError, match="plastic_sinkage"):
+        bed.set_soil_state(np.zeros(9), np.full(9, 0.1), np.zeros(9))
+    np.testing.assert_allclose(bed.get_soil_state(0)["plastic_sinkage"], 0.01)  # unchanged
+    bed.reset_soil()
+    np.testing.assert_array_equal(bed.get_soil_state(0)["sinkage"], np.zeros(9))
