@@ -174,3 +174,35 @@ def test_soil_state_api_and_bad_input():
     np.testing.assert_allclose(bed.get_soil_state(0)["plastic_sinkage"], 0.01)  # unchanged
     bed.reset_soil()
     np.testing.assert_array_equal(bed.get_soil_state(0)["sinkage"], np.zeros(9))
+
+
+@pytest.mark.parametrize("kj,cohesion,mu", [(0.01, 0.0, 0.6), (0.0, 0.0, 0.6), (0.01, 500.0, 0.0)])
+def test_shear_builds_up_with_slip(kj, cohesion, mu):
+    """Reference: Janosi-Hanamoto, tau = (c + mu p_n)(1 - exp(-j / Kj)): a loaded plate dragged at a steady
+    speed develops 63.2 % of (c + mu p_n) A once the soil's accumulated slip j reaches Kj and 95 % at 3 Kj,
+    within 2 %; Kj = 0 mobilizes the full strength at once; cohesion alone (mu = 0) still resists while
+    loaded. The drag speed (5 cm/s, re-imposed every step) is high enough that the soil cannot stop the
+    plate within a step (m v / dt = 1000 N against a strength of at most 120 N)."""
+    mat = tt.SoilMaterial(bekker_kphi=1e5, sinkage_exponent=1.0, damping=3e4, cohesion=cohesion,
+                          friction_coefficient=mu, shear_displacement=kj)
+    world, bed, plate, R = plate_world(mat)
+    world.step(1500)  # settle
+    full = (cohesion + mu * PLATE_MASS * G / AREA) * AREA
+    centre = 25 * 51 + 25
+    measured = []  # (slip of the soil under the plate's centre, traction)
+    for _ in range(1200):
+        plate.set_linear_velocity([0.05, 0.0, plate.get_linear_velocity(0)[2]])
+        plate.set_angular_velocity([0.0, 0.0, 0.0])
+        world.step()
+        c = world.get_contacts(0)
+        normal = np.sum(c.impulses[:, 2]) / world.dt  # includes the viscous part D max(s_dot, 0)
+        measured.append((bed.get_soil_state(0)["shear"][centre], -np.sum(c.impulses[:, 0]) / world.dt,
+                         cohesion * AREA + mu * normal))
+    slip, traction, strength = np.array(measured).T
+    assert np.all(traction <= strength * (1.0 + 1e-6))
+    if kj > 0.0:
+        for multiple in (1.0, 3.0):
+            expected = (1.0 - math.exp(-multiple)) * full
+            assert np.interp(multiple * kj, slip, traction) == pytest.approx(expected, rel=0.02)
+    else:
+        assert traction[0] == pytest.approx(full, rel=0.02)
