@@ -13,7 +13,8 @@ from .backend import init, is_initialized  # noqa: E402  (backend imports taichi
 __version__ = "0.1.0"
 
 __all__ = ["init", "is_initialized", "World", "SolverConfig", "Checkpoint", "ContactSet", "Ground", "Body",
-           "HeightMap", "DeformableTerrain", "SoilMaterial", "ShapeType", "__version__"]
+           "HeightMap", "DeformableTerrain", "SoilMaterial", "ShapeType", "load_world_xml", "export_world_xml",
+           "__version__"]
 
 _LAZY = {
     "World": ("world", "World"),
@@ -25,6 +26,8 @@ _LAZY = {
     "HeightMap": ("terrain.heightmap", "HeightMap"),
     "DeformableTerrain": ("terrain.deformable", "DeformableTerrain"),
     "SoilMaterial": ("terrain.soil", "SoilMaterial"),
+    "load_world_xml": ("io.xml", "load_world_xml"),
+    "export_world_xml": ("io.xml", "export_world_xml"),
     "ShapeType": ("bodies.shapes", "ShapeType"),
 }
 

@@ -1,0 +1,174 @@
+"""World XML: ground, height maps (with an optional soil child), primitive bodies and material pairs.
+
+    <world dt="0.001" gravity="0 0 -9.81" n_envs="1">
+      <material_pair a="rubber" b="soil" friction="0.9" restitution="0.2"/>
+      <ground height="0" material="default"/>
+      <heightmap name="soil" x_size="2" y_size="2" x_sample="3" y_sample="3" center_x="0" center_y="0"
+                 pos="0 0 0" quat="1 0 0 0" height="0 0 0 0 0 0 0 0 0">
+        <soil bekker_kc="0" bekker_kphi="40000" sinkage_exponent="1.1" elastic_stiffness="2000000"
+              damping="2000" cohesion="100" friction_coefficient="0.6" shear_displacement="0.01"/>
+      </heightmap>
+      <sphere radius="0.1" mass="1" pos="0 0 1" quat="1 0 0 0" material="rubber"/>
+      <box size_x=".." size_y=".." size_z=".." mass=".."/>  <capsule radius height mass/>  <cylinder .../>
+    </world>
+
+A ``<soil>`` child turns the height map into a deformable bed; exported soil elements also carry the
+``sinkage``, ``plastic_sinkage`` and ``shear`` arrays of the exported env, which loading restores (in every
+env). Loader errors name the file (or "<string>") and the element.
+"""
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+_BODY_ATTRS = {"sphere": ("radius", "mass"), "box": ("size_x", "size_y", "size_z", "mass"),
+               "capsule": ("radius", "height", "mass"), "cylinder": ("radius", "height", "mass")}
+_SOIL_STATE = ("sinkage", "plastic_sinkage", "shear")
+
+
+class WorldXMLError(ValueError):
+    """A world file that cannot be loaded; the message names the file and the element."""
+
+
+def _floats(where, el, name, count=None, default=None):
+    raw = el.get(name)
+    if raw is None:
+        if default is not None:
+            return default
+        raise WorldXMLError(f"{where}: <{el.tag}> needs the attribute {name!r}")
+    try:
+        vals = [float(x) for x in raw.split()]
+    except ValueError as exc:
+        raise WorldXMLError(f"{where}: <{el.tag} {name}=...> must hold numbers") from exc
+    if count is not None and len(vals) != count:
+        raise WorldXMLError(f"{where}: <{el.tag} {name}=...> must hold {count} numbers, got {len(vals)}")
+    return vals
+
+
+def _one(where, el, name, default=None):
+    return _floats(where, el, name, 1, None if default is None else [default])[0]
+
+
+def load_world_xml(source, **world_kwargs):
+    """Build a :class:`taichi_terra.World` from an XML file path or an XML string. ``world_kwargs``
+    (``n_envs``, ``solver``) override the file's attributes."""
+    from ..terrain.soil import SOIL_FIELDS, SoilMaterial
+    from ..world import World
+
+    if isinstance(source, (str, os.PathLike)) and os.path.exists(str(source)):
+        where = str(source)
+        try:
+            root = ET.parse(where).getroot()
+        except ET.ParseError as exc:
+            raise WorldXMLError(f"{where}: not well-formed XML ({exc})") from exc
+    elif isinstance(source, str):
+        where = "<string>"
+        try:
+            root = ET.fromstring(source)
+        except ET.ParseError as exc:
+            raise WorldXMLError(f"{where}: not well-formed XML ({exc}); a path must name an existing file") from exc
+    else:
+        raise TypeError("source must be a path to an XML file or an XML string")
+    if root.tag != "world":
+        raise WorldXMLError(f"{where}: the root element must be <world>, got <{root.tag}>")
+    kwargs = {"dt": _one(where, root, "dt", 1e-3), "gravity": _floats(where, root, "gravity", 3, [0.0, 0.0, -9.81]),
+              "n_envs": int(_one(where, root, "n_envs", 1))}
+    kwargs.update(world_kwargs)
+    try:
+        world = World(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise WorldXMLError(f"{where}: <world>: {exc}") from exc
+    soil_states = []
+    for el in root:
+        try:
+            if el.tag == "material_pair":
+                world.set_material_pair_prop(el.get("a"), el.get("b"), _one(where, el, "friction"),
+                                             _one(where, el, "restitution", 0.0))
+            elif el.tag == "ground":
+                world.add_ground(_one(where, el, "height", 0.0), material=el.get("material", "default"))
+            elif el.tag == "heightmap":
+                nx, ny = int(_one(where, el, "x_sample")), int(_one(where, el, "y_sample"))
+                args = (nx, ny, _one(where, el, "x_size"), _one(where, el, "y_size"), _one(where, el, "center_x", 0.0),
+                        _one(where, el, "center_y", 0.0), np.array(_floats(where, el, "height")))
+                soil = el.find("soil")
+                if soil is not None:
+                    material = SoilMaterial(**{f: _one(where, soil, f, getattr(SoilMaterial, f)) for f in SOIL_FIELDS})
+                    hm = world.add_deformable_terrain(*args, material)
+                    if all(soil.get(k) is not None for k in _SOIL_STATE):
+                        soil_states.append((hm, [np.array(_floats(where, soil, k, nx * ny)) for k in _SOIL_STATE]))
+                else:
+                    hm = world.add_heightmap(*args, material=el.get("material", "default"))
+                hm.set_position(_floats(where, el, "pos", 3, [0.0, 0.0, 0.0]))
+                hm.set_orientation(_floats(where, el, "quat", 4, [1.0, 0.0, 0.0, 0.0]))
+            elif el.tag in _BODY_ATTRS:
+                add = getattr(world, f"add_{el.tag}")
+                body = add(*(_one(where, el, a) for a in _BODY_ATTRS[el.tag]), material=el.get("material", "default"))
+                body.set_position(_floats(where, el, "pos", 3, [0.0, 0.0, 0.0]))
+                body.set_orientation(_floats(where, el, "quat", 4, [1.0, 0.0, 0.0, 0.0]))
+                body.set_linear_velocity(_floats(where, el, "lin_vel", 3, [0.0, 0.0, 0.0]))
+                body.set_angular_velocity(_floats(where, el, "ang_vel", 3, [0.0, 0.0, 0.0]))
+            else:
+                raise WorldXMLError(f"{where}: unknown element <{el.tag}>")
+        except WorldXMLError:
+            raise
+        except (TypeError, ValueError, RuntimeError) as exc:
+            raise WorldXMLError(f"{where}: <{el.tag}>: {exc}") from exc
+    for bed, (s, sp, j) in soil_states:
+        try:
+            bed.set_soil_state(s, sp, j)
+        except (TypeError, ValueError) as exc:
+            raise WorldXMLError(f"{where}: <soil>: {exc}") from exc
+    return world
+
+
+def _fmt(values) -> str:
+    return " ".join(repr(float(v)) for v in np.asarray(values, dtype=float).reshape(-1))
+
+
+def export_world_xml(world, path=None, env: int = 0) -> str:
+    """The world as XML (poses and velocities of ``env``, soil histories of ``env``); written to ``path``
+    when given. Only primitive bodies are exported (meshes raise)."""
+    from ..bodies.shapes import ShapeType
+    from ..terrain.soil import SOIL_FIELDS
+
+    root = ET.Element("world", dt=repr(world.dt), gravity=_fmt(world.gravity), n_envs=str(world.n_envs))
+    table = world.materials
+    for (ia, ib), (mu, e) in sorted(table._pairs.items()):
+        ET.SubElement(root, "material_pair", a=table.names[ia], b=table.names[ib], friction=repr(mu),
+                      restitution=repr(e))
+    if world.ground is not None:
+        ET.SubElement(root, "ground", height=repr(world.ground.height), material=world.ground.material)
+    for hm in world.heightmaps:
+        heights = hm.get_undeformed_heights() if hm.is_soil else hm.get_heights()
+        el = ET.SubElement(root, "heightmap", name=f"map{hm.index}", x_size=repr(hm.x_size), y_size=repr(hm.y_size),
+                           x_sample=str(hm.x_samples), y_sample=str(hm.y_samples), center_x=repr(hm.center_x),
+                           center_y=repr(hm.center_y), pos=_fmt(hm.get_position()), quat=_fmt(hm.get_orientation()),
+                           height=_fmt(heights))
+        if hm.is_soil:
+            attrs = {f: repr(float(getattr(hm.material, f))) for f in SOIL_FIELDS}
+            state = hm.get_soil_state(env)
+            attrs.update({k: _fmt(state[k]) for k in _SOIL_STATE})
+            ET.SubElement(el, "soil", **attrs)
+        else:
+            el.set("material", hm.material_name)
+    names = {ShapeType.SPHERE: "sphere", ShapeType.BOX: "box", ShapeType.CAPSULE: "capsule",
+             ShapeType.CYLINDER: "cylinder"}
+    for body in world.bodies:
+        kind = names.get(body.shape.type)
+        if kind is None:
+            raise ValueError(f"export_world_xml: body {body.index} is a mesh, which world XML does not hold yet")
+        prm = body.shape.params
+        dims = {"sphere": {"radius": prm[0]}, "box": {"size_x": 2 * prm[0], "size_y": 2 * prm[1], "size_z": 2 * prm[2]},
+                "capsule": {"radius": prm[0], "height": 2 * prm[1]},
+                "cylinder": {"radius": prm[0], "height": 2 * prm[1]}}[kind]
+        ET.SubElement(root, kind, **{k: repr(float(v)) for k, v in dims.items()}, mass=repr(body.mass),
+                      material=body.material, pos=_fmt(body.get_position(env)), quat=_fmt(body.get_orientation(env)),
+                      lin_vel=_fmt(body.get_linear_velocity(env)), ang_vel=_fmt(body.get_angular_velocity(env)))
+    ET.indent(root)
+    text = ET.tostring(root, encoding="unicode")
+    if path is not None:
+        with open(path, "w") as f:
+            f.write(text + "\n")
+    return text
