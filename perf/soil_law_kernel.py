@@ -5,7 +5,6 @@ speed change so that the points pass through fresh, partly and fully mobilized s
 last visit of every point is checked: normal pressure against the law, shear within its strength,
 traction opposite the end-of-step slip, and no power put into the body.
 """
-import math
 
 import taichi as ti
 

@@ -11,8 +11,9 @@ import taichi as ti
 from .layout import (B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, CAPSULE, CYLINDER, F_INFL, F_P0, F_P1,
                      F_P2, F_P3, F_RAD, FEAT_BELOW, FEAT_EDGE, FEAT_OTHER_POINT, FEAT_SOIL, FEAT_POINT, FEAT_TRIANGLE, FEAT_VERTEX,
                      P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SOIL, SPHERE)
-from .math import (closest_point_segment, closest_point_triangle, closest_points_segments, is_finite, quat_to_mat,
-                    vec3, vec4)
+from .heightmap import (cell_range, hm_local, hm_surface, hm_triangle, hm_vertex, is_local_closest,
+                        segment_triangle_contacts, vertex_range)
+from .math import closest_point_segment, closest_points_segments, is_finite, quat_to_mat, vec3, vec4
 from .shapes import cylinder_support, shape_exit, shape_ray_entry, shape_sdf
 
 mat3 = ti.math.mat3
@@ -47,151 +48,6 @@ def emit(c_count: ti.template(), c_overflow: ti.template(), c_pos: ti.template()
             c_count[e, p] = cnt + 1
         else:
             c_overflow[e, p] += 1
-
-
-# --------------------------------------------------------------------------- height-map access
-@ti.func
-def hm_pose(hm_frame: ti.template(), m):
-    """Origin [m] and rotation (map to world) of height map ``m``."""
-    f = hm_frame[m]
-    return vec3(f[3, 0], f[3, 1], f[3, 2]), mat3([[f[i, j] for j in ti.static(range(3))] for i in ti.static(range(3))])
-
-
-@ti.func
-def hm_vertex(hm_heights: ti.template(), off, nx, x0, y0, dx, dy, ix, iy):
-    """Map-frame position of grid sample (ix, iy)."""
-    return vec3(x0 + ix * dx, y0 + iy * dy, hm_heights[off + iy * nx + ix])
-
-
-@ti.func
-def hm_triangle(hm_heights: ti.template(), off, nx, x0, y0, dx, dy, ix, iy, t):
-    """Vertices (counter-clockwise seen from +z) of triangle ``t`` of cell (ix, iy); the cell's
-    diagonal runs from its (ix, iy) corner to its (ix+1, iy+1) corner."""
-    a = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix, iy)
-    c = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix + 1, iy + 1)
-    b = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix + 1, iy)
-    if t == 1:
-        b = c
-        c = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix, iy + 1)
-    return a, b, c
-
-
-@ti.func
-def hm_surface(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, x, y):
-    """The triangle under map-frame (x, y): ``found`` (inside the grid and not a hole), a vertex of the
-    triangle, and its unit upward normal."""
-    fx = (x - x0) / dx
-    fy = (y - y0) / dy
-    found = fx >= 0.0 and fy >= 0.0 and fx <= nx - 1.0 and fy <= ny - 1.0
-    a = vec3(0.0, 0.0, 0.0)
-    n = vec3(0.0, 0.0, 1.0)
-    if found:
-        ix = ti.min(ti.cast(ti.floor(fx), ti.i32), nx - 2)
-        iy = ti.min(ti.cast(ti.floor(fy), ti.i32), ny - 2)
-        t = 0 if (fx - ix) >= (fy - iy) else 1
-        a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, ix, iy, t)
-        found = is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2])
-        nn = (b - a).cross(c - a)
-        n = nn / nn.norm()
-    return found, a, n
-
-
-@ti.func
-def cell_range(lo, hi, origin, spacing, count):
-    """First and last index of the cells (count - 1 of them) overlapping [lo, hi] along one axis."""
-    f0 = ti.math.clamp((lo - origin) / spacing, -1.0, count + 1.0)
-    f1 = ti.math.clamp((hi - origin) / spacing, -1.0, count + 1.0)
-    i0 = ti.max(ti.cast(ti.floor(f0), ti.i32), 0)
-    i1 = ti.min(ti.cast(ti.floor(f1), ti.i32), count - 2)
-    return i0, i1
-
-
-@ti.func
-def vertex_range(lo, hi, origin, spacing, count):
-    """First and last index of the samples inside [lo, hi] along one axis."""
-    f0 = ti.math.clamp((lo - origin) / spacing, -1.0, count + 1.0)
-    f1 = ti.math.clamp((hi - origin) / spacing, -1.0, count + 1.0)
-    return ti.max(ti.cast(ti.ceil(f0), ti.i32), 0), ti.min(ti.cast(ti.floor(f1), ti.i32), count - 1)
-
-
-@ti.func
-def closest_segment_triangle(p0, p1, a, b, c):
-    """Closest points (on the segment, on the triangle) between segment p0p1 and triangle abc, for a
-    segment that does not pierce the triangle."""
-    cs = p0
-    ct = closest_point_triangle(p0, a, b, c)
-    best = (cs - ct).norm()
-    t1 = closest_point_triangle(p1, a, b, c)
-    if (p1 - t1).norm() < best:
-        cs, ct, best = p1, t1, (p1 - t1).norm()
-    for k in ti.static(range(3)):
-        e0 = a if k == 0 else (b if k == 1 else c)
-        e1 = b if k == 0 else (c if k == 1 else a)
-        s, t = closest_points_segments(p0, p1, e0, e1)
-        if (s - t).norm() < best:
-            cs, ct, best = s, t, (s - t).norm()
-    return cs, ct
-
-
-@ti.func
-def clip_segment_to_prism(p0, p1, a, b, c, tn):
-    """Parameter interval [t0, t1] of the segment p0 + t (p1 - p0), t in [0, 1], whose projection along
-    the unit normal ``tn`` falls inside triangle abc (empty when t0 > t1)."""
-    d = p1 - p0
-    t0 = 0.0
-    t1 = 1.0
-    for k in ti.static(range(3)):
-        e0 = a if k == 0 else (b if k == 1 else c)
-        e1 = b if k == 0 else (c if k == 1 else a)
-        inward = tn.cross(e1 - e0)  # points into the triangle for a counter-clockwise abc
-        num = inward.dot(p0 - e0)
-        den = inward.dot(d)
-        if ti.abs(den) < 1e-300:
-            if num < 0.0:
-                t0, t1 = 1.0, 0.0
-        elif den > 0.0:
-            t0 = ti.max(t0, -num / den)
-        else:
-            t1 = ti.min(t1, -num / den)
-    return t0, t1
-
-
-@ti.func
-def segment_triangle_contacts(p0, p1, a, b, c, tn):
-    """Contact pairs (segment point, triangle point) between segment p0p1 and triangle abc: one closest
-    pair, or, when the segment lies parallel to the triangle over it, the two ends of the overlap (a
-    resting capsule then has a well-defined support line instead of an arbitrary point of it)."""
-    cs0, ct0 = closest_segment_triangle(p0, p1, a, b, c)
-    cs1, ct1 = cs0, ct0
-    n_pairs = 1
-    d = p1 - p0
-    if ti.abs(d.dot(tn)) <= 1e-7 * d.norm():
-        t0, t1 = clip_segment_to_prism(p0, p1, a, b, c, tn)
-        if t0 <= t1:
-            cs0 = p0 + d * t0
-            cs1 = p0 + d * t1
-            ct0 = cs0 - tn * tn.dot(cs0 - a)
-            ct1 = cs1 - tn * tn.dot(cs1 - a)
-            n_pairs = 2
-    return n_pairs, cs0, ct0, cs1, ct1
-
-
-@ti.func
-def is_local_closest(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct, d, tol):
-    """Whether the surface point ``ct`` of a triangle of cell (ix, iy) is a local minimum of the distance
-    from ``cs`` over the whole height map: no triangle touching ``ct`` (in the 3x3 cells around) comes
-    strictly closer. Filters edge and vertex contacts of flat or concave creases, which would otherwise
-    act as bumps when a body rolls across triangle edges."""
-    ok = True
-    for jy in range(ti.max(iy - 1, 0), ti.min(iy + 1, ny - 2) + 1):
-        for jx in range(ti.max(ix - 1, 0), ti.min(ix + 1, nx - 2) + 1):
-            for t in range(2):
-                a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, jx, jy, t)
-                if is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2]):
-                    if (closest_point_triangle(ct, a, b, c) - ct).norm() < tol:
-                        if (closest_point_triangle(cs, a, b, c) - cs).norm() < d - tol:
-                            ok = False
-    return ok
 
 
 @ti.func
@@ -302,16 +158,7 @@ def soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, rad, pl0, npl
     is the bed's +z, and its depth is the gap from the underside down to the rut floor (undeformed height
     minus plastic sinkage): positive while the body approaches, negative while it compresses the soil.
     Points within ``margin`` above the floor are kept (they carry no force until loaded)."""
-    hi = hm_int[m]
-    off, nx, ny, soil0 = hi[0], hi[1], hi[2], hi[3]
-    g = hm_geom[m]
-    dx = g[0] / (nx - 1)
-    dy = g[1] / (ny - 1)
-    x0 = g[2] - 0.5 * g[0]
-    y0 = g[3] - 0.5 * g[1]
-    o, rm = hm_pose(hm_frame, m)
-    c_l = rm.transpose() @ (pos - o)
-    r_l = rm.transpose() @ rot
+    off, nx, ny, soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(hm_int, hm_geom, hm_frame, m, pos, rot)
     up_b = r_l.transpose() @ vec3(0.0, 0.0, 1.0)
     z_start = c_l[2] - 2.0 * rad  # below the whole body
     jx0, jx1 = vertex_range(c_l[0] - rad, c_l[0] + rad, x0, dx, nx)
@@ -500,17 +347,8 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
                         planes, hm_int, hm_geom, hm_frame, hm_heights, soil_state, c_count, c_overflow, c_pos,
                         c_nrm, c_depth, c_feat)
     elif kind == PAIR_HEIGHTMAP:
-        m = pr[P_OTHER]
-        hi = hm_int[m]
-        off, nx, ny = hi[0], hi[1], hi[2]
-        g = hm_geom[m]
-        dx = g[0] / (nx - 1)
-        dy = g[1] / (ny - 1)
-        x0 = g[2] - 0.5 * g[0]
-        y0 = g[3] - 0.5 * g[1]
-        o, rm = hm_pose(hm_frame, m)
-        c_l = rm.transpose() @ (pos - o)
-        r_l = rm.transpose() @ rot
+        off, nx, ny, _soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(hm_int, hm_geom, hm_frame, pr[P_OTHER],
+                                                                        pos, rot)
         if stype == SPHERE or stype == CAPSULE:
             # exact sphere-swept segment (a sphere: zero length) against the triangles
             p0 = c_l + r_l @ points[pt0]

@@ -6,7 +6,8 @@ bit-identical and an env's result does not depend on how many envs run beside it
 """
 import taichi as ti
 
-from .collision import collide_pair, hm_pose
+from .collision import collide_pair
+from .heightmap import hm_pose
 from .contact import (apply_impulse, clamp_to_cone, contact_frame, normal_target, point_compliance,
                       relative_velocity, solve_rigid_row)
 from .dynamics import free_velocity, integrate_link, link_inv_inertia, link_rotation

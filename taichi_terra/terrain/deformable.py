@@ -5,6 +5,12 @@ the permanent (plastic) sinkage ``s_p`` [m] and the accumulated loaded slip ``j`
 surface is the undeformed surface lowered by ``s`` along the bed's local z. Bodies touch the bed through
 one quadrature point per sample under their footprint (a vertical ray from the sample to the body), whose
 force follows the soil's pressure and shear laws (``kernels/soil.py``), solved inside the contact sweep.
+
+Each sample stands for the rectangle of half-spacings around it (``sample_areas``), whole when its ray hits
+the body: a flat body's quadrature area is exact when its edges fall midway between samples, and otherwise
+off by up to half a spacing along its outline. The point queries inherited from the height map
+(``get_height``, ``get_normal``) read the undeformed surface; ``get_heights(env)`` gives the deformed one.
+With no bodies in the world, ``step`` does not advance the bed.
 """
 from __future__ import annotations
 

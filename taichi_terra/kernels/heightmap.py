@@ -1,0 +1,172 @@
+"""Height-map access in the map's own frame: samples, triangles, the surface under a point, index
+ranges, and the segment-triangle geometry that sphere and capsule contacts use.
+
+A map's samples live in one flat array (``hm_heights``, from ``off``); sample (ix, iy) is at
+``(x0 + ix dx, y0 + iy dy, h)``. Each cell splits into two triangles along its (ix, iy)-(ix+1, iy+1)
+diagonal. The map frame is placed by ``hm_frame`` (rotation rows 0-2, origin row 3).
+"""
+import taichi as ti
+
+from .math import closest_point_triangle, closest_points_segments, is_finite, vec3
+
+mat3 = ti.math.mat3
+
+
+@ti.func
+def hm_local(hm_int: ti.template(), hm_geom: ti.template(), hm_frame: ti.template(), m, pos, rot):
+    """Grid layout of map ``m`` and a link pose (``pos``, ``rot``) expressed in the map frame:
+    ``(off, nx, ny, soil0, dx, dy, x0, y0, o, rm, c_l, r_l)``."""
+    hi = hm_int[m]
+    g = hm_geom[m]
+    nx, ny = hi[1], hi[2]
+    dx = g[0] / (nx - 1)
+    dy = g[1] / (ny - 1)
+    o, rm = hm_pose(hm_frame, m)
+    return (hi[0], nx, ny, hi[3], dx, dy, g[2] - 0.5 * g[0], g[3] - 0.5 * g[1], o, rm, rm.transpose() @ (pos - o),
+            rm.transpose() @ rot)
+
+
+@ti.func
+def hm_pose(hm_frame: ti.template(), m):
+    """Origin [m] and rotation (map to world) of height map ``m``."""
+    f = hm_frame[m]
+    return vec3(f[3, 0], f[3, 1], f[3, 2]), mat3([[f[i, j] for j in ti.static(range(3))] for i in ti.static(range(3))])
+
+
+@ti.func
+def hm_vertex(hm_heights: ti.template(), off, nx, x0, y0, dx, dy, ix, iy):
+    """Map-frame position of grid sample (ix, iy)."""
+    return vec3(x0 + ix * dx, y0 + iy * dy, hm_heights[off + iy * nx + ix])
+
+
+@ti.func
+def hm_triangle(hm_heights: ti.template(), off, nx, x0, y0, dx, dy, ix, iy, t):
+    """Vertices (counter-clockwise seen from +z) of triangle ``t`` of cell (ix, iy); the cell's
+    diagonal runs from its (ix, iy) corner to its (ix+1, iy+1) corner."""
+    a = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix, iy)
+    c = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix + 1, iy + 1)
+    b = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix + 1, iy)
+    if t == 1:
+        b = c
+        c = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix, iy + 1)
+    return a, b, c
+
+
+@ti.func
+def hm_surface(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, x, y):
+    """The triangle under map-frame (x, y): ``found`` (inside the grid and not a hole), a vertex of the
+    triangle, and its unit upward normal."""
+    fx = (x - x0) / dx
+    fy = (y - y0) / dy
+    found = fx >= 0.0 and fy >= 0.0 and fx <= nx - 1.0 and fy <= ny - 1.0
+    a = vec3(0.0, 0.0, 0.0)
+    n = vec3(0.0, 0.0, 1.0)
+    if found:
+        ix = ti.min(ti.cast(ti.floor(fx), ti.i32), nx - 2)
+        iy = ti.min(ti.cast(ti.floor(fy), ti.i32), ny - 2)
+        t = 0 if (fx - ix) >= (fy - iy) else 1
+        a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, ix, iy, t)
+        found = is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2])
+        nn = (b - a).cross(c - a)
+        n = nn / nn.norm()
+    return found, a, n
+
+
+@ti.func
+def cell_range(lo, hi, origin, spacing, count):
+    """First and last index of the cells (count - 1 of them) overlapping [lo, hi] along one axis."""
+    f0 = ti.math.clamp((lo - origin) / spacing, -1.0, count + 1.0)
+    f1 = ti.math.clamp((hi - origin) / spacing, -1.0, count + 1.0)
+    i0 = ti.max(ti.cast(ti.floor(f0), ti.i32), 0)
+    i1 = ti.min(ti.cast(ti.floor(f1), ti.i32), count - 2)
+    return i0, i1
+
+
+@ti.func
+def vertex_range(lo, hi, origin, spacing, count):
+    """First and last index of the samples inside [lo, hi] along one axis."""
+    f0 = ti.math.clamp((lo - origin) / spacing, -1.0, count + 1.0)
+    f1 = ti.math.clamp((hi - origin) / spacing, -1.0, count + 1.0)
+    return ti.max(ti.cast(ti.ceil(f0), ti.i32), 0), ti.min(ti.cast(ti.floor(f1), ti.i32), count - 1)
+
+
+@ti.func
+def closest_segment_triangle(p0, p1, a, b, c):
+    """Closest points (on the segment, on the triangle) between segment p0p1 and triangle abc, for a
+    segment that does not pierce the triangle."""
+    cs = p0
+    ct = closest_point_triangle(p0, a, b, c)
+    best = (cs - ct).norm()
+    t1 = closest_point_triangle(p1, a, b, c)
+    if (p1 - t1).norm() < best:
+        cs, ct, best = p1, t1, (p1 - t1).norm()
+    for k in ti.static(range(3)):
+        e0 = a if k == 0 else (b if k == 1 else c)
+        e1 = b if k == 0 else (c if k == 1 else a)
+        s, t = closest_points_segments(p0, p1, e0, e1)
+        if (s - t).norm() < best:
+            cs, ct, best = s, t, (s - t).norm()
+    return cs, ct
+
+
+@ti.func
+def clip_segment_to_prism(p0, p1, a, b, c, tn):
+    """Parameter interval [t0, t1] of the segment p0 + t (p1 - p0), t in [0, 1], whose projection along
+    the unit normal ``tn`` falls inside triangle abc (empty when t0 > t1)."""
+    d = p1 - p0
+    t0 = 0.0
+    t1 = 1.0
+    for k in ti.static(range(3)):
+        e0 = a if k == 0 else (b if k == 1 else c)
+        e1 = b if k == 0 else (c if k == 1 else a)
+        inward = tn.cross(e1 - e0)  # points into the triangle for a counter-clockwise abc
+        num = inward.dot(p0 - e0)
+        den = inward.dot(d)
+        if ti.abs(den) < 1e-300:
+            if num < 0.0:
+                t0, t1 = 1.0, 0.0
+        elif den > 0.0:
+            t0 = ti.max(t0, -num / den)
+        else:
+            t1 = ti.min(t1, -num / den)
+    return t0, t1
+
+
+@ti.func
+def segment_triangle_contacts(p0, p1, a, b, c, tn):
+    """Contact pairs (segment point, triangle point) between segment p0p1 and triangle abc: one closest
+    pair, or, when the segment lies parallel to the triangle over it, the two ends of the overlap (a
+    resting capsule then has a well-defined support line instead of an arbitrary point of it)."""
+    cs0, ct0 = closest_segment_triangle(p0, p1, a, b, c)
+    cs1, ct1 = cs0, ct0
+    n_pairs = 1
+    d = p1 - p0
+    if ti.abs(d.dot(tn)) <= 1e-7 * d.norm():
+        t0, t1 = clip_segment_to_prism(p0, p1, a, b, c, tn)
+        if t0 <= t1:
+            cs0 = p0 + d * t0
+            cs1 = p0 + d * t1
+            ct0 = cs0 - tn * tn.dot(cs0 - a)
+            ct1 = cs1 - tn * tn.dot(cs1 - a)
+            n_pairs = 2
+    return n_pairs, cs0, ct0, cs1, ct1
+
+
+@ti.func
+def is_local_closest(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct, d, tol):
+    """Whether the surface point ``ct`` of a triangle of cell (ix, iy) is a local minimum of the distance
+    from ``cs`` over the whole height map: no triangle touching ``ct`` (in the 3x3 cells around) comes
+    strictly closer. Filters edge and vertex contacts of flat or concave creases, which would otherwise
+    act as bumps when a body rolls across triangle edges."""
+    ok = True
+    for jy in range(ti.max(iy - 1, 0), ti.min(iy + 1, ny - 2) + 1):
+        for jx in range(ti.max(ix - 1, 0), ti.min(ix + 1, nx - 2) + 1):
+            for t in range(2):
+                a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, jx, jy, t)
+                if is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2]):
+                    if (closest_point_triangle(ct, a, b, c) - ct).norm() < tol:
+                        if (closest_point_triangle(cs, a, b, c) - cs).norm() < d - tol:
+                            ok = False
+    return ok
+
+
