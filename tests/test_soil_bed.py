@@ -232,3 +232,21 @@ def test_sphere_sinkage_matches_integrated_pressure_law():
     ball.set_position([0.0012, -0.0007, radius])  # off the grid's symmetry lines
     world.step(3000)
     assert radius - ball.get_position(0)[2] == pytest.approx(expected, rel=0.02)
+
+
+def test_effective_width_turns_with_the_plate():
+    """Reference: the spec's width rule, b = the footprint's narrowest width, turning with the collider.
+    With kc > 0 the sinkage depends on b; a plate turned 90 degrees about the bed normal (still edge-aligned
+    with the grid, so its quadrature area stays exact) sinks exactly as much, and both match
+    m g / (A (kc / 0.4 + kphi)) within 1 % (b = 0.4 m, not 0.6 m)."""
+    mat = tt.SoilMaterial(bekker_kc=4e3, bekker_kphi=5e4, sinkage_exponent=1.0, damping=1e4)  # overdamped, tau 0.17 s
+    results = []
+    for turned in (False, True):
+        world, bed, plate, R = plate_world(mat)
+        if turned:
+            plate.set_orientation([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+        world.step(2000)
+        results.append(sinkage(plate, R))
+    expected = PLATE_MASS * G / (AREA * (4e3 / PLATE_X + 5e4))
+    assert results[0] == pytest.approx(expected, rel=0.01)
+    assert results[1] == pytest.approx(results[0], rel=1e-6)
