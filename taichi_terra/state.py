@@ -41,7 +41,9 @@ class State:
         self.c_prev_imp = ti.ndarray(vec3, (ne, ns))
         self.c_w = ti.ndarray(mat3, (ne, ns))
         self.c_lam = ti.ndarray(vec3, (ne, ns))
-        self.c_target = ti.ndarray(real, (ne, ns))
+        # row parameters: [0] target normal velocity (rigid rows) or effective width b (soil rows) [m/s or m],
+        # [1] the quadrature area of a soil row [m^2]
+        self.c_target = ti.ndarray(ti.types.vector(2, real), (ne, ns))
         self.c_list = ti.ndarray(ti.types.vector(2, ti.i32), (ne, ns))  # (slot, pair) of each row
         self.sweeps_used = ti.ndarray(ti.i32, (ne,))
         # per soil sample: total sinkage, plastic sinkage, loaded slip, loaded-last-step flag (terrain/deformable.py)

@@ -326,15 +326,14 @@ class World:
         self._state.soil_state.from_numpy(full)
 
     def _soil_step_stats(self, bed, env) -> dict:
-        from .kernels.layout import FEAT_SOIL, PAIR_SOIL
+        from .kernels.layout import PAIR_SOIL
 
         self._check_env(env)
         self.build()
         counts = self._state.c_count.to_numpy()[int(env)]
-        feats = self._state.c_feat.to_numpy()[int(env)]
         imps = self._state.c_imp.to_numpy()[int(env)]
         nrms = self._state.c_nrm.to_numpy()[int(env)]
-        areas = bed.sample_areas()
+        areas = self._state.c_target.to_numpy()[int(env), :, 1]
         n_contacts, area, force = 0, 0.0, 0.0
         for p, (kind, _b, other, _cap) in enumerate(self._model.pairs):
             if kind != PAIR_SOIL or other != bed.index:
@@ -345,7 +344,7 @@ class World:
                 n_contacts += 1
                 fn = float(np.dot(imps[s], nrms[s])) / self._dt
                 if fn > 0.0:
-                    area += areas[int(feats[s]) - FEAT_SOIL]
+                    area += areas[s]
                     force += fn
         return {"contacts": n_contacts, "contact_area": area, "normal_force": force}
 

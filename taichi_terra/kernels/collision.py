@@ -8,12 +8,14 @@ geometry, or the pair's other body) to the pair's body.
 """
 import taichi as ti
 
-from .layout import (B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, CAPSULE, CYLINDER, F_INFL, F_P0, F_P1,
+from .layout import (B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, BOX, CAPSULE, CYLINDER, F_INFL, F_P0, F_P1,
                      F_P2, F_P3, F_RAD, FEAT_BELOW, FEAT_EDGE, FEAT_OTHER_POINT, FEAT_SOIL, FEAT_POINT, FEAT_TRIANGLE, FEAT_VERTEX,
                      P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SOIL, SPHERE)
+from .footprint import cell_coverage, footprint_hull
 from .heightmap import (cell_range, hm_local, hm_surface, hm_triangle, hm_vertex, is_local_closest,
                         segment_triangle_contacts, vertex_range)
 from .math import closest_point_segment, closest_points_segments, is_finite, quat_to_mat, vec3, vec4
+from .soil import sample_area
 from .shapes import cylinder_support, shape_exit, shape_ray_entry, shape_sdf
 
 mat3 = ti.math.mat3
@@ -149,10 +151,10 @@ def ridge_edge_contacts(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, 
 
 @ti.func
 def soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, rad, pl0, npl, m, planes: ti.template(),
-                    hm_int: ti.template(), hm_geom: ti.template(), hm_frame: ti.template(),
-                    hm_heights: ti.template(), soil_state: ti.template(), c_count: ti.template(),
-                    c_overflow: ti.template(), c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(),
-                    c_feat: ti.template()):
+                    points: ti.template(), pt0, npt, hm_int: ti.template(), hm_geom: ti.template(),
+                    hm_frame: ti.template(), hm_heights: ti.template(), soil_state: ti.template(),
+                    c_count: ti.template(), c_overflow: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
+                    c_depth: ti.template(), c_feat: ti.template(), c_target: ti.template()):
     """Soil quadrature points of one body on bed ``m``: one per bed sample under the body, where a ray
     along the bed's +z from below meets the body's underside. The contact sits at that point, its normal
     is the bed's +z, and its depth is the gap from the underside down to the rut floor (undeformed height
@@ -161,20 +163,40 @@ def soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, rad, pl0, npl
     off, nx, ny, soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(hm_int, hm_geom, hm_frame, m, pos, rot)
     up_b = r_l.transpose() @ vec3(0.0, 0.0, 1.0)
     z_start = c_l[2] - 2.0 * rad  # below the whole body
-    jx0, jx1 = vertex_range(c_l[0] - rad, c_l[0] + rad, x0, dx, nx)
-    jy0, jy1 = vertex_range(c_l[1] - rad, c_l[1] + rad, y0, dy, ny)
+    # a box's footprint weights each sample by the part of its cell the box covers (exact total area);
+    # other shapes give each sample whose ray meets them its whole cell
+    covered = stype == BOX
+    hull, nh = footprint_hull(points, pt0, npt, c_l, r_l)
+    gx1 = x0 + (nx - 1) * dx
+    gy1 = y0 + (ny - 1) * dy
+    jx0, jx1 = vertex_range(c_l[0] - rad - 0.5 * dx, c_l[0] + rad + 0.5 * dx, x0, dx, nx)
+    jy0, jy1 = vertex_range(c_l[1] - rad - 0.5 * dy, c_l[1] + rad + 0.5 * dy, y0, dy, ny)
     for jy in range(jy0, jy1 + 1):
         for jx in range(jx0, jx1 + 1):
             idx = jy * nx + jx
-            start = vec3(x0 + jx * dx, y0 + jy * dy, z_start)
-            hit, t = shape_ray_entry(stype, prm, r_l.transpose() @ (start - c_l), up_b, planes, pl0, npl)
-            if hit:
-                floor = hm_heights[off + idx] - soil_state[e, soil0 + idx][1]
-                under = vec3(start[0], start[1], z_start + t)
-                gap = under[2] - floor
-                if gap < margin:
-                    emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, o + rm @ under,
-                         rm @ vec3(0.0, 0.0, 1.0), gap, FEAT_SOIL + idx, False)
+            vx = x0 + jx * dx
+            vy = y0 + jy * dy
+            area = sample_area(jx, jy, nx, ny, dx, dy)
+            ray = ti.math.vec2(vx, vy)
+            if covered:
+                # a cell cut by the outline acts at the centroid of its covered part (inside the footprint)
+                area, ray = cell_coverage(hull, nh, ti.max(vx - 0.5 * dx, x0), ti.min(vx + 0.5 * dx, gx1),
+                                          ti.max(vy - 0.5 * dy, y0), ti.min(vy + 0.5 * dy, gy1))
+                if area < 1e-9 * dx * dy:  # an outline running along the cell's edge: rounding, not cover
+                    area = 0.0
+            if area > 0.0:
+                start = vec3(ray[0], ray[1], z_start)
+                hit, t = shape_ray_entry(stype, prm, r_l.transpose() @ (start - c_l), up_b, planes, pl0, npl)
+                if hit:
+                    floor = hm_heights[off + idx] - soil_state[e, soil0 + idx][1]
+                    under = vec3(ray[0], ray[1], z_start + t)
+                    gap = under[2] - floor
+                    if gap < margin:
+                        before = c_count[e, p]
+                        emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, o + rm @ under,
+                             rm @ vec3(0.0, 0.0, 1.0), gap, FEAT_SOIL + idx, False)
+                        if c_count[e, p] > before:
+                            c_target[e, base + before][1] = area
 
 
 # --------------------------------------------------------------------------- shape pairs
@@ -318,7 +340,7 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
                  planes: ti.template(), pair_i: ti.template(), hm_int: ti.template(), hm_geom: ti.template(),
                  hm_frame: ti.template(), hm_heights: ti.template(), ground_height, margin,
                  c_count: ti.template(), c_overflow: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
-                 c_depth: ti.template(), c_feat: ti.template(), soil_state: ti.template()):
+                 c_depth: ti.template(), c_feat: ti.template(), c_target: ti.template(), soil_state: ti.template()):
     """Fill the contact slots of pair ``p`` in env ``e`` from the link poses in ``q``."""
     c_count[e, p] = 0
     c_overflow[e, p] = 0
@@ -344,8 +366,8 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
                      vec3(pw[0], pw[1], ground_height), up, depth, FEAT_POINT + k, False)
     elif kind == PAIR_SOIL:
         soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, bf[F_RAD], bd[B_PL0], bd[B_NPL], pr[P_OTHER],
-                        planes, hm_int, hm_geom, hm_frame, hm_heights, soil_state, c_count, c_overflow, c_pos,
-                        c_nrm, c_depth, c_feat)
+                        planes, points, pt0, npt, hm_int, hm_geom, hm_frame, hm_heights, soil_state, c_count,
+                        c_overflow, c_pos, c_nrm, c_depth, c_feat, c_target)
     elif kind == PAIR_HEIGHTMAP:
         off, nx, ny, _soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(hm_int, hm_geom, hm_frame, pr[P_OTHER],
                                                                         pos, rot)

@@ -17,7 +17,7 @@ from .layout import (B_NPT, B_PT0, B_QS, B_TYPE, B_US, F_MASS, F_P0, F_P1, F_P2,
                      PF_SLOP, PF_TERRAIN_WARM_START, PF_TOL, PF_WARM_START)
 from .math import vec3, vec4
 from .shapes import footprint_width
-from .soil import sample_area, soil_pressure, solve_soil_row
+from .soil import soil_pressure, solve_soil_row
 
 mat3 = ti.math.mat3
 
@@ -53,13 +53,10 @@ def row_links(q: ti.template(), body_i: ti.template(), body_f: ti.template(), bo
 
 @ti.func
 def soil_point(hm_int: ti.template(), hm_geom: ti.template(), soil_state: ti.template(), e, m, idx):
-    """Material (vector of 8), area [m^2] and state (s, s_p, j, loaded) of sample ``idx`` of bed ``m``."""
-    hi = hm_int[m]
+    """Material (vector of 8) and state (s, s_p, j, loaded) of sample ``idx`` of bed ``m``."""
     g = hm_geom[m]
-    nx, ny = hi[1], hi[2]
     mat = ti.Vector([g[HM_SOIL0 + k] for k in ti.static(range(8))])
-    area = sample_area(idx % nx, idx // nx, nx, ny, g[0] / (nx - 1), g[1] / (ny - 1))
-    return mat, area, soil_state[e, hi[3] + idx]
+    return mat, soil_state[e, hm_int[m][3] + idx]
 
 
 @ti.func
@@ -76,12 +73,12 @@ def commit_soil(e, n_soil, n_rows, q: ti.template(), u: ti.template(), body_i: t
         if pair_i[p][P_KIND] == PAIR_SOIL and c_lam[e, s][0] > 0.0:
             m = pair_i[p][P_OTHER]
             idx = c_feat[e, s] - FEAT_SOIL
-            mat, _area, st = soil_point(hm_int, hm_geom, soil_state, e, m, idx)
+            mat, st = soil_point(hm_int, hm_geom, soil_state, e, m, idx)
             a, b = row_bodies(body_i, pair_i, p)
             us_a, us_b, _ima, _imb, _iwa, _iwb, ra, rb = row_links(q, body_i, body_f, body_iw, e, a, b, c_pos[e, s])
             vloc = contact_frame(c_nrm[e, s]).transpose() @ relative_velocity(u, e, us_a, us_b, ra, rb)
             delta_e = st[1] - c_depth[e, s] - dt * vloc[0]
-            pressure = soil_pressure(delta_e, st[1], c_target[e, s], mat)
+            pressure = soil_pressure(delta_e, st[1], c_target[e, s][0], mat)
             s_p = ti.max(st[1], delta_e - pressure / mat[3])
             j = st[2] + dt * ti.sqrt(vloc[1] * vloc[1] + vloc[2] * vloc[2])
             soil_state[e, hm_int[m][3] + idx] = ti.Vector([ti.max(delta_e, s_p), s_p, j, 1.0])
@@ -112,7 +109,7 @@ def simulate(n_steps: ti.i32, q: ti.types.ndarray(), u: ti.types.ndarray(), f_ex
             for p in range(n_pairs):
                 collide_pair(e, p, q, body_i, body_f, points, planes, pair_i, hm_int, hm_geom, hm_frame,
                              hm_heights, params_f[PF_GROUND_HEIGHT], params_f[PF_MARGIN], c_count, c_overflow,
-                             c_pos, c_nrm, c_depth, c_feat, soil_state)
+                             c_pos, c_nrm, c_depth, c_feat, c_target, soil_state)
             advance_env(e, n_pairs, q, u, f_ext, t_ext, body_i, body_f, body_inertia, points, pair_i, pair_mat,
                         hm_int, hm_geom, hm_frame, body_iw, c_count, c_pos, c_nrm, c_depth, c_feat, c_imp, c_prev_feat,
                         c_prev_imp, c_w, c_lam, c_target, c_list, sweeps_used, soil_state, params_f)
@@ -169,10 +166,10 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
                 kmat += point_compliance(inv_m_a, iw_a, ra)
             c_w[e, s] = frame.transpose() @ kmat @ frame
             if kind == PAIR_SOIL:
-                c_target[e, s] = width  # soil rows have no target velocity: they keep b here
+                c_target[e, s][0] = width  # soil rows have no target velocity: they keep b here
             else:
                 vn0 = n.dot(relative_velocity(u, e, us_a, us_b, ra, rb))
-                c_target[e, s] = normal_target(c_depth[e, s], vn0, dt, restitution, restitution_threshold, slop,
+                c_target[e, s][0] = normal_target(c_depth[e, s], vn0, dt, restitution, restitution_threshold, slop,
                                                erp, max_push)
     # 3. free velocities u* = u + dt M^-1 (tau - h)
     for b in range(n_bodies):
@@ -227,10 +224,11 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
             new = lam
             if pair_i[p][P_KIND] == PAIR_SOIL:
                 m = pair_i[p][P_OTHER]
-                mat, area, st = soil_point(hm_int, hm_geom, soil_state, e, m, c_feat[e, s] - FEAT_SOIL)
-                new = solve_soil_row(w, lam, vloc, st[1] - c_depth[e, s], st[1], st[2], area, c_target[e, s], dt, mat)
+                mat, st = soil_point(hm_int, hm_geom, soil_state, e, m, c_feat[e, s] - FEAT_SOIL)
+                prm = c_target[e, s]
+                new = solve_soil_row(w, lam, vloc, st[1] - c_depth[e, s], st[1], st[2], prm[1], prm[0], dt, mat)
             else:
-                new = solve_rigid_row(w, lam, vloc, c_target[e, s], pair_mat[p][0])
+                new = solve_rigid_row(w, lam, vloc, c_target[e, s][0], pair_mat[p][0])
             d = new - lam
             if d.norm() > 0.0:
                 apply_impulse(u, e, us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb, frame @ d)

@@ -1,0 +1,112 @@
+"""A flat-bottomed body's footprint on a soil bed: the convex hull of its sample points projected on the
+bed plane, and how much of each sample's cell it covers (the quadrature weights of
+``reference/solver_math.md``: a plate's total area is exact wherever it stands and however it is turned).
+"""
+import taichi as ti
+
+MAX_HULL = 20  # hull vertices (a box projects to at most 6, a cylinder's two rims to at most 16)
+_BUF = MAX_HULL + 4  # a rectangle clipped by the hull keeps at most this many vertices
+
+
+@ti.func
+def _cross(o, a, b):
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
+@ti.func
+def footprint_hull(points: ti.template(), pt0, npt, c_l, r_l):
+    """Counter-clockwise convex hull (gift wrapping) of the first ``MAX_HULL`` sample points projected on
+    the bed plane; returns (vertices as rows of a MAX_HULL x 2 matrix, count)."""
+    n = ti.min(npt, MAX_HULL)
+    pts = ti.Matrix.zero(float, MAX_HULL, 2)
+    start = 0
+    for k in range(n):
+        p = c_l + r_l @ points[pt0 + k]
+        pts[k, 0] = p[0]
+        pts[k, 1] = p[1]
+        if p[0] < pts[start, 0] or (p[0] == pts[start, 0] and p[1] < pts[start, 1]):
+            start = k
+    hull = ti.Matrix.zero(float, MAX_HULL, 2)
+    nh = 0
+    cur = start
+    done = False
+    scale = 0.0
+    for k in range(n):
+        scale = ti.max(scale, ti.abs(pts[k, 0] - pts[start, 0]) + ti.abs(pts[k, 1] - pts[start, 1]))
+    eps = 1e-12 * (scale + 1e-30)
+    for _ in range(MAX_HULL):
+        if not done:
+            hull[nh, 0] = pts[cur, 0]
+            hull[nh, 1] = pts[cur, 1]
+            nh += 1
+            c = ti.math.vec2(pts[cur, 0], pts[cur, 1])
+            nxt = -1
+            for k in range(n):
+                pk = ti.math.vec2(pts[k, 0], pts[k, 1])
+                if (pk - c).norm() > eps:
+                    if nxt < 0:
+                        nxt = k
+                    else:
+                        pn = ti.math.vec2(pts[nxt, 0], pts[nxt, 1])
+                        turn = _cross(c, pn, pk)
+                        if turn < -eps * scale or (ti.abs(turn) <= eps * scale and (pk - c).norm() > (pn - c).norm()):
+                            nxt = k
+            if nxt < 0 or nxt == start:
+                done = True
+            else:
+                cur = nxt
+    return hull, nh
+
+
+@ti.func
+def cell_coverage(hull, nh, xa, xb, ya, yb):
+    """Area [m^2] and centroid of the part of the rectangle [xa, xb] x [ya, yb] inside the convex CCW
+    polygon ``hull`` (Sutherland-Hodgman clipping, then the shoelace formulas)."""
+    poly = ti.Matrix.zero(float, _BUF, 2)
+    poly[0, 0] = xa
+    poly[0, 1] = ya
+    poly[1, 0] = xb
+    poly[1, 1] = ya
+    poly[2, 0] = xb
+    poly[2, 1] = yb
+    poly[3, 0] = xa
+    poly[3, 1] = yb
+    m = 4
+    for h in range(nh):
+        a = ti.math.vec2(hull[h, 0], hull[h, 1])
+        hn = (h + 1) % nh
+        b = ti.math.vec2(hull[hn, 0], hull[hn, 1])
+        out = ti.Matrix.zero(float, _BUF, 2)
+        k = 0
+        for i in range(m):
+            p = ti.math.vec2(poly[i, 0], poly[i, 1])
+            j = (i + 1) % m
+            q = ti.math.vec2(poly[j, 0], poly[j, 1])
+            sp = _cross(a, b, p)
+            sq = _cross(a, b, q)
+            if sp >= 0.0:
+                if k < _BUF:
+                    out[k, 0] = p[0]
+                    out[k, 1] = p[1]
+                    k += 1
+            if (sp >= 0.0) != (sq >= 0.0):
+                x = p + (q - p) * (sp / (sp - sq))
+                if k < _BUF:
+                    out[k, 0] = x[0]
+                    out[k, 1] = x[1]
+                    k += 1
+        poly = out
+        m = k
+    area2 = 0.0
+    cx = 0.0
+    cy = 0.0
+    for i in range(m):
+        j = (i + 1) % m
+        w = poly[i, 0] * poly[j, 1] - poly[j, 0] * poly[i, 1]
+        area2 += w
+        cx += (poly[i, 0] + poly[j, 0]) * w
+        cy += (poly[i, 1] + poly[j, 1]) * w
+    centroid = ti.math.vec2(0.5 * (xa + xb), 0.5 * (ya + yb))
+    if ti.abs(area2) > 0.0:
+        centroid = ti.math.vec2(cx, cy) / (3.0 * area2)
+    return 0.5 * ti.abs(area2), centroid
