@@ -180,6 +180,10 @@ def test_soil_state_api_and_bad_input():
     with pytest.raises(ValueError, match="plastic_sinkage"):
         bed.set_soil_state(np.zeros(9), np.full(9, 0.1), np.zeros(9))
     np.testing.assert_allclose(bed.get_soil_state(0)["plastic_sinkage"], 0.01)  # unchanged
+    for edit in (bed.update, bed.update_visual_height, bed.update_visual_height_patch):
+        with pytest.raises(TypeError, match="rejected on a soil bed"):
+            edit(0.0, 0.0, 1.0, 1.0, np.zeros(9))
+    np.testing.assert_array_equal(bed.get_undeformed_heights(), np.arange(9.0))
     bed.reset_soil()
     np.testing.assert_array_equal(bed.get_soil_state(0)["sinkage"], np.zeros(9))
 

@@ -59,6 +59,23 @@ class DeformableTerrain(HeightMap):
         """The current (deformed) surface of ``env`` [m]: undeformed heights minus the sinkage."""
         return self._heights - self.get_soil_state(env)["sinkage"]
 
+    # ------------------------------------------------------------------ height edits
+    def _reject_edit(self, name):
+        raise TypeError(f"{name}: height edits are rejected on a soil bed (they would bypass its soil history); "
+                        "use set_soil_state or reset_soil")
+
+    def update(self, *args, **kwargs):
+        """Rejected on a soil bed (raises ``TypeError``); the bed's surface follows its soil history."""
+        self._reject_edit("update")
+
+    def update_visual_height(self, *args, **kwargs):
+        """Rejected on a soil bed (raises ``TypeError``)."""
+        self._reject_edit("update_visual_height")
+
+    def update_visual_height_patch(self, *args, **kwargs):
+        """Rejected on a soil bed (raises ``TypeError``)."""
+        self._reject_edit("update_visual_height_patch")
+
     # ------------------------------------------------------------------ state
     def get_soil_state(self, env: int = 0) -> dict:
         """Per-sample ``sinkage``, ``plastic_sinkage`` and ``shear`` (accumulated loaded slip) [m] of ``env``,
