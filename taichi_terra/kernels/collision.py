@@ -11,7 +11,7 @@ import taichi as ti
 from .layout import (B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, BOX, CAPSULE, CYLINDER, F_INFL, F_P0, F_P1,
                      F_P2, F_P3, F_RAD, FEAT_BELOW, FEAT_EDGE, FEAT_OTHER_POINT, FEAT_SOIL, FEAT_POINT, FEAT_TRIANGLE, FEAT_VERTEX,
                      P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SOIL, SPHERE)
-from .footprint import cell_coverage, footprint_hull
+from .footprint import MAX_HULL, cell_coverage, footprint_hull
 from .heightmap import (cell_range, hm_local, hm_surface, hm_triangle, hm_vertex, is_local_closest,
                         segment_triangle_contacts, vertex_range)
 from .math import closest_point_segment, closest_points_segments, is_finite, quat_to_mat, vec3, vec4
@@ -166,7 +166,10 @@ def soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, rad, pl0, npl
     # a box's footprint weights each sample by the part of its cell the box covers (exact total area);
     # other shapes give each sample whose ray meets them its whole cell
     covered = stype == BOX
-    hull, nh = footprint_hull(points, pt0, npt, c_l, r_l)
+    hull = ti.Matrix.zero(float, MAX_HULL, 2)
+    nh = 0
+    if covered:
+        hull, nh = footprint_hull(points, pt0, npt, c_l, r_l)
     gx1 = x0 + (nx - 1) * dx
     gy1 = y0 + (ny - 1) * dy
     jx0, jx1 = vertex_range(c_l[0] - rad - 0.5 * dx, c_l[0] + rad + 0.5 * dx, x0, dx, nx)

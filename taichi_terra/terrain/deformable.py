@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .heightmap import HeightMap
+from ..validation import as_float_array
 from .soil import SoilMaterial
 
 #: columns of the per-sample soil state array: total sinkage, plastic sinkage, slip, loaded in the last step
@@ -91,7 +92,7 @@ class DeformableTerrain(HeightMap):
         arrays = []
         for name, value in (("sinkage", sinkage), ("plastic_sinkage", plastic_sinkage), ("shear", shear)):
             try:
-                a = np.asarray(value, dtype=np.float64)
+                a = as_float_array(name, value)
             except (TypeError, ValueError) as exc:
                 raise TypeError(f"{name} must be an array of numbers") from exc
             if a.shape != (n,):
