@@ -17,12 +17,19 @@ G = 9.81
 
 
 # ---------------------------------------------------------------------------------------------- test kernels
+@ti.func
+def _material(mats: ti.template(), i):
+    """Row ``i`` of the materials array as the kernels' 8-vector."""
+    mat = ti.types.vector(8, float)(0.0)
+    for k in ti.static(range(8)):
+        mat[k] = mats[i, k]
+    return mat
+
+
 @ti.kernel
 def _pressure_kernel(inp: ti.types.ndarray(), mats: ti.types.ndarray(), out: ti.types.ndarray()):
     for i in range(inp.shape[0]):
-        mat = ti.types.vector(8, float)(0.0)
-        for k in ti.static(range(8)):
-            mat[k] = mats[i, k]
+        mat = _material(mats, i)
         out[i] = soil_pressure(inp[i, 0], inp[i, 1], inp[i, 2], mat)
 
 
@@ -30,9 +37,7 @@ def _pressure_kernel(inp: ti.types.ndarray(), mats: ti.types.ndarray(), out: ti.
 def _normal_kernel(inp: ti.types.ndarray(), mats: ti.types.ndarray(), out: ti.types.ndarray()):
     """inp: delta, s_p, w_nn, v_n, area, b, dt. out: lam_n, delta_e, p, p_n."""
     for i in range(inp.shape[0]):
-        mat = ti.types.vector(8, float)(0.0)
-        for k in ti.static(range(8)):
-            mat[k] = mats[i, k]
+        mat = _material(mats, i)
         lam, de, p, pn = solve_soil_normal(inp[i, 0], inp[i, 1], inp[i, 2], inp[i, 3], inp[i, 4], inp[i, 5],
                                            inp[i, 6], mat)
         out[i, 0] = lam
@@ -45,9 +50,7 @@ def _normal_kernel(inp: ti.types.ndarray(), mats: ti.types.ndarray(), out: ti.ty
 def _shear_kernel(inp: ti.types.ndarray(), mats: ti.types.ndarray(), out: ti.types.ndarray()):
     """inp: lam_old (2), v_free (2), w_tt (4, row-major), j, area, dt, p_n. out: lam_t (2), j_e."""
     for i in range(inp.shape[0]):
-        mat = ti.types.vector(8, float)(0.0)
-        for k in ti.static(range(8)):
-            mat[k] = mats[i, k]
+        mat = _material(mats, i)
         wtt = ti.math.mat2([[inp[i, 4], inp[i, 5]], [inp[i, 6], inp[i, 7]]])
         lam, je = solve_soil_shear(ti.math.vec2(inp[i, 0], inp[i, 1]), ti.math.vec2(inp[i, 2], inp[i, 3]), wtt,
                                    inp[i, 8], inp[i, 9], inp[i, 10], inp[i, 11], mat)
@@ -61,9 +64,7 @@ def _mass_on_soil_kernel(par: ti.types.ndarray(), mats: ti.types.ndarray(), hist
     """One point of area A carrying mass m (w_nn = 1/m) under gravity, stepped with the implicit normal row.
     par: m, A, b, dt, delta0, v0. hist[i, k]: delta, v_n, p, s_p after step k."""
     for i in range(par.shape[0]):
-        mat = ti.types.vector(8, float)(0.0)
-        for k in ti.static(range(8)):
-            mat[k] = mats[i, k]
+        mat = _material(mats, i)
         m, area, b, dt = par[i, 0], par[i, 1], par[i, 2], par[i, 3]
         delta = par[i, 4]
         v = par[i, 5]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .heightmap import HeightMap
-from ..validation import as_float_array
+from ..validation import as_vector
 from .soil import SoilMaterial
 
 #: columns of the per-sample soil state array: total sinkage, plastic sinkage, slip, loaded in the last step
@@ -89,18 +89,8 @@ class DeformableTerrain(HeightMap):
         """Restore the soil history (between steps). Arrays of shape (x_samples * y_samples,), finite, with
         ``0 <= plastic_sinkage <= sinkage`` and ``shear >= 0``; ``env=None`` sets every env."""
         n = self.n_samples
-        arrays = []
-        for name, value in (("sinkage", sinkage), ("plastic_sinkage", plastic_sinkage), ("shear", shear)):
-            try:
-                a = as_float_array(name, value)
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"{name} must be an array of numbers") from exc
-            if a.shape != (n,):
-                raise ValueError(f"{name} must have shape ({n},) (one value per sample), got {a.shape}")
-            if not np.all(np.isfinite(a)):
-                raise ValueError(f"{name} must be finite")
-            arrays.append(a)
-        s, sp, j = arrays
+        s, sp, j = (as_vector(name, value, n) for name, value in
+                    (("sinkage", sinkage), ("plastic_sinkage", plastic_sinkage), ("shear", shear)))
         if np.any(sp < 0.0) or np.any(sp > s):
             raise ValueError("plastic_sinkage must satisfy 0 <= plastic_sinkage <= sinkage")
         if np.any(j < 0.0):
