@@ -112,24 +112,29 @@ class Model:
         self.update_materials(materials, body_materials, ground, heightmaps)
         # ---- height maps (concatenated samples) and their poses
         nm = len(heightmaps)
-        hm_int = np.zeros((max(nm, 1), 4), np.int32)
+        hm_int = np.zeros((max(nm, 1), 8), np.int32)
         hm_geom = np.zeros((max(nm, 1), HM_SOIL0 + 8), real)
         heights = []
-        off = soil_off = 0
+        off = soil_off = soil_row = 0
+        self.soil_row_offsets = []  # first soil-bed sample row of each map, for row revisions (-1: rigid map)
         self.soil_offsets = []  # first soil sample of each map (-1: rigid map)
         for m, hm in enumerate(heightmaps):
             n_samples = hm.x_samples * hm.y_samples
             is_soil = getattr(hm, "is_soil", False)
-            hm_int[m] = (off, hm.x_samples, hm.y_samples, soil_off if is_soil else -1)
+            hm_int[m, :5] = (off, hm.x_samples, hm.y_samples, soil_off if is_soil else -1,
+                          soil_row if is_soil else -1)
             hm_geom[m, :HM_SOIL0] = (hm.x_size, hm.y_size, hm.center_x, hm.center_y)
             if is_soil:
                 hm_geom[m, HM_SOIL0:] = hm.material.as_array()
             self.soil_offsets.append(soil_off if is_soil else -1)
+            self.soil_row_offsets.append(soil_row if is_soil else -1)
+            soil_row += hm.y_samples if is_soil else 0
             heights.append(hm.get_undeformed_heights() if is_soil else hm.get_heights())
             off += n_samples
             soil_off += n_samples if is_soil else 0
         self.n_soil_samples = soil_off
-        self.hm_int = _ndarray(ti.types.vector(4, ti.i32), hm_int, 1)
+        self.n_soil_rows = soil_row
+        self.hm_int = _ndarray(ti.types.vector(8, ti.i32), hm_int, 1)
         self.hm_geom = _ndarray(ti.types.vector(HM_SOIL0 + 8, tr), hm_geom, 1)
         self.hm_heights = _ndarray(tr, np.concatenate(heights).astype(real) if heights else np.zeros(1, real), 0)
         # pose of each map frame: rows 0-2 the rotation (map to world), row 3 the origin [m]

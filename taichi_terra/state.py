@@ -12,7 +12,7 @@ from .backend import np_real, ti_real
 
 class State:
     #: arrays copied by checkpoints (scratch arrays rebuilt every step are not)
-    PERSISTENT = ("q", "u", "f_ext", "t_ext", "c_count", "c_overflow", "c_pos", "c_nrm", "c_depth", "c_feat",
+    PERSISTENT = ("q", "u", "f_ext", "t_ext", "c_count", "c_pos", "c_nrm", "c_depth", "c_feat",
                   "c_imp", "c_prev_feat", "c_prev_imp", "sweeps_used", "soil_state")
 
     def __init__(self, model, n_envs: int, q0: np.ndarray, u0: np.ndarray, f0: np.ndarray, t0: np.ndarray,
@@ -29,8 +29,8 @@ class State:
             for arr, data in ((self.q, q0), (self.u, u0), (self.f_ext, f0), (self.t_ext, t0)):
                 arr.from_numpy(np.ascontiguousarray(data, dtype=np_real()))
         self.body_iw = ti.ndarray(mat3, (ne, nb))
-        self.c_count = ti.ndarray(ti.i32, (ne, npair))
-        self.c_overflow = ti.ndarray(ti.i32, (ne, npair))
+        # per pair: contacts found this step, contacts dropped because the pair's slots were full
+        self.c_count = ti.ndarray(ti.types.vector(2, ti.i32), (ne, npair))
         self.c_pos = ti.ndarray(vec3, (ne, ns))
         self.c_nrm = ti.ndarray(vec3, (ne, ns))
         self.c_depth = ti.ndarray(real, (ne, ns))
@@ -53,6 +53,9 @@ class State:
         from .kernels.layout import N_PARAMS
 
         self.params = ti.ndarray(real, (N_PARAMS,))
+        # per soil-bed sample row: a revision that advances whenever a height in the row changes (never
+        # cleared, not part of checkpoints: renderers compare it with the revision they last drew)
+        self.soil_rev = ti.ndarray(ti.i64, (ne, max(model.n_soil_rows, 1)))
 
     def snapshot(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name).to_numpy() for name in self.PERSISTENT}

@@ -21,8 +21,8 @@ from .validation import as_float_array, as_vector, check_finite, check_int, chec
 # the array arguments of the step kernel, in order (names of Model / State arrays)
 SIMULATE_ARGS = ("q", "u", "f_ext", "t_ext", "body_i", "body_f", "body_inertia", "points",
                  "planes", "pair_i", "pair_mat", "hm_int", "hm_geom", "hm_frame", "hm_heights",
-                 "body_iw", "c_count", "c_overflow", "c_pos", "c_nrm", "c_depth", "c_feat", "c_imp", "c_prev_feat",
-                 "c_prev_imp", "c_w", "c_lam", "c_target", "c_list", "sweeps_used", "soil_state", "params")
+                 "body_iw", "c_count", "c_pos", "c_nrm", "c_depth", "c_feat", "c_imp", "c_prev_feat",
+                 "c_prev_imp", "c_w", "c_lam", "c_target", "c_list", "sweeps_used", "soil_state", "soil_rev", "params")
 MODEL_ARRAYS = ("body_i", "body_f", "body_inertia", "points", "planes", "pair_i", "pair_mat", "hm_int", "hm_geom",
                 "hm_frame", "hm_heights")
 STATE_ARRAYS = tuple(name for name in SIMULATE_ARGS if name not in MODEL_ARRAYS)
@@ -319,18 +319,48 @@ class World:
         self._check_env(env)
         target = slice(None) if env is None else int(env)
         if not self.built:
+            before = bed._init_state[:, :, 0].copy()
             bed._init_state[target] = rows
+            bed._rev_before_build += self._changed_rows(bed, before, bed._init_state[:, :, 0])
             return
         full = self._state.soil_state.to_numpy()
+        before = full[:, self._soil_rows(bed), 0].copy()
         full[target, self._soil_rows(bed)] = rows
         self._state.soil_state.from_numpy(full)
+        self._bump_soil_rows(bed, self._changed_rows(bed, before, full[:, self._soil_rows(bed), 0]))
+
+    @staticmethod
+    def _changed_rows(bed, before: np.ndarray, after: np.ndarray) -> np.ndarray:
+        """Per env and sample row of ``bed``: 1 where a sinkage (so a surface height) differs, else 0."""
+        diff = before.reshape(before.shape[0], bed.y_samples, bed.x_samples) != \
+            after.reshape(after.shape[0], bed.y_samples, bed.x_samples)
+        return diff.any(axis=2).astype(np.int64)
+
+    def _soil_rev_slice(self, bed) -> slice:
+        off = self._model.soil_row_offsets[bed.index]
+        return slice(off, off + bed.y_samples)
+
+    def _bump_soil_rows(self, bed, bump: np.ndarray) -> None:
+        """Advance the row revisions of ``bed`` by ``bump``, shape (n_envs, y_samples)."""
+        if np.any(bump):
+            rev = self._state.soil_rev.to_numpy()
+            rev[:, self._soil_rev_slice(bed)] += bump
+            self._state.soil_rev.from_numpy(rev)
+
+    def _soil_rev_get(self, bed, env) -> np.ndarray:
+        self._check_env(env)
+        if not self.built:
+            rev = bed._rev_before_build.copy()
+        else:
+            rev = self._state.soil_rev.to_numpy()[:, self._soil_rev_slice(bed)].astype(np.int64)
+        return rev if env is None else rev[int(env)]
 
     def _soil_step_stats(self, bed, env) -> dict:
         from .kernels.layout import PAIR_SOIL
 
         self._check_env(env)
         self.build()
-        counts = self._state.c_count.to_numpy()[int(env)]
+        counts = self._state.c_count.to_numpy()[int(env), :, 0]
         imps = self._state.c_imp.to_numpy()[int(env)]
         nrms = self._state.c_nrm.to_numpy()[int(env)]
         areas = self._state.c_target.to_numpy()[int(env), :, 1]
@@ -374,6 +404,12 @@ class World:
         soil0 = np.concatenate([bed._init_state for bed in beds], axis=1) if beds else None
         self._state = State(model, ne, q0, u0, f0, t0, soil0)
         self._model = model
+        if beds:  # revisions advanced by soil-state edits made before the build
+            rev = np.zeros((ne, max(model.n_soil_rows, 1)), np.int64)
+            for bed in beds:
+                off = model.soil_row_offsets[bed.index]
+                rev[:, off:off + bed.y_samples] = bed._rev_before_build
+            self._state.soil_rev.from_numpy(rev)
         self._init = []
 
     def step(self, n_steps: int = 1) -> None:
@@ -470,6 +506,9 @@ class World:
                 raise ValueError(f"checkpoint.arrays[{name!r}] is missing or has the wrong shape or dtype "
                                  f"(expected {ref.shape} {ref.dtype})")
         self._state.load(arrays)
+        for hm in self._heightmaps:  # the surface may differ from the one drawn: every row is a new revision
+            if hm.is_soil:
+                self._bump_soil_rows(hm, np.ones((self._n_envs, hm.y_samples), np.int64))
         self._time = checkpoint.time
         self._steps = checkpoint.step_count
 
@@ -551,7 +590,7 @@ class World:
             raise TypeError("get_contacts needs one env index")
         self.build()
         m, s = self._model, self._state
-        counts = s.c_count.to_numpy()[env]
+        counts = s.c_count.to_numpy()[env, :, 0]
         arrays = {k: getattr(s, k).to_numpy()[env] for k in ("c_pos", "c_nrm", "c_depth", "c_imp")}
         idx, a_list, b_list, labels = [], [], [], []
         for p, (kind, b, other, _cap) in enumerate(m.pairs):
@@ -570,7 +609,7 @@ class World:
         """Contacts dropped in the last step because a pair's slots were full, per env (or one env)."""
         self._check_env(env)
         self.build()
-        total = self._state.c_overflow.to_numpy().sum(axis=1)
+        total = self._state.c_count.to_numpy()[:, :, 1].sum(axis=1)
         return total if env is None else int(total[int(env)])
 
     def get_solver_sweeps(self, env: int | None = None) -> np.ndarray | int:

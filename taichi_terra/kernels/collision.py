@@ -2,7 +2,7 @@
 
 Each pair owns a fixed range of contact slots in its env, so the contact
 order is deterministic (bit-identical replays) without atomics; contacts beyond a pair's capacity
-are counted in ``c_overflow`` and dropped. Depth is positive when the shapes overlap; speculative
+are counted in the second component of ``c_count`` (count, dropped) and dropped. Depth is positive when the shapes overlap; speculative
 contacts (gaps up to ``margin``) have negative depth. Normals point from the ``a`` side (static
 geometry, or the pair's other body) to the pair's body.
 """
@@ -32,10 +32,10 @@ def body_pose(q: ti.template(), e, qs):
 
 
 @ti.func
-def emit(c_count: ti.template(), c_overflow: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
+def emit(c_count: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
          c_depth: ti.template(), c_feat: ti.template(), e, p, base, cap, pt, n, depth, feat, dedupe):
     """Append one contact (world point, unit normal, depth [m], feature id) to pair ``p`` of env ``e``."""
-    cnt = c_count[e, p]
+    cnt = c_count[e, p][0]
     dup = False
     if dedupe:
         for k in range(cnt):
@@ -47,9 +47,9 @@ def emit(c_count: ti.template(), c_overflow: ti.template(), c_pos: ti.template()
             c_nrm[e, base + cnt] = n
             c_depth[e, base + cnt] = depth
             c_feat[e, base + cnt] = feat
-            c_count[e, p] = cnt + 1
+            c_count[e, p][0] = cnt + 1
         else:
-            c_overflow[e, p] += 1
+            c_count[e, p][1] += 1
 
 
 @ti.func
@@ -105,7 +105,7 @@ def separated_by_face(a, b, c_l, r_l, planes: ti.template(), pl0, npl):
 def ridge_edge_contacts(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, o, rm, c_l, r_l, lo, hi_, stype,
                         prm,
                         planes: ti.template(), pl0, npl, e, p, base, cap, c_count: ti.template(),
-                        c_overflow: ti.template(), c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(),
+                        c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(),
                         c_feat: ti.template()):
     """Triangle edges along convex creases (ridges) that cut into a box, cylinder or mesh between grid
     samples: the deepest point of each such edge inside the shape pushes along the shape's underside, like a
@@ -145,7 +145,7 @@ def ridge_edge_contacts(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, 
                                                    pl0, npl)
                             n_l = -(r_l @ nb)
                             if depth < 1e300 and n_l[2] > 0.0:
-                                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, o + rm @ pt,
+                                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, o + rm @ pt,
                                      rm @ n_l, depth * n_l[2], FEAT_EDGE + 3 * (iy * nx + ix) + k, False)
 
 
@@ -153,7 +153,7 @@ def ridge_edge_contacts(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, 
 def soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, rad, pl0, npl, m, planes: ti.template(),
                     points: ti.template(), pt0, npt, hm_int: ti.template(), hm_geom: ti.template(),
                     hm_frame: ti.template(), hm_heights: ti.template(), soil_state: ti.template(),
-                    c_count: ti.template(), c_overflow: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
+                    c_count: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
                     c_depth: ti.template(), c_feat: ti.template(), c_target: ti.template()):
     """Soil quadrature points of one body on bed ``m``: one per bed sample under the body, where a ray
     along the bed's +z from below meets the body's underside. The contact sits at that point, its normal
@@ -195,10 +195,10 @@ def soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, rad, pl0, npl
                     under = vec3(ray[0], ray[1], z_start + t)
                     gap = under[2] - floor
                     if gap < margin:
-                        before = c_count[e, p]
-                        emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, o + rm @ under,
+                        before = c_count[e, p][0]
+                        emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, o + rm @ under,
                              rm @ vec3(0.0, 0.0, 1.0), gap, FEAT_SOIL + idx, False)
-                        if c_count[e, p] > before:
+                        if c_count[e, p][0] > before:
                             c_target[e, base + before][1] = area
 
 
@@ -238,7 +238,7 @@ def deepest_on_segment(p0, p1, stype, prm, pos, rot, planes: ti.template(), pl0,
 
 @ti.func
 def collide_rounded(points: ti.template(), planes: ti.template(), e, p, base, cap, margin, pos, rot, bd, prm,
-                    infl, posj, rotj, bdj, prmj, inflj, c_count: ti.template(), c_overflow: ti.template(),
+                    infl, posj, rotj, bdj, prmj, inflj, c_count: ti.template(),
                     c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template()):
     """Pairs with a sphere or capsule (a segment inflated by its radius; a sphere's segment has zero length).
     Two rounded shapes: the closest points of their segments, plus each end point against the other
@@ -265,7 +265,7 @@ def collide_rounded(points: ti.template(), planes: ti.template(), e, p, base, ca
             sd = d - infl - inflj
             if sd < margin and d > 1e-12:
                 nw = (ci - cj) / d
-                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, ci - nw * infl, nw, -sd,
+                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, ci - nw * infl, nw, -sd,
                      FEAT_POINT + k, True)
     else:
         # the rounded side r against the polyhedral side s; sgn turns normals into "from j to i"
@@ -284,13 +284,13 @@ def collide_rounded(points: ti.template(), planes: ti.template(), e, p, base, ca
             sd -= rad
             if sd < margin:
                 n_out = s_rot @ ns  # outward from the polyhedral side, towards the rounded one
-                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw - n_out * rad,
+                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw - n_out * rad,
                      sgn * n_out, -sd, FEAT_POINT + k, True)
 
 
 @ti.func
 def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base, cap, margin, pos, rot, bd, prm,
-                       posj, rotj, bdj, prmj, c_count: ti.template(), c_overflow: ti.template(),
+                       posj, rotj, bdj, prmj, c_count: ti.template(),
                        c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template()):
     """Boxes, cylinders and convex meshes: the contact normal is the face axis of least overlap (a
     separating-axis test over both shapes' face normals and the centre line), shared by all contacts of
@@ -325,7 +325,7 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
             pw = pos + rot @ pb
             sd, _nj = shape_sdf(bdj[B_TYPE], prmj, rotj.transpose() @ (pw - posj), planes, bdj[B_PL0], bdj[B_NPL])
             if ok and sd < margin:
-                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw, n, front_j - n.dot(pw),
+                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw, n, front_j - n.dot(pw),
                      FEAT_POINT + k, True)
         to_i = rotj.transpose() @ n
         for k in range(bdj[B_NPT] + (2 if bdj[B_TYPE] == CYLINDER else 0)):
@@ -333,7 +333,7 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
             pw = posj + rotj @ pb
             sd, _ni = shape_sdf(bd[B_TYPE], prm, rot.transpose() @ (pw - pos), planes, bd[B_PL0], bd[B_NPL])
             if ok and sd < margin:
-                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw, n, n.dot(pw) - back_i,
+                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw, n, n.dot(pw) - back_i,
                      FEAT_OTHER_POINT + k, True)
 
 
@@ -342,11 +342,10 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
 def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.template(), points: ti.template(),
                  planes: ti.template(), pair_i: ti.template(), hm_int: ti.template(), hm_geom: ti.template(),
                  hm_frame: ti.template(), hm_heights: ti.template(), ground_height, margin,
-                 c_count: ti.template(), c_overflow: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
+                 c_count: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
                  c_depth: ti.template(), c_feat: ti.template(), c_target: ti.template(), soil_state: ti.template()):
     """Fill the contact slots of pair ``p`` in env ``e`` from the link poses in ``q``."""
-    c_count[e, p] = 0
-    c_overflow[e, p] = 0
+    c_count[e, p] = ti.math.ivec2(0, 0)
     pr = pair_i[p]
     base, cap, kind = pr[P_SLOT], pr[P_CAP], pr[P_KIND]
     bi = pr[P_BODY]
@@ -365,12 +364,12 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
             pw = pos + rot @ pb
             depth = ground_height - (pw[2] - infl)
             if ok and depth > -margin:
-                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
                      vec3(pw[0], pw[1], ground_height), up, depth, FEAT_POINT + k, False)
     elif kind == PAIR_SOIL:
         soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, bf[F_RAD], bd[B_PL0], bd[B_NPL], pr[P_OTHER],
                         planes, points, pt0, npt, hm_int, hm_geom, hm_frame, hm_heights, soil_state, c_count,
-                        c_overflow, c_pos, c_nrm, c_depth, c_feat, c_target)
+                        c_pos, c_nrm, c_depth, c_feat, c_target)
     elif kind == PAIR_HEIGHTMAP:
         off, nx, ny, _soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(hm_int, hm_geom, hm_frame, pr[P_OTHER],
                                                                         pos, rot)
@@ -384,7 +383,7 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
                 if found:
                     below = tn.dot(a - pk)
                     if below > 0.0:  # the centre is inside the terrain: push out through the surface
-                        emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                        emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
                              o + rm @ (pk + tn * below), rm @ tn, below + infl, FEAT_BELOW + k, False)
             lo = ti.min(p0, p1) - (infl + margin)
             hi_ = ti.max(p0, p1) + (infl + margin)
@@ -411,7 +410,7 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
                                     keep = is_local_closest(hm_heights, off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct,
                                                             d, tol)
                                 if keep:
-                                    emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                                    emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
                                          o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
                                          FEAT_TRIANGLE + 2 * (2 * (iy * nx + ix) + t) + j, True)
         else:
@@ -432,7 +431,7 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
                 if ok and found:
                     depth = tn.dot(a - pl)
                     if depth > -margin:
-                        emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                        emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
                              o + rm @ (pl + tn * depth), rm @ tn, depth, FEAT_POINT + k, False)
             # terrain samples that poke into the shape's underside along a ridge or at a peak: a
             # sample whose depth is a maximum along x or y (>= both neighbours, > at least one)
@@ -463,10 +462,10 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
                                     ridge = True
                             if ridge:
                                 v = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, jx, jy)
-                                emit(c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
                                      o + rm @ v, rm @ n_l, depth * n_l[2], FEAT_VERTEX + jy * nx + jx, False)
             ridge_edge_contacts(hm_heights, off, nx, ny, x0, y0, dx, dy, o, rm, c_l, r_l, lo, hi_, stype, prm, planes,
-                                pl0, npl, e, p, base, cap, c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat)
+                                pl0, npl, e, p, base, cap, c_count, c_pos, c_nrm, c_depth, c_feat)
     else:
         # shape against shape
         bj = pr[P_OTHER]
@@ -479,7 +478,7 @@ def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.templ
             if infl > 0.0 or inflj > 0.0:
                 # a sphere or capsule: its centre points against the other shape's signed distance
                 collide_rounded(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, infl, posj, rotj,
-                                bdj, prmj, inflj, c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat)
+                                bdj, prmj, inflj, c_count, c_pos, c_nrm, c_depth, c_feat)
             else:
                 collide_polyhedral(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, posj, rotj,
-                                   bdj, prmj, c_count, c_overflow, c_pos, c_nrm, c_depth, c_feat)
+                                   bdj, prmj, c_count, c_pos, c_nrm, c_depth, c_feat)

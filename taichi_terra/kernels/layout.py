@@ -36,6 +36,7 @@ FEAT_SOIL = 1_000_000_000       # soil quadrature point at bed sample (local ind
  PF_GROUND_HEIGHT, PF_MAX_SWEEPS, PF_WARM_START, PF_N_PAIRS, PF_TERRAIN_WARM_START, PF_N_SOIL) = range(16)
 N_PARAMS = 16
 
-# height maps: hm_int = (first sample, x samples, y samples, first soil sample or -1); hm_geom = (x size,
+# height maps: hm_int = (first sample, x samples, y samples, first soil sample or -1, first soil row or -1,
+# 3 spare); hm_geom = (x size,
 # y size, centre x, centre y, then the 8 soil material values in SOIL_FIELDS order, zero for rigid maps)
 HM_SOIL0 = 4

@@ -63,8 +63,10 @@ def soil_point(hm_int: ti.template(), hm_geom: ti.template(), soil_state: ti.tem
 def commit_soil(e, n_soil, n_rows, q: ti.template(), u: ti.template(), body_i: ti.template(), body_f: ti.template(),
                 body_iw: ti.template(), pair_i: ti.template(), hm_int: ti.template(), hm_geom: ti.template(),
                 c_list: ti.template(), c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(),
-                c_feat: ti.template(), c_lam: ti.template(), c_target: ti.template(), soil_state: ti.template(), dt):
-    """Write the soil history of env ``e`` after the sweep (``terrain/deformable.py`` describes it)."""
+                c_feat: ti.template(), c_lam: ti.template(), c_target: ti.template(), soil_state: ti.template(),
+                soil_rev: ti.template(), dt):
+    """Write the soil history of env ``e`` after the sweep (``terrain/deformable.py`` describes it) and
+    advance the revision of every sample row whose surface height changed."""
     for k in range(n_soil):
         soil_state[e, k][3] = 0.0
     for r in range(n_rows):
@@ -81,11 +83,24 @@ def commit_soil(e, n_soil, n_rows, q: ti.template(), u: ti.template(), body_i: t
             pressure = soil_pressure(delta_e, st[1], c_target[e, s][0], mat)
             s_p = ti.max(st[1], delta_e - pressure / mat[3])
             j = st[2] + dt * ti.sqrt(vloc[1] * vloc[1] + vloc[2] * vloc[2])
-            soil_state[e, hm_int[m][3] + idx] = ti.Vector([ti.max(delta_e, s_p), s_p, j, 1.0])
-    for k in range(n_soil):
-        st = soil_state[e, k]
-        if st[3] == 0.0:
-            soil_state[e, k] = ti.Vector([st[1], st[1], 0.0, 0.0])
+            s_new = ti.max(delta_e, s_p)
+            if s_new != st[0]:
+                soil_rev[e, hm_int[m][4] + idx // hm_int[m][1]] += 1
+            soil_state[e, hm_int[m][3] + idx] = ti.Vector([s_new, s_p, j, 1.0])
+    for m in range(hm_int.shape[0]):
+        hi = hm_int[m]
+        if hi[3] >= 0:  # a soil bed: unloaded samples recover their elastic part, row by row
+            for y in range(hi[2]):
+                changed = False
+                for x in range(hi[1]):
+                    k = hi[3] + y * hi[1] + x
+                    st = soil_state[e, k]
+                    if st[3] == 0.0:
+                        if st[0] != st[1]:
+                            changed = True
+                        soil_state[e, k] = ti.Vector([st[1], st[1], 0.0, 0.0])
+                if changed:
+                    soil_rev[e, hi[4] + y] += 1
 
 
 @ti.kernel
@@ -95,12 +110,13 @@ def simulate(n_steps: ti.i32, q: ti.types.ndarray(), u: ti.types.ndarray(), f_ex
              planes: ti.types.ndarray(), pair_i: ti.types.ndarray(), pair_mat: ti.types.ndarray(),
              hm_int: ti.types.ndarray(), hm_geom: ti.types.ndarray(),
              hm_frame: ti.types.ndarray(), hm_heights: ti.types.ndarray(),
-             body_iw: ti.types.ndarray(), c_count: ti.types.ndarray(), c_overflow: ti.types.ndarray(),
+             body_iw: ti.types.ndarray(), c_count: ti.types.ndarray(),
              c_pos: ti.types.ndarray(), c_nrm: ti.types.ndarray(), c_depth: ti.types.ndarray(),
              c_feat: ti.types.ndarray(), c_imp: ti.types.ndarray(), c_prev_feat: ti.types.ndarray(),
              c_prev_imp: ti.types.ndarray(), c_w: ti.types.ndarray(),
              c_lam: ti.types.ndarray(), c_target: ti.types.ndarray(), c_list: ti.types.ndarray(),
-             sweeps_used: ti.types.ndarray(), soil_state: ti.types.ndarray(), params_f: ti.types.ndarray()):
+             sweeps_used: ti.types.ndarray(), soil_state: ti.types.ndarray(), soil_rev: ti.types.ndarray(),
+             params_f: ti.types.ndarray()):
     """Advance every env by ``n_steps`` steps: one thread per env runs its steps back to back (envs are
     independent), so a call costs one kernel launch however many steps it takes."""
     n_pairs = ti.cast(params_f[PF_N_PAIRS], ti.i32)
@@ -108,11 +124,11 @@ def simulate(n_steps: ti.i32, q: ti.types.ndarray(), u: ti.types.ndarray(), f_ex
         for _ in range(n_steps):
             for p in range(n_pairs):
                 collide_pair(e, p, q, body_i, body_f, points, planes, pair_i, hm_int, hm_geom, hm_frame,
-                             hm_heights, params_f[PF_GROUND_HEIGHT], params_f[PF_MARGIN], c_count, c_overflow,
+                             hm_heights, params_f[PF_GROUND_HEIGHT], params_f[PF_MARGIN], c_count,
                              c_pos, c_nrm, c_depth, c_feat, c_target, soil_state)
             advance_env(e, n_pairs, q, u, f_ext, t_ext, body_i, body_f, body_inertia, points, pair_i, pair_mat,
                         hm_int, hm_geom, hm_frame, body_iw, c_count, c_pos, c_nrm, c_depth, c_feat, c_imp, c_prev_feat,
-                        c_prev_imp, c_w, c_lam, c_target, c_list, sweeps_used, soil_state, params_f)
+                        c_prev_imp, c_w, c_lam, c_target, c_list, sweeps_used, soil_state, soil_rev, params_f)
 
 
 @ti.func
@@ -123,7 +139,7 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
                 c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template(), c_imp: ti.template(),
                 c_prev_feat: ti.template(), c_prev_imp: ti.template(), c_w: ti.template(), c_lam: ti.template(),
                 c_target: ti.template(), c_list: ti.template(), sweeps_used: ti.template(),
-                soil_state: ti.template(), params_f: ti.template()):
+                soil_state: ti.template(), soil_rev: ti.template(), params_f: ti.template()):
     """The dynamics of one step of env ``e``, after its contacts were found."""
     dt = params_f[PF_DT]
     gravity = vec3(params_f[PF_GX], params_f[PF_GY], params_f[PF_GZ])
@@ -146,14 +162,14 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
         base = pair_i[p][P_SLOT]
         kind = pair_i[p][P_KIND]
         width = 0.0
-        if kind == PAIR_SOIL and c_count[e, p] > 0:  # the footprint's effective width b, turning with the body
+        if kind == PAIR_SOIL and c_count[e, p][0] > 0:  # the footprint's effective width b, turning with the body
             bd = body_i[b]
             bf = body_f[b]
             _o, rmap = hm_pose(hm_frame, pair_i[p][P_OTHER])
             r_l = rmap.transpose() @ link_rotation(q, e, bd[B_QS])
             width = footprint_width(bd[B_TYPE], vec4(bf[F_P0], bf[F_P1], bf[F_P2], bf[F_P3]), r_l, points, bd[B_PT0],
                                     bd[B_NPT])
-        for k in range(c_count[e, p]):
+        for k in range(c_count[e, p][0]):
             s = base + k
             c_list[e, n_rows] = ti.math.ivec2(s, p)
             n_rows += 1
@@ -239,7 +255,7 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
     #    accumulates; every other sample recovers its elastic part and forgets its slip
     if n_soil > 0:
         commit_soil(e, n_soil, n_rows, q, u, body_i, body_f, body_iw, pair_i, hm_int, hm_geom, c_list, c_pos, c_nrm,
-                    c_depth, c_feat, c_lam, c_target, soil_state, dt)
+                    c_depth, c_feat, c_lam, c_target, soil_state, soil_rev, dt)
     # 7. integrate positions with the constrained velocities
     for b in range(n_bodies):
         integrate_link(q, u, e, body_i[b][B_QS], body_i[b][B_US], dt)
@@ -248,7 +264,7 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
         base = pair_i[p][P_SLOT]
         for k in range(pair_i[p][P_CAP]):
             s = base + k
-            if k < c_count[e, p]:
+            if k < c_count[e, p][0]:
                 imp = contact_frame(c_nrm[e, s]) @ c_lam[e, s]
                 c_imp[e, s] = imp
                 c_prev_imp[e, s] = imp

@@ -38,6 +38,7 @@ class DeformableTerrain(HeightMap):
         self.material = material
         n = x_samples * y_samples
         self._init_state = np.zeros((world.n_envs, n, 4))  # used until the world is built
+        self._rev_before_build = np.zeros((world.n_envs, y_samples), np.int64)
 
     @property
     def material(self) -> SoilMaterial:
@@ -59,6 +60,20 @@ class DeformableTerrain(HeightMap):
     def get_heights(self, env: int = 0) -> np.ndarray:
         """The current (deformed) surface of ``env`` [m]: undeformed heights minus the sinkage."""
         return self._heights - self.get_soil_state(env)["sinkage"]
+
+    def get_surface_heights(self, env: int | None = None) -> np.ndarray:
+        """The deformed surface [m] (undeformed heights minus the sinkage), shape (n_envs, n) for
+        ``env=None`` and (n,) for ``env=i``."""
+        self._world._check_env(env)
+        if env is None:
+            return np.stack([self.get_heights(e) for e in range(self._world.n_envs)])
+        return self.get_heights(env)
+
+    def get_height_row_revisions(self, env: int | None = None) -> np.ndarray:
+        """One revision per sample row and env, advanced in every step (and by ``set_soil_state``,
+        ``reset_soil`` and ``World.restore``) that changes a height of the row in that env; never cleared.
+        Shape (n_envs, y_samples) for ``env=None`` and (y_samples,) for ``env=i``."""
+        return self._world._soil_rev_get(self, env)
 
     # ------------------------------------------------------------------ height edits
     def _reject_edit(self, name):

@@ -45,6 +45,7 @@ class HeightMap:
         self._heights = h
         self._position = np.zeros(3)
         self._quat = np.array([1.0, 0.0, 0.0, 0.0])
+        self._row_rev = np.zeros(ny, dtype=np.int64)  # height revision of each sample row (shared by all envs)
 
     @staticmethod
     def _check_colors(colors, n):
@@ -179,3 +180,28 @@ class HeightMap:
     def get_color(self, x: float, y: float) -> np.ndarray:
         """Base RGB colour in [0, 1] at world (x, y), interpolated like the height, shape (3,)."""
         return np.array([self._interp(self._colors[:, k], x, y) for k in range(3)])
+
+    def get_colors(self) -> np.ndarray:
+        """A copy of the per-vertex base colours (RGB in [0, 1]), shape (x_samples * y_samples, 3)."""
+        return self._colors.copy()
+
+    # ------------------------------------------------------------------ renderers
+    def get_height_row_revisions(self, env: int | None = None) -> np.ndarray:
+        """One revision per sample row (index y), which advances whenever a height in that row changes.
+
+        Revisions are never cleared, so any number of renderers can each keep the last revision they drew
+        and redraw only the rows whose revision has moved on. A static map's heights are the same in every
+        env; the result has shape (n_envs, y_samples) for ``env=None`` and (y_samples,) for ``env=i``.
+        """
+        self._world._check_env(env)
+        if env is None:
+            return np.tile(self._row_rev, (self._world.n_envs, 1))
+        return self._row_rev.copy()
+
+    def get_surface_heights(self, env: int | None = None) -> np.ndarray:
+        """The surface as drawn [m] along the map's z, index y * x_samples + x: shape (n_envs, n) for
+        ``env=None`` and (n,) for ``env=i``. For a static map these are its heights in every env."""
+        self._world._check_env(env)
+        if env is None:
+            return np.tile(self._heights, (self._world.n_envs, 1))
+        return self._heights.copy()
