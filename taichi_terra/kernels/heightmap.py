@@ -122,7 +122,7 @@ def clip_segment_to_prism(p0, p1, a, b, c, tn):
         inward = tn.cross(e1 - e0)  # points into the triangle for a counter-clockwise abc
         num = inward.dot(p0 - e0)
         den = inward.dot(d)
-        if ti.abs(den) < 1e-300:
+        if ti.abs(den) < 1e-30:
             if num < 0.0:
                 t0, t1 = 1.0, 0.0
         elif den > 0.0:

@@ -40,7 +40,7 @@ def quat_integrate(q, w, dt):
     """
     angle = w.norm() * dt
     dq = vec4(1.0, 0.0, 0.0, 0.0)
-    if angle > 1e-300:
+    if angle > 1e-30:
         axis = w / w.norm()
         s = ti.sin(0.5 * angle)
         dq = vec4(ti.cos(0.5 * angle), axis[0] * s, axis[1] * s, axis[2] * s)

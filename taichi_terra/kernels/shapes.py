@@ -18,13 +18,13 @@ def shape_sdf(stype, prm, p, planes: ti.template(), pl0, npl):
     if stype == SPHERE:
         d = p.norm()
         sd = d - prm[0]
-        if d > 1e-300:
+        if d > 1e-30:
             n = p / d
     elif stype == CAPSULE:
         s = vec3(0.0, 0.0, ti.math.clamp(p[2], -prm[1], prm[1]))
         d = (p - s).norm()
         sd = d - prm[0]
-        if d > 1e-300:
+        if d > 1e-30:
             n = (p - s) / d
     elif stype == BOX:
         h = vec3(prm[0], prm[1], prm[2])
@@ -45,7 +45,7 @@ def shape_sdf(stype, prm, p, planes: ti.template(), pl0, npl):
     elif stype == CYLINDER:
         rho = ti.sqrt(p[0] * p[0] + p[1] * p[1])
         radial = vec3(1.0, 0.0, 0.0)
-        if rho > 1e-300:
+        if rho > 1e-30:
             radial = vec3(p[0] / rho, p[1] / rho, 0.0)
         axial = vec3(0.0, 0.0, 1.0 if p[2] >= 0.0 else -1.0)
         qr = rho - prm[0]
@@ -167,7 +167,7 @@ def shape_ray_entry(stype, prm, o, d, planes: ti.template(), pl0, npl):
             nk = vec3(pl[0], pl[1], pl[2])
             den = nk.dot(d)
             dist = pl[3] - nk.dot(o)  # >= 0 inside this face's half-space at t = 0
-            if ti.abs(den) < 1e-300:
+            if ti.abs(den) < 1e-30:
                 if dist < 0.0:
                     t0, t1 = 1.0, 0.0
             elif den > 0.0:

@@ -193,8 +193,13 @@ def _janosi_impulse(lam_t_old, f, w_tt, j, s_full, kj, dt):
             if hi - lo <= tol * hi:
                 break
         lam = -((w_tt + g * eye).inverse() @ f)
-        # magnitude exactly S(j_e) of its own slip (removes the last step's residual, keeps |lam| <= s_full)
-        lam *= s_full * _one_minus_exp((j + dt * g * lam.norm()) / kj) / lam.norm()
+        # magnitude exactly S(j_e) of its own slip (removes the last step's residual, keeps |lam| <= s_full);
+        # a slip so small that |lam| underflows (rounding-level velocities in f32) gets no impulse
+        m = lam.norm()
+        if m > 0.0:
+            lam *= s_full * _one_minus_exp((j + dt * g * m) / kj) / m
+        else:
+            lam = vec2(0.0, 0.0)
     return lam
 
 
