@@ -33,6 +33,10 @@ _LAZY = {
 
 
 def __getattr__(name):
+    if name == "viewer":  # the GGUI viewer, as ``tt.viewer`` (imported on first use)
+        import importlib
+
+        return importlib.import_module(".viewer", __name__)
     if name in _LAZY:
         import importlib
 

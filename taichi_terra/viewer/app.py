@@ -1,0 +1,211 @@
+"""The command line shared by the demo scenes in ``scenes/``.
+
+A scene script defines ``build(args) -> Scene`` and calls :func:`main`. Every scene takes::
+
+    --arch cpu|cuda|vulkan|gpu   --precision f32|f64   --envs N   --headless   --seconds S
+    --record PATH (.gif, .mp4 or a folder of PNG frames)   --still PATH (.png)   --fps F
+    --width W --height H   --quiet
+
+All arguments (including the output paths) are checked before Taichi starts. Frames are drawn at ``--fps``
+frames per simulated second, independent of the physics time step: each frame advances the world by the
+steps that bring it to that frame's time.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+ARCHS = ("cpu", "cuda", "vulkan", "gpu")
+
+
+@dataclass
+class Scene:
+    """What a scene's ``build`` returns.
+
+    Attributes:
+        world: the world to run.
+        camera: an :class:`~taichi_terra.viewer.OrbitCamera`, or ``None`` to frame everything.
+        follow: a body for the camera to follow, or ``None``.
+        envs: envs to draw (``None``: env 0; ``"all"`` or a list: tiled).
+        controller: called as ``controller(world)`` before each frame's steps (scripted pushes and drags).
+        viewer_options: further :class:`~taichi_terra.viewer.Viewer` keyword arguments.
+        report: called as ``report(world)`` at the end; returns text printed as the scene's result.
+    """
+
+    world: object
+    camera: object = None
+    follow: object = None
+    envs: object = None
+    controller: Callable | None = None
+    viewer_options: dict = field(default_factory=dict)
+    report: Callable | None = None
+
+
+def parser(description: str, *, seconds: float = 4.0, envs: int = 1, fps: float = 30.0, width: int = 960,
+           height: int = 540) -> argparse.ArgumentParser:
+    """The scenes' argument parser, with a scene's own defaults."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--arch", default="cpu", choices=ARCHS, help="Taichi backend (default: cpu)")
+    p.add_argument("--precision", default=None, choices=("f32", "f64"),
+                   help="floating point type (default: f64, f32 on vulkan)")
+    p.add_argument("--envs", type=int, default=envs, help=f"number of environments, >= 1 (default: {envs})")
+    p.add_argument("--headless", action="store_true", help="render offscreen, no window")
+    p.add_argument("--seconds", type=float, default=seconds, help=f"simulated time [s], > 0 (default: {seconds})")
+    p.add_argument("--record", default=None, metavar="PATH",
+                   help="write the frames: PATH.gif, PATH.mp4 (needs ffmpeg) or a folder of PNG frames")
+    p.add_argument("--still", default=None, metavar="PATH", help="save the last frame as a PNG")
+    p.add_argument("--fps", type=float, default=fps, help=f"frames per simulated second (default: {fps:g})")
+    p.add_argument("--width", type=int, default=width, help=f"image width [px] (default: {width})")
+    p.add_argument("--height", type=int, default=height, help=f"image height [px] (default: {height})")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def parse(p: argparse.ArgumentParser, argv=None) -> argparse.Namespace:
+    """Parse and check every argument; a bad one exits with a message before anything is simulated."""
+    from .recorder import check_output_path
+
+    args = p.parse_args(argv)
+    if args.envs < 1:
+        p.error(f"--envs must be >= 1, got {args.envs}")
+    if not (math.isfinite(args.seconds) and args.seconds > 0.0):
+        p.error(f"--seconds must be a positive number of simulated seconds, got {args.seconds}")
+    if not (math.isfinite(args.fps) and 0.0 < args.fps <= 240.0):
+        p.error(f"--fps must be in (0, 240], got {args.fps}")
+    for name in ("width", "height"):
+        if not 16 <= getattr(args, name) <= 8192:
+            p.error(f"--{name} must be in [16, 8192] pixels, got {getattr(args, name)}")
+    if args.precision is None:
+        args.precision = "f32" if args.arch == "vulkan" else "f64"
+    if args.arch == "vulkan" and args.precision == "f64":
+        p.error("--precision f64 is not available on --arch vulkan (use f32)")
+    try:
+        if args.record is not None:
+            from .recorder import Recorder
+
+            Recorder(args.record, args.fps)  # checks the path and the encoder; writes nothing yet
+        if args.still is not None:
+            check_output_path("still", args.still, (".png",))
+    except (TypeError, ValueError) as exc:
+        p.error(f"--{exc!s}")
+    return args
+
+
+class _Progress:
+    """A one-line text progress bar on stderr."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.enabled, self.shown = total, enabled, -1
+        self.t0 = time.perf_counter()
+
+    def update(self, done: int, sim_time: float) -> None:
+        if not self.enabled:
+            return
+        pct = int(100 * done / self.total)
+        if pct == self.shown and done != self.total:
+            return
+        self.shown = pct
+        bar = "#" * (pct // 4) + "." * (25 - pct // 4)
+        rate = done / max(time.perf_counter() - self.t0, 1e-9)
+        sys.stderr.write(f"\r[{bar}] {pct:3d}%  t = {sim_time:6.2f} s  {rate:5.1f} frames/s")
+        if done == self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def run(scene_build: Callable, args: argparse.Namespace, name: str) -> dict:
+    """Initialise Taichi, build the scene, run it for ``args.seconds`` and draw/record it. Returns timing:
+    ``frames``, ``steps``, ``sim_time`` [s], ``wall_s``, ``physics_s`` and ``render_s`` (wall seconds)."""
+    import taichi_terra as tt
+
+    from .recorder import Recorder
+    from .viewer import Viewer
+
+    tt.init(arch=args.arch, precision=args.precision)
+    scene = scene_build(args)
+    world = scene.world
+    recorder = Recorder(args.record, args.fps) if args.record is not None else None
+    viewer = Viewer(world, width=args.width, height=args.height, headless=args.headless, envs=scene.envs,
+                    camera=scene.camera, follow=scene.follow, title=f"taichi_terra: {name}", **scene.viewer_options)
+    start = world.checkpoint()
+    t_begin, t_world = world.time, world.time
+
+    def reset():
+        world.restore(start)
+
+    n_frames = max(1, math.ceil(args.seconds * args.fps - 1e-9))
+    progress = _Progress(n_frames, args.headless and not args.quiet)
+    steps_done = 0
+    physics_s = render_s = 0.0
+    t0 = time.perf_counter()
+    frame = 0
+    image = None
+    try:
+        while frame < n_frames:
+            step_once = False
+            if not args.headless:
+                step_once = viewer.handle_input(on_reset=reset)["step_once"]
+                if not viewer.running:
+                    break
+            if not viewer.paused or step_once:
+                # steps that bring the world to the end of this frame, t_begin + (frame + 1) / fps
+                t_world = world.time
+                n = round((t_begin + (frame + 1) / args.fps - t_world) / world.dt)
+                ta = time.perf_counter()
+                if scene.controller is not None:
+                    scene.controller(world)
+                if n > 0:
+                    world.step(n)
+                    steps_done += n
+                physics_s += time.perf_counter() - ta
+                frame += 1
+            tb = time.perf_counter()
+            if args.headless:
+                image = viewer.capture()
+                if recorder is not None:
+                    recorder.add(image)
+            else:
+                viewer.show()
+                if recorder is not None:
+                    image = viewer.capture()
+                    recorder.add(image)
+                lag = (world.time - t_begin) - (time.perf_counter() - t0)
+                if lag > 0.0 and not viewer.paused:
+                    time.sleep(min(lag, 0.1))
+            render_s += time.perf_counter() - tb
+            progress.update(frame, world.time)
+        if args.still is not None:
+            from PIL import Image
+
+            Image.fromarray(image if image is not None else viewer.capture()).save(args.still)
+    finally:
+        if recorder is not None:
+            recorder.close()
+    wall = time.perf_counter() - t0
+    if not args.headless:
+        while viewer.running:  # keep the final frame up until the window is closed
+            viewer.handle_input(on_reset=reset)
+            viewer.show()
+            time.sleep(1.0 / 60.0)
+    viewer.close()
+    out = {"frames": frame, "steps": steps_done, "sim_time": world.time - t_begin, "wall_s": wall,
+           "physics_s": physics_s, "render_s": render_s}
+    if not args.quiet:
+        print(f"{name}: {frame} frames, {steps_done} steps ({out['sim_time']:.2f} s simulated, {args.envs} env"
+              f"{'s' if args.envs > 1 else ''}) in {wall:.2f} s: physics {physics_s:.2f} s, drawing "
+              f"{render_s / max(frame, 1) * 1e3:.1f} ms per {args.width}x{args.height} frame")
+        if scene.report is not None:
+            print(scene.report(world))
+        for path in (args.record, args.still):
+            if path is not None:
+                print(f"wrote {path}")
+    return out
+
+
+def main(scene_build: Callable, name: str, description: str, argv=None, **defaults) -> dict:
+    """Parse the command line (``argv``, default ``sys.argv[1:]``), then :func:`run` the scene."""
+    return run(scene_build, parse(parser(description, **defaults), argv), name)

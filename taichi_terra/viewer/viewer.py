@@ -1,0 +1,575 @@
+"""GGUI viewer for a :class:`taichi_terra.World`: an interactive window, or offscreen frames.
+
+    viewer = tt.viewer.Viewer(world, headless=True, width=640, height=480)
+    world.step(100)
+    image = viewer.capture()          # uint8, shape (480, 640, 3)
+
+It draws the ground plane, height maps and soil beds (per-vertex colour; a bed can be coloured by its
+sinkage or plastic sinkage, heights true to scale unless ``sinkage_scale`` exaggerates the ruts), every
+body's shape, optionally the contact points and force arrows, and an overlay with the simulation time,
+steps per second and real-time factor. A batched world shows one env or a tiled grid of envs.
+
+Terrain vertices are rewritten only for the sample rows whose height revision moved on since they were
+last drawn (``HeightMap.get_height_row_revisions``), or all of them after the map was moved. The physics
+never imports this module.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..validation import as_vector, check_finite, check_positive
+from . import window as _window
+from .camera import OrbitCamera
+from .tessellate import tessellate
+
+COLOR_MODES = ("base", "sinkage", "plastic_sinkage")
+#: body colours, cycled by body index
+PALETTE = ((0.85, 0.33, 0.2), (0.2, 0.5, 0.8), (0.95, 0.7, 0.15), (0.35, 0.7, 0.35), (0.6, 0.4, 0.75),
+           (0.85, 0.45, 0.6), (0.25, 0.7, 0.7), (0.55, 0.55, 0.55))
+
+
+def _rgb(name, value) -> tuple:
+    c = as_vector(name, value, 3)
+    if c.min() < 0.0 or c.max() > 1.0:
+        raise ValueError(f"{name} must be an RGB triple with values in [0, 1], got {tuple(c)}")
+    return tuple(float(v) for v in c)
+
+
+def _field(n: int, data: np.ndarray | None = None):
+    import taichi as ti
+
+    f = ti.Vector.field(3, ti.f32, max(n, 1))
+    if data is not None and len(data):
+        f.from_numpy(np.ascontiguousarray(data, dtype=np.float32))
+    return f
+
+
+def _index_field(indices: np.ndarray):
+    import taichi as ti
+
+    f = ti.field(ti.i32, max(indices.size, 3))
+    if indices.size:
+        f.from_numpy(np.ascontiguousarray(indices.reshape(-1), dtype=np.int32))
+    return f
+
+
+class Viewer:
+    """Draws a world in a GGUI window (``headless=False``) or offscreen (``headless=True``).
+
+    Args:
+        world: the :class:`taichi_terra.World` to draw (built here if it was not yet).
+        width, height: image size [pixels], each in [16, 8192].
+        headless: render offscreen (no display needed); read frames with :meth:`capture`.
+        env: the env shown (and followed) [index].
+        envs: ``None`` (show ``env`` alone), ``"all"``, or a sequence of env indices drawn side by side
+            in a grid of tiles.
+        tile_spacing: distance between tile centres [m], (x, y); ``None`` fits the scene.
+        color_by: how soil beds are coloured: ``"base"``, ``"sinkage"`` or ``"plastic_sinkage"``
+            (the base colour blends into ``rut_color`` as the value goes from 0 to ``color_range``).
+        color_range: sinkage that gets the full ``rut_color`` [m], > 0.
+        rut_color: RGB in [0, 1].
+        sinkage_scale: vertical exaggeration of soil sinkage (1: true to scale), >= 0.
+        show_contacts, show_forces: draw contact points and contact-force arrows.
+        force_scale: arrow length per newton [m/N], > 0.
+        follow: a body the camera target follows (in the shown env), or ``None``.
+        camera: an :class:`OrbitCamera`; ``None`` frames the whole scene.
+        overlay: draw the text overlay (time, steps per second, real-time factor).
+        background: RGB in [0, 1].
+    """
+
+    def __init__(self, world, *, width: int = 960, height: int = 540, headless: bool = False, env: int = 0,
+                 envs=None, tile_spacing=None, color_by: str = "sinkage", color_range: float = 0.05,
+                 rut_color=(0.22, 0.16, 0.45), sinkage_scale: float = 1.0, show_contacts: bool = False,
+                 show_forces: bool = False, force_scale: float = 1e-3, follow=None, camera=None,
+                 overlay: bool = True, background=(0.88, 0.91, 0.95), title: str = "taichi_terra"):
+        from ..world import World
+
+        if not isinstance(world, World):
+            raise TypeError(f"world must be a taichi_terra.World, got {type(world).__name__}")
+        for name, value in (("width", width), ("height", height)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 16 <= value <= 8192:
+                raise ValueError(f"{name} must be an int in [16, 8192] pixels, got {value!r}")
+        world._check_env(env)
+        if env is None:
+            raise TypeError("env must be an int")
+        self._envs = self._parse_envs(world, env, envs)
+        if color_by not in COLOR_MODES:
+            raise ValueError(f"color_by must be one of {COLOR_MODES}, got {color_by!r}")
+        if tile_spacing is not None:
+            tile_spacing = as_vector("tile_spacing", tile_spacing, 2)
+            if tile_spacing.min() <= 0.0:
+                raise ValueError("tile_spacing must be two positive distances [m]")
+        if follow is not None and (getattr(follow, "_world", None) is not world):
+            raise ValueError("follow must be a body of this world (or None)")
+        if camera is not None and not isinstance(camera, OrbitCamera):
+            raise TypeError(f"camera must be an OrbitCamera or None, got {type(camera).__name__}")
+        sinkage_scale = check_finite("sinkage_scale", sinkage_scale)
+        if sinkage_scale < 0.0:
+            raise ValueError(f"sinkage_scale must be >= 0, got {sinkage_scale}")
+        self.color_range = check_positive("color_range", color_range)
+        self.force_scale = check_positive("force_scale", force_scale)
+        self.rut_color = _rgb("rut_color", rut_color)
+        self.background = _rgb("background", background)
+        self.world, self.width, self.height, self.headless = world, int(width), int(height), bool(headless)
+        self.env = int(env)
+        self.color_by, self.sinkage_scale = color_by, sinkage_scale
+        self.show_contacts, self.show_forces, self.overlay = bool(show_contacts), bool(show_forces), bool(overlay)
+        self.follow = follow
+        self.paused = False
+        #: counters: frames drawn, terrain rows written (a full map counts all its rows in every tile)
+        self.stats = {"frames": 0, "terrain_rows_written": 0}
+        world.build()
+        self._tile_spacing = tile_spacing
+        self._build_buffers()
+        self.camera = camera if camera is not None else self._default_camera()
+        self._drawn_settings = None
+        self._clock = (time.perf_counter(), world.time, world._steps)
+        self._rates = (0.0, 0.0)
+        self._window = _window.acquire(self, title, self.width, self.height, self.headless)
+        self._mouse = None
+
+    # ------------------------------------------------------------------ setup
+    @staticmethod
+    def _parse_envs(world, env, envs) -> list:
+        if envs is None:
+            return [int(env)]
+        if isinstance(envs, str):
+            if envs != "all":
+                raise ValueError(f"envs must be None, 'all' or a sequence of env indices, got {envs!r}")
+            return list(range(world.n_envs))
+        try:
+            out = [int(e) for e in envs]
+        except (TypeError, ValueError) as exc:
+            raise TypeError("envs must be None, 'all' or a sequence of env indices") from exc
+        if not out or len(set(out)) != len(out) or min(out) < 0 or max(out) >= world.n_envs:
+            raise ValueError(f"envs must be distinct env indices in [0, {world.n_envs}), got {envs!r}")
+        return out
+
+    @property
+    def envs(self) -> list:
+        """The envs drawn, one per tile."""
+        return list(self._envs)
+
+    def _scene_bounds(self):
+        """(lo, hi) corners [m] of one env's content: map grids and bodies (env 0's poses)."""
+        pts = []
+        for hm in self.world.heightmaps:
+            h = hm.get_surface_heights(self._envs[0])
+            finite = h[np.isfinite(h)]
+            hz = (finite.min(), finite.max()) if finite.size else (0.0, 0.0)
+            cx, cy, sx, sy = hm.center_x, hm.center_y, 0.5 * hm.x_size, 0.5 * hm.y_size
+            corners = np.array([[cx + a * sx, cy + b * sy, z] for a in (-1, 1) for b in (-1, 1) for z in hz])
+            pts.append(corners @ hm.get_rotation_matrix().T + hm.get_position())
+        for body in self.world.bodies:
+            p = body.get_position(self._envs[0])
+            r = body.shape.bounding_radius
+            pts.append(np.array([p - r, p + r]))
+        if not pts:
+            return np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 0.5])
+        allp = np.concatenate(pts)
+        return allp.min(axis=0), allp.max(axis=0)
+
+    def _build_buffers(self) -> None:
+        lo, hi = self._scene_bounds()
+        n = len(self._envs)
+        cols = math.ceil(math.sqrt(n))
+        extent = np.maximum(hi - lo, 0.5)
+        spacing = self._tile_spacing if self._tile_spacing is not None else 1.15 * extent[:2] + 0.2
+        self._offsets = np.array([[(i % cols) * spacing[0], -(i // cols) * spacing[1], 0.0] for i in range(n)])
+        self._bounds = (lo + self._offsets.min(axis=0), hi + self._offsets.max(axis=0))
+        self._build_terrain()
+        self._build_bodies()
+        self._build_ground()
+        self._contact_cap = 0
+
+    def _build_terrain(self) -> None:
+        import taichi as ti
+
+        from ..backend import ti_real
+
+        self._maps = []
+        nt = len(self._envs)
+        v0 = 0
+        for hm in self.world.heightmaps:
+            nx, ny = hm.x_samples, hm.y_samples
+            heights = ti.ndarray(ti_real(), (nx * ny,))
+            colors = ti.ndarray(ti.types.vector(3, ti.f32), (nx * ny,))
+            colors.from_numpy(hm.get_colors().astype(np.float32))
+            entry = {"hm": hm, "nx": nx, "ny": ny, "heights": heights, "colors": colors, "v0": v0,
+                     "soil0": self.world._model.soil_offsets[hm.index], "pose": None,
+                     "drawn": np.full((nt, ny), -1, np.int64), "heights_rev": None}
+            self._load_heights(entry)
+            self._maps.append(entry)
+            v0 += nx * ny * nt
+        self._n_terrain_verts = v0
+        self._t_verts, self._t_normals, self._t_colors = _field(v0), _field(v0), _field(v0)
+        self._build_terrain_indices()
+
+    def _load_heights(self, entry) -> None:
+        """Upload a map's drawn heights: a bed's undeformed surface (its sinkage comes from the soil state),
+        a static map's visual heights."""
+        from ..backend import np_real
+
+        hm = entry["hm"]
+        h = hm.get_undeformed_heights() if hm.is_soil else hm.get_surface_heights(0)
+        entry["heights"].from_numpy(h.astype(np_real()))
+        entry["finite"] = np.isfinite(h)
+        if not hm.is_soil:
+            entry["heights_rev"] = hm.get_height_row_revisions(0)
+
+    def _build_terrain_indices(self) -> None:
+        """Two triangles per cell, split along the (x, y)-(x+1, y+1) diagonal like the collision surface;
+        cells touching a non-finite sample are holes and get no triangles."""
+        parts = []
+        for entry in self._maps:
+            nx, ny = entry["nx"], entry["ny"]
+            ok = entry["finite"].reshape(ny, nx)
+            ix, iy = np.meshgrid(np.arange(nx - 1), np.arange(ny - 1))
+            a = (iy * nx + ix).reshape(-1)
+            b, c, d = a + 1, a + nx + 1, a + nx
+            t1 = (ok[:-1, :-1] & ok[:-1, 1:] & ok[1:, 1:]).reshape(-1)
+            t2 = (ok[:-1, :-1] & ok[1:, 1:] & ok[1:, :-1]).reshape(-1)
+            tri = np.concatenate([np.stack([a, b, c], 1)[t1], np.stack([a, c, d], 1)[t2]])
+            for t in range(len(self._envs)):
+                parts.append(tri + entry["v0"] + t * nx * ny)
+        idx = np.concatenate(parts).astype(np.int32) if parts else np.zeros((0, 3), np.int32)
+        self._n_terrain_idx = idx.size
+        self._t_idx = _index_field(idx)
+
+    def _build_bodies(self) -> None:
+        import taichi as ti
+
+        verts, normals, tris, vq, cols = [], [], [], [], []
+        nv = 0
+        for body in self.world.bodies:
+            v, nrm, tri = tessellate(body.shape)
+            verts.append(v)
+            normals.append(nrm)
+            tris.append(tri + nv)
+            vq.append(np.full(len(v), 7 * body.index, np.int32))  # pose columns of the body in q
+            cols.append(np.tile(PALETTE[body.index % len(PALETTE)], (len(v), 1)))
+            nv += len(v)
+        self._nv_body = nv
+        nt = len(self._envs)
+        if not nv:
+            self._b_verts = self._b_normals = self._b_colors = self._b_idx = None
+            return
+        vec3 = ti.types.vector(3, ti.f32)
+        self._b_local = ti.ndarray(vec3, (nv,))
+        self._b_local.from_numpy(np.concatenate(verts).astype(np.float32))
+        self._b_local_n = ti.ndarray(vec3, (nv,))
+        self._b_local_n.from_numpy(np.concatenate(normals).astype(np.float32))
+        self._b_vq = ti.ndarray(ti.i32, (nv,))
+        self._b_vq.from_numpy(np.concatenate(vq))
+        self._b_envs = ti.ndarray(ti.i32, (nt,))
+        self._b_envs.from_numpy(np.array(self._envs, np.int32))
+        self._b_offsets = ti.ndarray(vec3, (nt,))
+        self._b_offsets.from_numpy(self._offsets.astype(np.float32))
+        tri = np.concatenate(tris)
+        self._n_body_idx = tri.size * nt
+        self._b_idx = _index_field(np.concatenate([tri + t * nv for t in range(nt)]))
+        self._b_verts, self._b_normals = _field(nv * nt), _field(nv * nt)
+        self._b_colors = _field(nv * nt, np.tile(np.concatenate(cols), (nt, 1)))
+
+    def _build_ground(self) -> None:
+        ground = self.world.ground
+        self._g_verts = None
+        if ground is None:
+            return
+        lo, hi = self._bounds
+        centre = 0.5 * (lo + hi)[:2]
+        half = 0.5 * max(hi[0] - lo[0], hi[1] - lo[1]) + 2.0
+        cells = 24
+        cell = 2.0 * half / cells
+        verts, cols, idx = [], [], []
+        for i in range(cells):
+            for j in range(cells):
+                x, y = centre[0] - half + i * cell, centre[1] - half + j * cell
+                k = len(verts)
+                verts += [[x, y, ground.height], [x + cell, y, ground.height], [x + cell, y + cell, ground.height],
+                          [x, y + cell, ground.height]]
+                shade = 0.78 if (i + j) % 2 else 0.68
+                cols += [[shade, shade, shade * 1.02]] * 4
+                idx += [k, k + 1, k + 2, k, k + 2, k + 3]
+        self._g_verts = _field(len(verts), np.array(verts))
+        self._g_normals = _field(len(verts), np.tile([0.0, 0.0, 1.0], (len(verts), 1)))
+        self._g_colors = _field(len(verts), np.array(cols))
+        self._g_idx = _index_field(np.array(idx))
+
+    def _default_camera(self) -> OrbitCamera:
+        lo, hi = self._bounds
+        target = 0.5 * (lo + hi)
+        radius = 0.5 * float(np.linalg.norm(hi - lo))
+        dist = max(radius / math.tan(math.radians(22.5)) * 1.05, 0.5)
+        return OrbitCamera(target, dist, -math.pi / 2, math.radians(35.0))
+
+    # ------------------------------------------------------------------ per frame
+    def _update_terrain(self) -> None:
+        import taichi as ti
+
+        from ..kernels.render import COLOR_BASE, terrain_rows
+
+        settings = (self.color_by, self.color_range, self.rut_color, self.sinkage_scale)
+        redraw_all = settings != self._drawn_settings
+        self._drawn_settings = settings
+        mode = COLOR_MODES.index(self.color_by)
+        rebuild_indices = False
+        for entry in self._maps:
+            hm = entry["hm"]
+            nx, ny = entry["nx"], entry["ny"]
+            revs = hm.get_height_row_revisions(None)
+            if not hm.is_soil and not np.array_equal(revs[0], entry["heights_rev"]):
+                finite = entry["finite"]
+                self._load_heights(entry)  # an edited static map: new visual heights (and maybe holes)
+                rebuild_indices |= not np.array_equal(finite, entry["finite"])
+            pose = np.vstack([hm.get_rotation_matrix(), hm.get_position()[None]]).astype(np.float32)
+            moved = entry["pose"] is None or not np.array_equal(pose, entry["pose"])
+            if moved:
+                entry["pose"] = pose
+                entry["frame"] = ti.ndarray(ti.f32, (4, 3))
+                entry["frame"].from_numpy(pose)
+            dx, dy = hm.x_size / (nx - 1), hm.y_size / (ny - 1)
+            x0, y0 = hm.center_x - 0.5 * hm.x_size, hm.center_y - 0.5 * hm.y_size
+            for t, e in enumerate(self._envs):
+                if redraw_all or moved:
+                    rows = np.arange(ny)
+                else:  # the changed rows, and their neighbours, whose normals they enter
+                    changed = revs[e] != entry["drawn"][t]
+                    changed[1:] |= changed[:-1].copy()
+                    changed[:-1] |= changed[1:].copy()
+                    rows = np.nonzero(changed)[0]
+                if not rows.size:
+                    continue
+                rows_nd = ti.ndarray(ti.i32, (rows.size,))
+                rows_nd.from_numpy(rows.astype(np.int32))
+                terrain_rows(rows_nd, entry["heights"], entry["colors"], self.world._state.soil_state,
+                             entry["soil0"], e, nx, ny, x0, y0, dx, dy, entry["frame"],
+                             ti.Vector(self._offsets[t].tolist(), ti.f32), self.sinkage_scale,
+                             mode if hm.is_soil else COLOR_BASE, self.color_range, ti.Vector(self.rut_color, ti.f32),
+                             entry["v0"] + t * nx * ny, self._t_verts, self._t_normals, self._t_colors)
+                entry["drawn"][t] = revs[e]
+                self.stats["terrain_rows_written"] += int(rows.size)
+        if rebuild_indices:
+            self._build_terrain_indices()
+
+    def _update_bodies(self) -> None:
+        if self._b_verts is None:
+            return
+        from ..kernels.render import body_vertices
+
+        body_vertices(self.world._state.q, self._b_local, self._b_local_n, self._b_vq, self._b_envs, self._b_offsets,
+                      self._b_verts, self._b_normals)
+
+    def _contact_arrays(self):
+        """World points [m] and force vectors [N] of the shown envs' contacts (tile offsets applied)."""
+        pts, forces = [], []
+        for t, e in enumerate(self._envs):
+            c = self.world.get_contacts(e)
+            if len(c):
+                pts.append(c.positions + self._offsets[t])
+                forces.append(c.impulses / self.world.dt)
+        if not pts:
+            return np.zeros((0, 3)), np.zeros((0, 3))
+        return np.concatenate(pts), np.concatenate(forces)
+
+    def _draw_contacts(self, scene) -> None:
+        if not (self.show_contacts or self.show_forces):
+            return
+        pts, forces = self._contact_arrays()
+        k = len(pts)
+        if not k:
+            return
+        if k > self._contact_cap:
+            self._contact_cap = max(256, 1 << math.ceil(math.log2(k)))
+            self._c_pts = _field(self._contact_cap)
+            self._c_lines = _field(2 * self._contact_cap)
+        buf = np.zeros((self._contact_cap, 3), np.float32)
+        buf[:k] = pts
+        self._c_pts.from_numpy(buf)
+        radius = 0.004 * max(float(np.max(self._bounds[1] - self._bounds[0])), 0.5)
+        if self.show_contacts:
+            scene.particles(self._c_pts, radius, color=(0.95, 0.15, 0.1), index_count=k)
+        if self.show_forces:
+            lines = np.zeros((2 * self._contact_cap, 3), np.float32)
+            lines[0:2 * k:2] = pts
+            lines[1:2 * k:2] = pts + self.force_scale * forces
+            self._c_lines.from_numpy(lines)
+            scene.lines(self._c_lines, 2.0, color=(0.1, 0.2, 0.9), vertex_count=2 * k)
+
+    def _overlay(self) -> None:
+        now, t_sim, steps = time.perf_counter(), self.world.time, self.world._steps
+        wall = now - self._clock[0]
+        if wall > 0.25 or steps < self._clock[2]:  # refresh the rates a few times a second
+            if steps >= self._clock[2] and wall > 0.0:
+                self._rates = ((steps - self._clock[2]) / wall, (t_sim - self._clock[1]) / wall)
+            self._clock = (now, t_sim, steps)
+        if not self.overlay:
+            return
+        sps, rtf = self._rates
+        shown = f"env {self.env}" if len(self._envs) == 1 else f"{len(self._envs)} envs"
+        gui = self._window.get_gui()
+        lines = 2 if self.headless else 4
+        with gui.sub_window("taichi_terra", 0.01, 0.01, min(0.98, (250.0 if self.headless else 340.0) / self.width),
+                            min(0.98, (30.0 + 18.0 * lines) / self.height)):
+            gui.text(f"t = {t_sim:.3f} s   {shown}{'   paused' if self.paused else ''}")
+            gui.text(f"{sps:,.0f} steps/s   real time x{rtf:.2f}")
+            if not self.headless:
+                gui.text("drag: L orbit, R pan, M zoom (z/x)")
+                gui.text("space pause, n step, r reset, f follow, [ ] env")
+
+    def _render(self) -> None:
+        import taichi as ti
+
+        if not _window.owns(self):
+            raise RuntimeError("this viewer's window was closed or taken over by a newer Viewer "
+                               "(GGUI allows one window per process)")
+        self._update_terrain()
+        self._update_bodies()
+        if self.follow is not None:
+            t = self._envs.index(self.env) if self.env in self._envs else 0
+            self.camera.target = self.follow.get_position(self._envs[t]) + self._offsets[t]
+        win = self._window
+        scene = win.get_scene()
+        cam = ti.ui.Camera()
+        self.camera.apply(cam)
+        scene.set_camera(cam)
+        scene.ambient_light((0.45, 0.45, 0.45))
+        right, up, _fwd = self.camera.basis()  # a light above and to the right of the eye, moving with it
+        light = self.camera.eye + self.camera.distance * (0.4 * right + 0.8 * up)
+        scene.point_light(tuple(map(float, light)), (0.75, 0.75, 0.75))
+        if self._g_verts is not None:
+            scene.mesh(self._g_verts, indices=self._g_idx, normals=self._g_normals, per_vertex_color=self._g_colors)
+        if self._n_terrain_idx:
+            scene.mesh(self._t_verts, indices=self._t_idx, normals=self._t_normals, per_vertex_color=self._t_colors,
+                       index_count=self._n_terrain_idx, two_sided=True)
+        if self._b_verts is not None:
+            scene.mesh(self._b_verts, indices=self._b_idx, normals=self._b_normals, per_vertex_color=self._b_colors,
+                       index_count=self._n_body_idx)
+        self._draw_contacts(scene)
+        canvas = win.get_canvas()
+        canvas.set_background_color(self.background)
+        canvas.scene(scene)
+        self._overlay()
+        self.stats["frames"] += 1
+
+    def _draw(self) -> None:
+        import taichi as ti
+
+        # GGUI's own staging kernels warn about f64 -> f32 casts when the default float is f64
+        ti.set_logging_level(ti.ERROR)
+        try:
+            self._render()
+        finally:
+            ti.set_logging_level(ti.WARN)
+
+    def capture(self) -> np.ndarray:
+        """Draw the current state and return the image, uint8 RGB of shape (height, width, 3), row 0 at the top."""
+        self._draw()
+        img = self._window.get_image_buffer_as_numpy()
+        return np.ascontiguousarray(np.flipud(np.round(np.clip(img[:, :, :3], 0.0, 1.0) * 255.0)
+                                              .astype(np.uint8).transpose(1, 0, 2)))
+
+    def save_image(self, path) -> None:
+        """Draw the current state into a PNG file."""
+        from PIL import Image
+
+        from .recorder import check_output_path
+
+        Image.fromarray(self.capture()).save(check_output_path("path", path, (".png",)))
+
+    def show(self) -> None:
+        """Draw the current state in the window (interactive viewers)."""
+        if self.headless:
+            raise RuntimeError("show() needs a window; a headless viewer returns frames from capture()")
+        self._draw()
+        self._window.show()
+
+    @property
+    def running(self) -> bool:
+        """False once the window was closed (or Escape pressed)."""
+        return _window.owns(self) and self._window.running
+
+    def close(self) -> None:
+        """Destroy the window if this viewer holds it."""
+        _window.release(self)
+
+    # ------------------------------------------------------------------ interaction
+    def select_env(self, env: int) -> None:
+        """Show (and follow the body in) ``env``; with one tile this switches the tile to it."""
+        self.world._check_env(env)
+        if env is None:
+            raise TypeError("env must be an int")
+        self.env = int(env)
+        if len(self._envs) == 1 and self._envs[0] != self.env:
+            self._envs = [self.env]
+            if self._b_verts is not None:
+                self._b_envs.from_numpy(np.array(self._envs, np.int32))
+            for entry in self._maps:
+                entry["drawn"][:] = -1
+
+    def apply_key(self, key: str, on_reset=None) -> bool:
+        """Act on one key press (GGUI key names: ``" "`` space, letters, ``"["``, ``"]"``, ``"Escape"``).
+
+        Space pauses/resumes, ``n`` asks for one frame while paused (returns True), ``r`` calls ``on_reset``,
+        ``f`` follows the first body or stops following, ``[`` / ``]`` show the previous/next env, ``c``
+        toggles contact points, Escape closes the window.
+        """
+        import taichi as ti
+
+        if key == ti.ui.ESCAPE:
+            if _window.owns(self) and not self.headless:
+                self._window.running = False
+        elif key == ti.ui.SPACE:
+            self.paused = not self.paused
+        elif key == "n":
+            return True
+        elif key == "r" and on_reset is not None:
+            on_reset()
+        elif key == "f":
+            self.follow = None if self.follow is not None or not self.world.bodies else self.world.bodies[0]
+        elif key in ("[", "]"):
+            self.select_env((self.env + (1 if key == "]" else -1)) % self.world.n_envs)
+        elif key == "c":
+            self.show_contacts = not self.show_contacts
+        return False
+
+    def apply_drag(self, button: str, dx: float, dy: float) -> None:
+        """Move the camera for a mouse drag of (dx, dy) window fractions (x right, y up): ``"left"`` orbits,
+        ``"right"`` pans, ``"middle"`` zooms (dragging up moves closer)."""
+        if button == "left":
+            self.camera.orbit(-3.0 * dx, -2.0 * dy)
+        elif button == "right":
+            self.camera.pan(-dx, -dy)
+        elif button == "middle":
+            self.camera.zoom(math.exp(-2.0 * dy))
+        else:
+            raise ValueError(f"button must be 'left', 'right' or 'middle', got {button!r}")
+
+    def handle_input(self, on_reset=None) -> dict:
+        """Poll the window's key presses and mouse drags and apply them (:meth:`apply_key`,
+        :meth:`apply_drag`; z / x held zoom in / out). Returns ``{"step_once": bool}``. A headless viewer
+        has no input: it returns at once."""
+        import taichi as ti
+
+        out = {"step_once": False}
+        if self.headless or not _window.owns(self):
+            return out
+        win = self._window
+        for event in win.get_events(ti.ui.PRESS):
+            out["step_once"] |= self.apply_key(event.key, on_reset)
+        pos = np.array(win.get_cursor_pos(), float)
+        if self._mouse is not None:
+            dx, dy = pos - self._mouse
+            for button, name in ((ti.ui.LMB, "left"), (ti.ui.RMB, "right"), (ti.ui.MMB, "middle")):
+                if win.is_pressed(button):
+                    self.apply_drag(name, dx, dy)
+                    break
+        if win.is_pressed("z"):
+            self.camera.zoom(0.97)
+        if win.is_pressed("x"):
+            self.camera.zoom(1.03)
+        self._mouse = pos
+        return out

@@ -1,0 +1,230 @@
+"""The GGUI viewer, rendered offscreen on the CPU (lavapipe): pixels land where the camera projection puts
+the geometry, ruts change vertex colours, partial row updates equal a full upload; recording and bad input.
+
+GGUI allows one window per process: the viewers made here share it (``taichi_terra/viewer/window.py``).
+"""
+import math
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import taichi_terra as tt
+from taichi_terra.terrain.heightmap import DEFAULT_COLOR
+from taichi_terra.viewer import OrbitCamera, Recorder, Viewer
+from taichi_terra.viewer.viewer import PALETTE
+
+W, H = 160, 120
+BG = (1.0, 1.0, 1.0)
+MAP_COLOR = (0.75, 0.75, 0.75)
+
+
+def chroma(rgb):
+    """Colour with brightness divided out: shading by the lights scales all channels alike."""
+    c = np.asarray(rgb, float)
+    return c / max(c.sum(), 1e-9)
+
+
+def pixel(img, uv):
+    col, row = round(uv[0]), round(uv[1])
+    return img[row, col].astype(float) / 255.0
+
+
+def test_terrain_and_bodies_appear_where_the_projection_puts_them():
+    """Reference: the camera's own view and projection matrices. Two envs tiled side by side, each with
+    all five shape types at different places; each body's top projects onto a pixel of that body's colour,
+    a bare map point onto the map's colour, and a point between the tiles onto the background."""
+    import trimesh
+
+    world = tt.World(n_envs=2)
+    world.add_heightmap(5, 5, 1.6, 1.0, 0.0, 0.0, np.zeros(25), colors=MAP_COLOR)
+    bodies = [world.add_sphere(0.1, 1.0), world.add_box(0.2, 0.2, 0.2, 1.0), world.add_capsule(0.08, 0.1, 1.0),
+              world.add_cylinder(0.1, 0.16, 1.0), world.add_mesh(trimesh.creation.icosphere(1, 0.1), 1.0)]
+    heights = [0.1, 0.1, 0.13, 0.08, 0.1]  # resting heights of the centres (capsule and cylinder upright)
+    for k, (body, z) in enumerate(zip(bodies, heights)):
+        x = -0.6 + 0.3 * k
+        body.set_position(np.array([[x, 0.2, z], [-x, -0.2, z]]))
+    cam = OrbitCamera(target=(0.9, 0.0, 0.0), distance=3.6, yaw=-math.pi / 2, pitch=math.radians(70.0))
+    viewer = Viewer(world, headless=True, width=W, height=H, envs="all", tile_spacing=(1.8, 1.8), camera=cam,
+                    overlay=False, background=BG)
+    img = viewer.capture()
+    assert img.shape == (H, W, 3) and img.dtype == np.uint8
+    offsets = [np.zeros(3), np.array([1.8, 0.0, 0.0])]
+    for env, off in enumerate(offsets):
+        for body, z in zip(bodies, heights):
+            top = body.get_position(env) + off + [0.0, 0.0, 0.7 * z]  # a point on the visible upper part
+            got = pixel(img, cam.project(top, W, H)[0])
+            assert np.abs(chroma(got) - chroma(PALETTE[body.index])).max() < 0.05, (env, body, got)
+        bare = np.array([0.0, 0.0 if env else -0.05, 0.0]) + [0.15, 0.0, 0.0]
+        got = pixel(img, cam.project(bare + off, W, H)[0])
+        assert np.abs(chroma(got) - chroma(MAP_COLOR)).max() < 0.05
+    outside = cam.project([0.9, 0.0, 0.0], W, H)[0]  # between the tiles
+    assert np.array_equal(pixel(img, outside), np.array(BG))
+    # the map's corner, projected, sits at the edge between map and background pixels
+    corner = cam.project([-0.8, -0.5, 0.0], W, H)[0]
+    assert np.abs(chroma(pixel(img, corner + [3.0, -3.0])) - chroma(MAP_COLOR)).max() < 0.05
+    assert np.array_equal(pixel(img, corner + [-3.0, 3.0]), np.array(BG))
+    # one env alone: the env's own poses, untiled
+    single = Viewer(world, headless=True, width=W, height=H, env=1, camera=cam, overlay=False, background=BG)
+    img1 = single.capture()
+    ball = bodies[0].get_position(1) + [0.0, 0.0, 0.07]
+    assert np.abs(chroma(pixel(img1, cam.project(ball, W, H)[0])) - chroma(PALETTE[0])).max() < 0.05
+    assert np.array_equal(pixel(img1, cam.project(ball + offsets[1], W, H)[0]), np.array(BG))
+    # keys: ] shows the next env (wrapping), space pauses, f follows the first body, n asks for a frame
+    single.apply_key("]")
+    assert single.env == 0 and single.envs == [0]
+    single.apply_key(" ")
+    assert single.paused
+    assert single.apply_key("n") is True
+    single.apply_key("f")
+    assert single.follow is bodies[0]
+    single.capture()
+    assert np.allclose(single.camera.target, bodies[0].get_position(0))
+    single.close()
+
+
+def test_contacts_forces_and_overlay_are_drawn():
+    """A 2 kg box resting on the ground: its contact forces total m g, and their arrows (force_scale m/N)
+    rise through the box and show blue above it; the overlay covers the top-left corner."""
+    world = tt.World(dt=1e-3)
+    world.add_ground()
+    box = world.add_box(0.2, 0.2, 0.2, 2.0)
+    box.set_position([0.0, 0.0, 0.1])
+    world.step(200)
+    c = world.get_contacts(0)
+    assert c.impulses[:, 2].sum() / world.dt == pytest.approx(2.0 * 9.81, rel=1e-3)
+    cam = OrbitCamera(target=(0.0, 0.0, 0.2), distance=1.5, yaw=-math.pi / 2, pitch=math.radians(10.0))
+    opts = {"headless": True, "width": W, "height": H, "camera": cam, "background": BG}
+    plain = Viewer(world, overlay=False, **opts).capture()
+    scale = 0.35 / (2.0 * 9.81 / len(c))  # each arrow 0.35 m long, rising 0.15 m above the box's top
+    arrows = Viewer(world, overlay=False, show_forces=True, force_scale=scale, **opts).capture()
+    force = c.impulses[0] / world.dt
+    tip = c.positions[0] + scale * force * (0.3 / (scale * force[2]))  # the arrow's point 0.3 m up
+    col, row = np.round(cam.project(tip, W, H)[0]).astype(int)
+
+    def near(img):  # the pixels within 2 px (a line is 2 px wide)
+        return img[row - 2:row + 3, col - 2:col + 3].reshape(-1, 3).astype(float) / 255.0
+
+    assert np.all(near(plain) == 1.0)  # background only
+    blue = [np.abs(chroma(px) - chroma((0.1, 0.2, 0.9))).max() < 0.05 for px in near(arrows)]
+    assert sum(blue) >= 3
+    overlay = Viewer(world, overlay=True, **opts)
+    with_text = overlay.capture()
+    assert np.any(with_text[:20, :40] != plain[:20, :40])
+    assert np.array_equal(with_text[-20:, -40:], plain[-20:, -40:])
+    overlay.close()
+
+
+@pytest.fixture(scope="module")
+def rut_world():
+    world = tt.World(dt=1e-3)
+    mat = tt.SoilMaterial(bekker_kphi=5e4, sinkage_exponent=1.0, elastic_stiffness=1e6, damping=3e4)
+    n = 21
+    bed = world.add_deformable_terrain(n, n, 1.0, 1.0, 0.0, 0.0, np.zeros(n * n), mat)
+    plate = world.add_box(0.3, 0.3, 0.02, 20.0)
+    plate.set_position([0.0, 0.0, 0.009])
+    return world, bed, plate
+
+
+def test_partial_row_updates_equal_a_full_upload_and_ruts_change_colour(rut_world):
+    """A viewer that follows the bed through its row revisions (rewriting only the rows that changed) draws
+    the same image, bit for bit, as a new viewer that uploads every row; the vertices of a rut take the rut
+    colour (reference: the colour map, base -> rut colour as plastic sinkage goes 0 -> color_range)."""
+    world, bed, plate = rut_world
+    cam = OrbitCamera(target=(0.0, 0.0, 0.0), distance=1.6, yaw=-math.pi / 2, pitch=math.radians(70.0))
+    opts = {"headless": True, "width": W, "height": H, "camera": cam, "overlay": False, "color_by": "plastic_sinkage",
+                "color_range": 0.004, "background": BG}
+    follower = Viewer(world, **opts)
+    before = follower.capture()
+    full_rows = bed.y_samples
+    assert follower.stats["terrain_rows_written"] == full_rows
+    world.step(300)
+    plate.set_position([0.0, 0.0, 3.0])  # lifted out of view: the rut stays
+    world.step(2)
+    after = follower.capture()
+    written = follower.stats["terrain_rows_written"] - full_rows
+    assert 0 < written < full_rows  # only the rows under the plate
+    fresh = Viewer(world, **opts)  # takes the window over and uploads all rows
+    assert np.array_equal(fresh.capture(), after)
+    with pytest.raises(RuntimeError, match="window"):
+        follower.capture()
+    # the rut: plastic sinkage > color_range under the plate's centre, none at the bed's edge
+    sp = bed.get_soil_state(0)["plastic_sinkage"]
+    assert sp.max() > 0.004
+    centre = cam.project([0.0, 0.0, -sp.max()], W, H)[0]
+    edge = cam.project([0.0, -0.4, 0.0], W, H)[0]
+    base = chroma(DEFAULT_COLOR)
+    rut = chroma(fresh.rut_color)
+    assert np.abs(chroma(pixel(before, centre)) - chroma(PALETTE[plate.index])).max() < 0.05  # the plate
+    assert np.abs(chroma(pixel(after, centre)) - rut).max() < 0.05
+    assert np.abs(chroma(pixel(after, edge)) - base).max() < 0.05
+    # with the base colouring the rut is sand-coloured again (only its depth shows)
+    fresh.color_by = "base"
+    assert np.abs(chroma(pixel(fresh.capture(), centre)) - base).max() < 0.05
+    fresh.close()
+
+
+def test_recorder_writes_gif_and_png_frames(tmp_path, rut_world):
+    world, _bed, _plate = rut_world
+    viewer = Viewer(world, headless=True, width=64, height=48, overlay=False)
+    gif = Recorder(tmp_path / "a.gif", fps=12.5)
+    frames = Recorder(tmp_path / "frames", fps=12.5)
+    for _ in range(3):
+        viewer.camera.orbit(0.2, 0.0)  # distinct frames (a GIF merges identical neighbours)
+        img = viewer.capture()
+        gif.add(img)
+        frames.add(img)
+    gif.close()
+    frames.close()
+    viewer.close()
+    with Image.open(tmp_path / "a.gif") as im:
+        assert im.n_frames == 3 and im.size == (64, 48)
+        assert im.info["duration"] == 80  # 1000 / 12.5 ms
+    assert sorted(p.name for p in (tmp_path / "frames").iterdir()) == [f"frame_0000{i}.png" for i in range(3)]
+    with pytest.raises(ValueError, match="shape"):
+        gif.add(np.zeros((10, 10, 3), np.uint8))
+
+
+def test_bad_viewer_and_recorder_input(tmp_path, monkeypatch, rut_world):
+    world, _bed, _plate = rut_world
+    other = tt.World()
+    stranger = other.add_sphere(0.1, 1.0)
+    cases = [({"width": 0}, "width"), ({"height": 10 ** 5}, "height"), ({"env": 1}, "env"),
+             ({"envs": [0, 0]}, "envs"), ({"envs": "some"}, "envs"), ({"color_by": "depth"}, "color_by"),
+             ({"color_range": 0.0}, "color_range"), ({"sinkage_scale": -1.0}, "sinkage_scale"),
+             ({"follow": stranger}, "follow"), ({"camera": "top"}, "camera"), ({"rut_color": (2, 0, 0)}, "rut_color"),
+             ({"tile_spacing": (1.0, -1.0)}, "tile_spacing")]
+    for kwargs, word in cases:
+        with pytest.raises((ValueError, TypeError), match=word):
+            Viewer(world, headless=True, **kwargs)
+    with pytest.raises(TypeError, match="world"):
+        Viewer("world", headless=True)
+    (tmp_path / "dir.gif").mkdir()
+    for path, word in ((tmp_path / "a.avi", "unsupported"), (tmp_path / "missing" / "a.gif", "does not exist"),
+                       ("/proc/a.gif", "not writable"), (tmp_path / "dir.gif", "is a folder")):
+        with pytest.raises(ValueError, match=word):
+            Recorder(path, 10.0)
+    with pytest.raises(ValueError, match="fps"):
+        Recorder(tmp_path / "a.gif", 0.0)
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    with pytest.raises(ValueError, match="ffmpeg"):
+        Recorder(tmp_path / "a.mp4", 10.0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.gif"]  # nothing written
+
+
+def test_orbit_camera_controls():
+    """The eye stays at the distance from the target; panning moves both; pitch is clamped; looking_at
+    reproduces the eye."""
+    cam = OrbitCamera.looking_at(eye=(1.0, -2.0, 1.5), target=(0.0, 0.0, 0.2))
+    assert np.allclose(cam.eye, [1.0, -2.0, 1.5])
+    cam.orbit(0.3, 10.0)
+    assert math.degrees(cam.pitch) == pytest.approx(89.0)
+    assert np.linalg.norm(cam.eye - cam.target) == pytest.approx(cam.distance)
+    eye, target = cam.eye, cam.target
+    cam.pan(0.1, 0.0)
+    assert np.allclose(cam.eye - eye, cam.target - target)
+    cam.zoom(0.5)
+    assert np.linalg.norm(cam.eye - cam.target) == pytest.approx(0.5 * np.linalg.norm(eye - target))
+    for kwargs, word in (({"distance": 0.0}, "distance"), ({"fov": 180.0}, "fov"), ({"target": (0, 0)}, "target")):
+        with pytest.raises(ValueError, match=word):
+            OrbitCamera(**kwargs)
