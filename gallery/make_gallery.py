@@ -1,0 +1,48 @@
+"""Render every scene headless into this folder: a still (PNG) and a short animation (GIF) per scene.
+
+    python gallery/make_gallery.py            # all scenes
+    python gallery/make_gallery.py soil_ruts  # some of them
+
+Each scene runs in its own process (GGUI allows one window per process). Files over 2 MB are reported.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCENES = HERE.parent / "scenes"
+LIMIT = 2 * 1024 * 1024
+
+#: scene -> extra command-line arguments for its gallery run
+RUNS = {
+    "soil_ruts": ["--seconds", "6", "--fps", "12", "--width", "560", "--height", "315"],
+    "slope_and_wall": ["--seconds", "5", "--fps", "12", "--width", "560", "--height", "315"],
+    "many_worlds": ["--seconds", "3", "--fps", "12", "--width", "560", "--height", "420"],
+}
+
+
+def main(names) -> int:
+    too_big = []
+    for name in names or RUNS:
+        if name not in RUNS:
+            print(f"unknown scene {name!r}; choose from {sorted(RUNS)}")
+            return 2
+        gif, png = HERE / f"{name}.gif", HERE / f"{name}.png"
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, str(SCENES / f"{name}.py"), "--headless", "--quiet", "--record", str(gif),
+                        "--still", str(png), *RUNS[name]], check=True)
+        sizes = {p.name: p.stat().st_size for p in (gif, png)}
+        print(f"{name}: {', '.join(f'{k} {v / 1024:.0f} KiB' for k, v in sizes.items())} "
+              f"({time.perf_counter() - t0:.1f} s)")
+        too_big += [k for k, v in sizes.items() if v > LIMIT]
+    if too_big:
+        print(f"over 2 MB: {too_big}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

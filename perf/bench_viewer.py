@@ -1,0 +1,104 @@
+"""Viewer benchmark: frames per second of the headless GGUI viewer on the soil-ruts scene.
+
+    python -m perf.bench_viewer [--width 640] [--height 480] [--frames 60] [--repeats 5] [--envs 1]
+
+Builds ``scenes/soil_ruts.py`` and, after warm-up, times frames of the scene as a recording would make them
+(simulate 1/30 s, then draw and read back one frame), splitting each frame into physics and drawing. Also
+times a frame whose terrain is re-uploaded whole, against the normal one that rewrites only the rows whose
+height revisions moved on. Prints medians over repeats and their ratios; JSON goes to
+perf/results/viewer.json.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_scene():
+    spec = importlib.util.spec_from_file_location("soil_ruts", ROOT / "scenes" / "soil_ruts.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--width", type=int, default=640)
+    p.add_argument("--height", type=int, default=480)
+    p.add_argument("--frames", type=int, default=60, help="frames per timed repeat")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--envs", type=int, default=1)
+    p.add_argument("--fps", type=float, default=30.0, help="simulated frames per second (physics per frame)")
+    args = p.parse_args(argv)
+
+    import taichi_terra as tt
+    from taichi_terra.viewer import Viewer
+
+    tt.init("cpu", "f64")
+    scene_args = argparse.Namespace(envs=args.envs, seconds=args.repeats * args.frames / args.fps + 1.0)
+    scene = load_scene().build(scene_args)
+    world = scene.world
+    steps = round(1.0 / (args.fps * world.dt))
+    viewer = Viewer(world, headless=True, width=args.width, height=args.height, camera=scene.camera,
+                    **scene.viewer_options)
+    t0 = time.perf_counter()
+    world.step(steps)
+    viewer.capture()
+    first = time.perf_counter() - t0
+    for _ in range(10):  # warm-up: compile everything a frame uses
+        scene.controller(world)
+        world.step(steps)
+        viewer.capture()
+    physics, drawing, full_upload, rows = [], [], [], []
+    for _ in range(args.repeats):
+        tp = td = 0.0
+        rows0 = viewer.stats["terrain_rows_written"]
+        for _ in range(args.frames):
+            a = time.perf_counter()
+            scene.controller(world)
+            world.step(steps)
+            b = time.perf_counter()
+            viewer.capture()
+            td += time.perf_counter() - b
+            tp += b - a
+        physics.append(tp / args.frames)
+        drawing.append(td / args.frames)
+        rows.append((viewer.stats["terrain_rows_written"] - rows0) / args.frames)
+        a = time.perf_counter()
+        for _ in range(5):  # the same frame with every row rewritten (a new colour range forces it)
+            viewer.color_range *= 1.0 + 1e-9
+            viewer.capture()
+        full_upload.append((time.perf_counter() - a) / 5)
+    med = {k: statistics.median(v) for k, v in (("physics_s", physics), ("drawing_s", drawing),
+                                                 ("full_upload_drawing_s", full_upload), ("rows_per_frame", rows))}
+    frame = med["physics_s"] + med["drawing_s"]
+    bed = world.heightmaps[0]
+    result = {"width": args.width, "height": args.height, "envs": args.envs, "steps_per_frame": steps,
+              "bed_samples": bed.n_samples, "bed_rows": bed.y_samples, "first_frame_s": first, **med,
+              "viewer_fps": 1.0 / med["drawing_s"], "scene_fps": 1.0 / frame,
+              "full_over_partial": med["full_upload_drawing_s"] / med["drawing_s"]}
+    print(f"soil_ruts, {args.width}x{args.height} headless, bed {bed.x_samples}x{bed.y_samples} samples, "
+          f"{steps} steps per frame (medians of {args.repeats} x {args.frames} frames):")
+    print(f"  drawing a frame      {med['drawing_s'] * 1e3:7.1f} ms  ({result['viewer_fps']:.1f} frames/s), "
+          f"{med['rows_per_frame']:.1f} of {bed.y_samples} terrain rows rewritten per frame")
+    print(f"  with a full upload   {med['full_upload_drawing_s'] * 1e3:7.1f} ms  "
+          f"(x{result['full_over_partial']:.2f} the row-wise frame)")
+    print(f"  physics per frame    {med['physics_s'] * 1e3:7.1f} ms")
+    print(f"  scene, both          {frame * 1e3:7.1f} ms  ({result['scene_fps']:.1f} frames/s); first frame incl. "
+          f"compilation {first:.1f} s")
+    os.makedirs(ROOT / "perf" / "results", exist_ok=True)
+    with open(ROOT / "perf" / "results" / "viewer.json", "w") as fh:
+        json.dump(result, fh, indent=2)
+    viewer.close()
+    return result
+
+
+if __name__ == "__main__":
+    main()
