@@ -13,7 +13,7 @@ from .backend import np_real, ti_real
 class State:
     #: arrays copied by checkpoints (scratch arrays rebuilt every step are not)
     PERSISTENT = ("q", "u", "f_ext", "t_ext", "c_count", "c_pos", "c_nrm", "c_depth", "c_feat",
-                  "c_imp", "c_prev_feat", "c_prev_imp", "sweeps_used", "soil_state")
+                  "c_imp", "c_prev_feat", "sweeps_used", "soil_state")
 
     def __init__(self, model, n_envs: int, q0: np.ndarray, u0: np.ndarray, f0: np.ndarray, t0: np.ndarray,
                  soil0: np.ndarray | None = None):
@@ -35,10 +35,11 @@ class State:
         self.c_nrm = ti.ndarray(vec3, (ne, ns))
         self.c_depth = ti.ndarray(real, (ne, ns))
         self.c_feat = ti.ndarray(ti.i32, (ne, ns))
+        # impulse of each slot's contact in the last step [N s] (world frame), with its feature id: what
+        # get_contacts reports and what the next step's warm start looks up
         self.c_imp = ti.ndarray(vec3, (ne, ns))
         self.c_prev_feat = ti.ndarray(ti.i32, (ne, ns))
         self.c_prev_feat.fill(-1)
-        self.c_prev_imp = ti.ndarray(vec3, (ne, ns))
         self.c_w = ti.ndarray(mat3, (ne, ns))
         self.c_lam = ti.ndarray(vec3, (ne, ns))
         # row parameters: [0] target normal velocity (rigid rows) or effective width b (soil rows) [m/s or m],

@@ -18,14 +18,17 @@ from .materials import DEFAULT_MATERIAL, MaterialTable
 from .validation import as_float_array, as_vector, check_finite, check_int, check_positive, rotation_to_quat
 
 
-# the array arguments of the step kernel, in order (names of Model / State arrays)
+# the array arguments of the step kernel, in order (names of Model / State arrays). At most 31: on Vulkan
+# (lavapipe) a kernel's 32nd array argument was silently left unbound (its writes lost), and a 34th crashed.
+MAX_KERNEL_ARRAYS = 31
 SIMULATE_ARGS = ("q", "u", "f_ext", "t_ext", "body_i", "body_f", "body_inertia", "points",
                  "planes", "pair_i", "pair_mat", "hm_int", "hm_geom", "hm_frame", "hm_heights",
                  "body_iw", "c_count", "c_pos", "c_nrm", "c_depth", "c_feat", "c_imp", "c_prev_feat",
-                 "c_prev_imp", "c_w", "c_lam", "c_target", "c_list", "sweeps_used", "soil_state", "soil_rev", "params")
+                 "c_w", "c_lam", "c_target", "c_list", "sweeps_used", "soil_state", "soil_rev", "params")
 MODEL_ARRAYS = ("body_i", "body_f", "body_inertia", "points", "planes", "pair_i", "pair_mat", "hm_int", "hm_geom",
                 "hm_frame", "hm_heights")
 STATE_ARRAYS = tuple(name for name in SIMULATE_ARGS if name not in MODEL_ARRAYS)
+assert len(SIMULATE_ARGS) <= MAX_KERNEL_ARRAYS, "the step kernel takes too many arrays for Vulkan: pack some"
 
 
 def _element_type(arr):

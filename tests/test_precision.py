@@ -1,5 +1,6 @@
 """f32 and the vulkan backend against closed forms, each in its own process (Taichi's backend and
 precision are fixed per process)."""
+import math
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,8 @@ SCRIPT = textwrap.dedent("""
     from helpers import slope_world
     world, ball, R = slope_world(math.radians(20.0), 0.8, "sphere")
     world.step({steps})
+    contacts = world.get_contacts(0)
+    print(float(contacts.impulses.sum(axis=0) @ contacts.normals[0]) / world.dt)
     print((R.T @ ball.get_position(0))[0] + 5.5)
 """)
 
@@ -45,7 +48,11 @@ def test_vulkan_sphere_on_slope_matches_closed_form():
     if out.returncode != 0 and "Vulkan" in out.stderr and "not" in out.stderr.lower():
         pytest.skip("no Vulkan driver on this machine (.ci/run installs lavapipe)")
     assert out.returncode == 0, out.stderr[-2000:]
-    assert float(out.stdout.split()[-1]) == pytest.approx(_expected(0.2), rel=0.01)
+    normal, travel = map(float, out.stdout.split()[-2:])
+    assert travel == pytest.approx(_expected(0.2), rel=0.01)
+    # the reported contact impulses come back too (every array of the step kernel is bound): rolling
+    # without slip, the normal force is m g cos(20 deg)
+    assert normal == pytest.approx(9.81 * math.cos(math.radians(20.0)), rel=0.01)
 
 
 PLATE = textwrap.dedent("""

@@ -30,8 +30,8 @@ FEAT_EDGE = 800_000_000         # height-map ridge edge 3 * cell + k cutting int
 FEAT_SOIL = 1_000_000_000       # soil quadrature point at bed sample (local index)
 
 # solver parameters, passed to the kernels as one array (see World._upload_params)
-# (the integer settings are stored as floats: one array fewer keeps the step kernel within Vulkan's
-# limit of 33 buffers per kernel on lavapipe)
+# (the integer settings are stored as floats: one array fewer keeps the step kernel within the 31 array
+# arguments that Vulkan (lavapipe) binds, see world.MAX_KERNEL_ARRAYS)
 (PF_DT, PF_GX, PF_GY, PF_GZ, PF_TOL, PF_SLOP, PF_ERP, PF_MAX_PUSH, PF_REST_THRESHOLD, PF_MARGIN,
  PF_GROUND_HEIGHT, PF_MAX_SWEEPS, PF_WARM_START, PF_N_PAIRS, PF_TERRAIN_WARM_START, PF_N_SOIL) = range(16)
 N_PARAMS = 16

@@ -113,7 +113,7 @@ def simulate(n_steps: ti.i32, q: ti.types.ndarray(), u: ti.types.ndarray(), f_ex
              body_iw: ti.types.ndarray(), c_count: ti.types.ndarray(),
              c_pos: ti.types.ndarray(), c_nrm: ti.types.ndarray(), c_depth: ti.types.ndarray(),
              c_feat: ti.types.ndarray(), c_imp: ti.types.ndarray(), c_prev_feat: ti.types.ndarray(),
-             c_prev_imp: ti.types.ndarray(), c_w: ti.types.ndarray(),
+             c_w: ti.types.ndarray(),
              c_lam: ti.types.ndarray(), c_target: ti.types.ndarray(), c_list: ti.types.ndarray(),
              sweeps_used: ti.types.ndarray(), soil_state: ti.types.ndarray(), soil_rev: ti.types.ndarray(),
              params_f: ti.types.ndarray()):
@@ -128,7 +128,7 @@ def simulate(n_steps: ti.i32, q: ti.types.ndarray(), u: ti.types.ndarray(), f_ex
                              c_pos, c_nrm, c_depth, c_feat, c_target, soil_state)
             advance_env(e, n_pairs, q, u, f_ext, t_ext, body_i, body_f, body_inertia, points, pair_i, pair_mat,
                         hm_int, hm_geom, hm_frame, body_iw, c_count, c_pos, c_nrm, c_depth, c_feat, c_imp, c_prev_feat,
-                        c_prev_imp, c_w, c_lam, c_target, c_list, sweeps_used, soil_state, soil_rev, params_f)
+                        c_w, c_lam, c_target, c_list, sweeps_used, soil_state, soil_rev, params_f)
 
 
 @ti.func
@@ -137,7 +137,7 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
                 pair_i: ti.template(), pair_mat: ti.template(), hm_int: ti.template(), hm_geom: ti.template(),
                 hm_frame: ti.template(), body_iw: ti.template(), c_count: ti.template(), c_pos: ti.template(),
                 c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template(), c_imp: ti.template(),
-                c_prev_feat: ti.template(), c_prev_imp: ti.template(), c_w: ti.template(), c_lam: ti.template(),
+                c_prev_feat: ti.template(), c_w: ti.template(), c_lam: ti.template(),
                 c_target: ti.template(), c_list: ti.template(), sweeps_used: ti.template(),
                 soil_state: ti.template(), soil_rev: ti.template(), params_f: ti.template()):
     """The dynamics of one step of env ``e``, after its contacts were found."""
@@ -211,7 +211,7 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
         if prev >= 0:
             a, b = row_bodies(body_i, pair_i, p)
             frame = contact_frame(c_nrm[e, s])
-            lam = frame.transpose() @ c_prev_imp[e, prev]
+            lam = frame.transpose() @ c_imp[e, prev]
             if is_soil:  # the soil laws bound the traction themselves; only keep it compressive
                 if lam[0] <= 0.0:
                     lam = vec3(0.0, 0.0, 0.0)
@@ -266,8 +266,7 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
             s = base + k
             if k < c_count[e, p][0]:
                 imp = contact_frame(c_nrm[e, s]) @ c_lam[e, s]
-                c_imp[e, s] = imp
-                c_prev_imp[e, s] = imp
+                c_imp[e, s] = imp  # reported by get_contacts, and the next step's warm start
                 c_prev_feat[e, s] = c_feat[e, s]
             else:
                 c_prev_feat[e, s] = -1
