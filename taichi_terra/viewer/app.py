@@ -120,6 +120,8 @@ class _Progress:
 def run(scene_build: Callable, args: argparse.Namespace, name: str) -> dict:
     """Initialise Taichi, build the scene, run it for ``args.seconds`` and draw/record it. Returns timing:
     ``frames``, ``steps``, ``sim_time`` [s], ``wall_s``, ``physics_s`` and ``render_s`` (wall seconds)."""
+    import taichi as ti
+
     import taichi_terra as tt
 
     from .recorder import Recorder
@@ -160,6 +162,7 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str) -> dict:
                     scene.controller(world)
                 if n > 0:
                     world.step(n)
+                    ti.sync()  # GPU backends run asynchronously: count the steps as physics time
                     steps_done += n
                 physics_s += time.perf_counter() - ta
                 frame += 1
