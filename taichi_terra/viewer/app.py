@@ -134,79 +134,84 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str) -> dict:
     viewer = Viewer(world, width=args.width, height=args.height, headless=args.headless, envs=scene.envs,
                     camera=scene.camera, follow=scene.follow, title=f"taichi_terra: {name}", **scene.viewer_options)
     start = world.checkpoint()
-    t_begin, t_world = world.time, world.time
-
-    def reset():
-        world.restore(start)
+    t_begin = world.time
 
     n_frames = max(1, math.ceil(args.seconds * args.fps - 1e-9))
     progress = _Progress(n_frames, args.headless and not args.quiet)
-    steps_done = 0
-    physics_s = render_s = 0.0
+    counters = {"frame": 0, "steps": 0, "physics_s": 0.0, "render_s": 0.0}
+
+    def reset():  # the r key: back to the start (recording goes on)
+        world.restore(start)
+        counters["frame"] = 0
+
     t0 = time.perf_counter()
-    frame = 0
     image = None
+    reported = False
     try:
-        while frame < n_frames:
+        # headless: until --seconds are simulated; in a window: until it is closed (the simulation pauses
+        # after --seconds; r restarts it)
+        while args.headless and counters["frame"] < n_frames or not args.headless and viewer.running:
             step_once = False
             if not args.headless:
                 step_once = viewer.handle_input(on_reset=reset)["step_once"]
                 if not viewer.running:
                     break
-            if not viewer.paused or step_once:
+            frame = counters["frame"]
+            if frame < n_frames and (not viewer.paused or step_once):
                 # steps that bring the world to the end of this frame, t_begin + (frame + 1) / fps
-                t_world = world.time
-                n = round((t_begin + (frame + 1) / args.fps - t_world) / world.dt)
+                n = round((t_begin + (frame + 1) / args.fps - world.time) / world.dt)
                 ta = time.perf_counter()
                 if scene.controller is not None:
                     scene.controller(world)
                 if n > 0:
                     world.step(n)
                     ti.sync()  # GPU backends run asynchronously: count the steps as physics time
-                    steps_done += n
-                physics_s += time.perf_counter() - ta
-                frame += 1
-            tb = time.perf_counter()
-            if args.headless:
-                image = viewer.capture()
-                if recorder is not None:
-                    recorder.add(image)
+                    counters["steps"] += n
+                counters["physics_s"] += time.perf_counter() - ta
+                counters["frame"] = frame + 1
+                tb = time.perf_counter()
+                if args.headless or recorder is not None:
+                    image = viewer.capture()
+                    if recorder is not None:
+                        recorder.add(image)
+                if not args.headless:
+                    viewer.show()
+                counters["render_s"] += time.perf_counter() - tb
+                progress.update(counters["frame"], world.time)
+                if not args.headless:  # keep to real time
+                    lag = (world.time - t_begin) - (time.perf_counter() - t0)
+                    if lag > 0.0:
+                        time.sleep(min(lag, 0.1))
             else:
                 viewer.show()
-                if recorder is not None:
-                    image = viewer.capture()
-                    recorder.add(image)
-                lag = (world.time - t_begin) - (time.perf_counter() - t0)
-                if lag > 0.0 and not viewer.paused:
-                    time.sleep(min(lag, 0.1))
-            render_s += time.perf_counter() - tb
-            progress.update(frame, world.time)
-        if args.still is not None:
-            from PIL import Image
+                time.sleep(1.0 / 60.0)
+            if counters["frame"] == n_frames and not reported:
+                reported = True
+                if args.still is not None:
+                    from PIL import Image
 
-            Image.fromarray(image if image is not None else viewer.capture()).save(args.still)
+                    Image.fromarray(image if image is not None else viewer.capture()).save(args.still)
+                _report(args, name, scene, world, counters, time.perf_counter() - t0, t_begin)
     finally:
         if recorder is not None:
             recorder.close()
-    wall = time.perf_counter() - t0
-    if not args.headless:
-        while viewer.running:  # keep the final frame up until the window is closed
-            viewer.handle_input(on_reset=reset)
-            viewer.show()
-            time.sleep(1.0 / 60.0)
-    viewer.close()
-    out = {"frames": frame, "steps": steps_done, "sim_time": world.time - t_begin, "wall_s": wall,
-           "physics_s": physics_s, "render_s": render_s}
-    if not args.quiet:
-        print(f"{name}: {frame} frames, {steps_done} steps ({out['sim_time']:.2f} s simulated, {args.envs} env"
-              f"{'s' if args.envs > 1 else ''}) in {wall:.2f} s: physics {physics_s:.2f} s, drawing "
-              f"{render_s / max(frame, 1) * 1e3:.1f} ms per {args.width}x{args.height} frame")
-        if scene.report is not None:
-            print(scene.report(world))
-        for path in (args.record, args.still):
-            if path is not None:
-                print(f"wrote {path}")
-    return out
+        viewer.close()
+    return {"frames": counters["frame"], "steps": counters["steps"], "sim_time": world.time - t_begin,
+            "wall_s": time.perf_counter() - t0, "physics_s": counters["physics_s"], "render_s": counters["render_s"]}
+
+
+def _report(args, name, scene, world, counters, wall, t_begin) -> None:
+    if args.quiet:
+        return
+    frames = counters["frame"]
+    print(f"{name}: {frames} frames, {counters['steps']} steps ({world.time - t_begin:.2f} s simulated, "
+          f"{args.envs} env{'s' if args.envs > 1 else ''}) in {wall:.2f} s: physics {counters['physics_s']:.2f} s, "
+          f"drawing {counters['render_s'] / max(frames, 1) * 1e3:.1f} ms per {args.width}x{args.height} frame")
+    if scene.report is not None:
+        print(scene.report(world))
+    for path in (args.record, args.still):
+        if path is not None:
+            print(f"wrote {path}{' (when the window closes)' if path == args.record and not args.headless else ''}")
 
 
 def main(scene_build: Callable, name: str, description: str, argv=None, **defaults) -> dict:
