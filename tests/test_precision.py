@@ -79,3 +79,35 @@ def test_f32_soil_plate_matches_bekker_sinkage():
     expected = 20.0 * 9.81 / (0.24 * 1e5)
     assert plate == pytest.approx(expected, rel=0.01)
     assert bed == pytest.approx(expected, rel=0.01)
+
+
+BOX_ON_SOIL = textwrap.dedent("""
+    import numpy as np
+    import taichi_terra as tt
+    tt.init(arch={arch!r}, precision="f32")
+    mat = tt.SoilMaterial(bekker_kphi=1.2e5, sinkage_exponent=1.0, elastic_stiffness=4e5, damping=2e3)
+    world = tt.World(dt=1e-3)
+    bed = world.add_deformable_terrain(41, 41, 1.0, 1.0, 0.0, 0.0, np.zeros(41 * 41), mat)
+    box = world.add_box(0.4, 0.3, 0.1, 30.0)
+    box.set_position([0.0, 0.0, 0.0499])
+    world.step(40)
+    stats = bed.get_soil_step_stats(0)
+    print(0.05 - box.get_position(0)[2], stats["contacts"], stats["contact_area"], stats["normal_force"])
+""")
+
+
+def test_vulkan_box_on_soil_matches_cpu():
+    """Reference: the same world on cpu in f32. A 30 kg box on 221 bed samples, 40 steps: the same sinkage
+    to 1e-6 m, every sample loaded with the box's exact footprint area 0.12 m^2, and the same soil force.
+    (On Vulkan a long warm-start search once cut the following sweep short after the first soil row.)"""
+    runs = {}
+    for arch in ("cpu", "vulkan"):
+        out = subprocess.run([sys.executable, "-c", BOX_ON_SOIL.format(arch=arch)], capture_output=True, text=True,
+                             timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs[arch] = [float(v) for v in out.stdout.split()[-4:]]
+    cpu, vk = runs["cpu"], runs["vulkan"]
+    assert cpu[1] == vk[1] == 221
+    assert vk[0] == pytest.approx(cpu[0], abs=1e-6)
+    assert vk[2] == pytest.approx(0.12, rel=1e-5)
+    assert vk[3] == pytest.approx(cpu[3], rel=1e-3)

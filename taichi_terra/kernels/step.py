@@ -193,6 +193,8 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
         free_velocity(q, u, e, bd[B_QS], bd[B_US], body_f[b][F_MASS], body_inertia[b], body_iw[e, b],
                       f_ext[e, b], t_ext[e, b], gravity, dt)
     # 4. warm starts: last step's impulse of the same contact feature, projected on the current cone
+    walk_pair = -1  # soil pairs list their features in increasing order: one forward walk per pair
+    walk = 0
     for r in range(n_rows):
         s = c_list[e, r][0]
         p = c_list[e, r][1]
@@ -201,11 +203,23 @@ def advance_env(e, n_pairs, q: ti.template(), u: ti.template(), f_ext: ti.templa
         prev = -1
         is_soil = pair_i[p][P_KIND] == PAIR_SOIL
         if (warm_start != 0 and not is_soil) or (terrain_warm_start != 0 and is_soil):
+            base = pair_i[p][P_SLOT]
+            cap = pair_i[p][P_CAP]
             if c_prev_feat[e, s] == c_feat[e, s]:
                 prev = s
+            elif is_soil:
+                # last step's soil slots hold increasing sample features, then -1: walk on to this one
+                # (a scan of the whole pair per row cost rows x capacity, and on Vulkan (lavapipe) it was
+                # seen to cut the following sweep short)
+                if p != walk_pair:
+                    walk_pair = p
+                    walk = 0
+                while walk < cap and c_prev_feat[e, base + walk] >= 0 and c_prev_feat[e, base + walk] < c_feat[e, s]:
+                    walk += 1
+                if walk < cap and c_prev_feat[e, base + walk] == c_feat[e, s]:
+                    prev = base + walk
             else:
-                base = pair_i[p][P_SLOT]
-                for k in range(pair_i[p][P_CAP]):
+                for k in range(cap):
                     if prev < 0 and c_prev_feat[e, base + k] == c_feat[e, s]:
                         prev = base + k
         if prev >= 0:
