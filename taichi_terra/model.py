@@ -129,7 +129,7 @@ class Model:
             self.soil_offsets.append(soil_off if is_soil else -1)
             self.soil_row_offsets.append(soil_row if is_soil else -1)
             soil_row += hm.y_samples if is_soil else 0
-            heights.append(hm.get_undeformed_heights() if is_soil else hm.get_heights())
+            heights.append(hm.get_undeformed_heights() if is_soil else hm.get_contact_heights())
             off += n_samples
             soil_off += n_samples if is_soil else 0
         self.n_soil_samples = soil_off
@@ -157,6 +157,18 @@ class Model:
                 other_mat = body_materials[other]
             mat[p] = materials.lookup(body_materials[b], other_mat)
         self.pair_mat.from_numpy(mat)
+
+    def update_heightmap_data(self, heightmaps) -> None:
+        """Rewrite the collision samples and grid geometry of every map (after ``HeightMap.update``)."""
+        real = np_real()
+        geom = self.hm_geom.to_numpy()
+        heights = []
+        for m, hm in enumerate(heightmaps):
+            geom[m, :HM_SOIL0] = (hm.x_size, hm.y_size, hm.center_x, hm.center_y)
+            heights.append(hm.get_undeformed_heights() if hm.is_soil else hm.get_contact_heights())
+        self.hm_geom.from_numpy(geom)
+        if heights:
+            self.hm_heights.from_numpy(np.concatenate(heights).astype(real))
 
     def update_heightmap_poses(self, heightmaps) -> None:
         nm = max(len(heightmaps), 1)

@@ -15,6 +15,7 @@ from . import backend
 from .bodies import shapes as _shapes
 from .bodies.body import _SLOTS, Body
 from .materials import DEFAULT_MATERIAL, MaterialTable
+from .terrain.builder import TerrainBuilder
 from .validation import as_float_array, as_vector, check_finite, check_int, check_positive, rotation_to_quat
 
 
@@ -122,7 +123,7 @@ class Checkpoint:
     signature: tuple
 
 
-class World:
+class World(TerrainBuilder):
     """A batch of ``n_envs`` independent copies of one scene.
 
     Args:
@@ -268,43 +269,6 @@ class World:
         self._ground = Ground(h, material)
         return self._ground
 
-    def add_heightmap(self, x_samples: int, y_samples: int, x_size: float, y_size: float, center_x: float,
-                      center_y: float, heights, *, material: str = DEFAULT_MATERIAL, colors=None):
-        """A static height map; ``heights[y * x_samples + x]`` [m]. See :class:`taichi_terra.HeightMap`."""
-        from .terrain.heightmap import HeightMap
-
-        self.materials.index(material)
-        self._require_builder("adding a height map")
-        hm = HeightMap(self, len(self._heightmaps), x_samples, y_samples, x_size, y_size, center_x, center_y,
-                       heights, material, colors)
-        self._heightmaps.append(hm)
-        return hm
-
-    def add_heightmap_from_matrix(self, x_size: float, y_size: float, center_x: float, center_y: float, heights, *,
-                                  material: str = DEFAULT_MATERIAL, colors=None):
-        """A height map from a 2-D array: ``heights[i, j]`` is the sample at x index i and y index j [m]."""
-        try:
-            h = np.asarray(heights, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise TypeError("heights must be a 2-D array of numbers (x samples, y samples)") from exc
-        if h.ndim != 2 or min(h.shape) < 2:
-            raise ValueError(f"heights must be a 2-D array with at least 2 x 2 samples (x samples, y samples), "
-                             f"got shape {h.shape}")
-        return self.add_heightmap(h.shape[0], h.shape[1], x_size, y_size, center_x, center_y, h.T.reshape(-1),
-                                  material=material, colors=colors)
-
-    def add_deformable_terrain(self, x_samples: int, y_samples: int, x_size: float, y_size: float, center_x: float,
-                               center_y: float, heights, material):
-        """A soil bed (:class:`taichi_terra.DeformableTerrain`) with the layout and pose rules of a height
-        map; ``material`` is a :class:`taichi_terra.SoilMaterial`. Bodies sink into it and leave ruts."""
-        from .terrain.deformable import DeformableTerrain
-
-        self._require_builder("adding a deformable terrain")
-        bed = DeformableTerrain(self, len(self._heightmaps), x_samples, y_samples, x_size, y_size, center_x,
-                                center_y, heights, material)
-        self._heightmaps.append(bed)
-        return bed
-
     # ---- soil state (used by DeformableTerrain)
     def _soil_rows(self, bed) -> slice:
         off = self._model.soil_offsets[bed.index]
@@ -380,6 +344,10 @@ class World:
                     area += areas[s]
                     force += fn
         return {"contacts": n_contacts, "contact_area": area, "normal_force": force}
+
+    def _on_heightmap_data(self, hm) -> None:
+        if self.built:
+            self._model.update_heightmap_data(self._heightmaps)
 
     def _on_heightmap_pose(self, hm) -> None:
         if self.built:

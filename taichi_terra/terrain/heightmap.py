@@ -5,7 +5,8 @@ x and y of the grid. The grid covers ``[center_x - x_size/2, center_x + x_size/2
 center_y + y_size/2]`` in the map frame, heights along the frame's z. A point ``p`` of the frame lies at
 ``position + R p`` in the world. Each cell is split into two triangles along the diagonal from its
 (x, y) corner to its (x+1, y+1) corner; heights between samples are linear on those triangles.
-Triangles touching a non-finite sample are holes: nothing collides with them.
+Triangles touching a non-finite sample are holes: nothing collides with them and they are not drawn.
+Runtime edits (``update``, visual updates, colours, revisions) are in ``terrain/updates.py``.
 
 The surface is one-sided: everything below it (along the frame's -z) is inside the terrain.
 """
@@ -14,11 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..validation import as_vector, check_finite, check_int, check_positive, quat_to_matrix, rotation_to_quat
+from .updates import HeightMapUpdates
 
 DEFAULT_COLOR = (0.55, 0.5, 0.42)
 
 
-class HeightMap:
+class HeightMap(HeightMapUpdates):
     """A static height map. Create it with :meth:`taichi_terra.World.add_heightmap`."""
 
     def __init__(self, world, index: int, x_samples, y_samples, x_size, y_size, center_x, center_y, heights,
@@ -38,11 +40,17 @@ class HeightMap:
         if h.size != nx * ny:
             raise ValueError(f"heights must have x_samples * y_samples = {nx * ny} entries, got {h.size}")
         self._colors = self._check_colors(colors, nx * ny)
+        self._color_map_set = colors is not None  # set_color_patch needs a full colour map first
+        self._color_rev = 0  # advances with every colour change (renderers re-upload the colours)
         self._world = world
         self.index = index
         self.material_name = material  # rigid contact material (see World.set_material_pair_prop)
         self._nx, self._ny = nx, ny
-        self._heights = h
+        self._heights = h  # visual heights (what is drawn and what get_height reads)
+        self._contact = h.copy()  # collision surface (differs after a visual-only update)
+        self._updated = False  # height or colour changed since set_updated_false()
+        self._visual_update = False  # heights changed since set_updated_false()
+        self._dirty = None  # None, "all", or (min_x, max_x, min_y, max_y) of patch edits
         self._position = np.zeros(3)
         self._quat = np.array([1.0, 0.0, 0.0, 0.0])
         self._row_rev = np.zeros(ny, dtype=np.int64)  # height revision of each sample row (shared by all envs)
@@ -95,8 +103,13 @@ class HeightMap:
         return self._center[1]
 
     def get_heights(self) -> np.ndarray:
-        """A copy of the height samples [m], shape (x_samples * y_samples,), index y * x_samples + x."""
+        """A copy of the (visual) height samples [m], shape (x_samples * y_samples,), index y * x_samples + x."""
         return self._heights.copy()
+
+    def get_contact_heights(self) -> np.ndarray:
+        """A copy of the collision surface's samples [m] (differs from :meth:`get_heights` after a visual-only
+        update)."""
+        return self._contact.copy()
 
     def get_com_position(self) -> np.ndarray:
         """World position of the grid centre [m], shape (3,)."""
@@ -161,13 +174,14 @@ class HeightMap:
         return float(self._interp(self._heights, x, y) + self._position[2])
 
     def get_contact_height(self, x: float, y: float) -> float:
-        """Height [m] of the collision surface at world (x, y); equal to :meth:`get_height` here."""
-        return self.get_height(x, y)
+        """Height [m] of the collision surface at world (x, y), read like :meth:`get_height`; the two differ
+        only after a visual-only update."""
+        return float(self._interp(self._contact, x, y) + self._position[2])
 
     def get_normal(self, x: float, y: float) -> np.ndarray:
         """Unit normal (+z side) of the collision triangle under world (x, y), orientation ignored, shape (3,)."""
         ix, iy, u, v, dx, dy = self._locate(x, y)
-        nx, h = self._nx, self._heights
+        nx, h = self._nx, self._contact
         h00, h10 = h[iy * nx + ix], h[iy * nx + ix + 1]
         h01, h11 = h[(iy + 1) * nx + ix], h[(iy + 1) * nx + ix + 1]
         if u >= v:

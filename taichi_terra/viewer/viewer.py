@@ -199,6 +199,7 @@ class Viewer:
             colors = ti.ndarray(ti.types.vector(3, ti.f32), (nx * ny,))
             colors.from_numpy(hm.get_colors().astype(np.float32))
             entry = {"hm": hm, "nx": nx, "ny": ny, "heights": heights, "colors": colors, "v0": v0,
+                     "color_rev": hm._color_rev,
                      "soil0": self.world._model.soil_offsets[hm.index], "pose": None,
                      "drawn": np.full((nt, ny), -1, np.int64), "heights_rev": None}
             self._load_heights(entry)
@@ -327,6 +328,10 @@ class Viewer:
                 rebuild_indices |= not np.array_equal(finite, entry["finite"])
             pose = np.vstack([hm.get_rotation_matrix(), hm.get_position()[None]]).astype(np.float32)
             moved = entry["pose"] is None or not np.array_equal(pose, entry["pose"])
+            if hm._color_rev != entry["color_rev"]:  # new base colours: upload them and redraw the map
+                entry["color_rev"] = hm._color_rev
+                entry["colors"].from_numpy(hm.get_colors().astype(np.float32))
+                moved = True
             if moved:
                 entry["pose"] = pose
                 entry["frame"] = ti.ndarray(ti.f32, (4, 3))
