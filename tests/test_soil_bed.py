@@ -282,3 +282,23 @@ def test_box_sinkage_does_not_change_when_turned_about_the_bed_normal():
     np.testing.assert_allclose(depths, depths[0], atol=1e-9)
     expected = (PLATE_MASS * G / (AREA * (4e3 / PLATE_X + 5e4))) ** (1.0 / 1.1)
     assert depths[0] == pytest.approx(expected, rel=0.01)
+
+
+def test_lying_capsule_presses_the_soil_along_its_whole_length():
+    """A vertical ray under the middle of a lying capsule misses both end spheres and meets only the side
+    cylinder; those samples must load too (reference: a uniform line load, so the sinkage under the middle
+    equals that under the cap centres to within the sinkage's variation along the axis, 10 %)."""
+    mat = tt.SoilMaterial(bekker_kphi=1e5, sinkage_exponent=1.0, damping=3e4)
+    world = tt.World(dt=1e-3)
+    n = 41
+    bed = world.add_deformable_terrain(n, n, 0.8, 0.8, 0.0, 0.0, np.zeros(n * n), mat)
+    cap = world.add_capsule(0.05, 0.4, 5.0)
+    cap.set_orientation([[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]])  # axis along x
+    cap.set_position([0.0, 0.0, 0.05])
+    world.step(1500)
+    s = bed.get_soil_state(0)["sinkage"].reshape(n, n)[n // 2]  # the row under the axis (y = 0)
+    xs = np.linspace(-0.4, 0.4, n)
+    middle = s[np.argmin(np.abs(xs))]
+    ends = s[np.argmin(np.abs(xs - 0.2))]
+    assert middle > 0.0
+    assert middle == pytest.approx(ends, rel=0.1)

@@ -161,6 +161,7 @@ def shape_ray_entry(stype, prm, o, d, planes: ti.template(), pl0, npl):
                 z = o[2] + d[2] * s0
                 if ti.abs(z) <= prm[1] and s0 < t0:
                     t0 = s0
+                    t1 = ti.max(t1, s0)  # (the interval is non-empty even where the line misses both caps)
     else:
         for k in range(npl):
             pl = planes[pl0 + k]
