@@ -13,7 +13,7 @@ from .backend import init, is_initialized  # noqa: E402  (backend imports taichi
 __version__ = "0.1.0"
 
 __all__ = ["init", "is_initialized", "World", "SolverConfig", "Checkpoint", "ContactSet", "Ground", "Body",
-           "HeightMap", "DeformableTerrain", "TerrainProperties", "SoilMaterial", "ShapeType", "load_world_xml", "export_world_xml",
+           "HeightMap", "DeformableTerrain", "TerrainProperties", "RayHit", "SoilMaterial", "ShapeType", "load_world_xml", "export_world_xml",
            "__version__"]
 
 _LAZY = {
@@ -26,6 +26,7 @@ _LAZY = {
     "HeightMap": ("terrain.heightmap", "HeightMap"),
     "DeformableTerrain": ("terrain.deformable", "DeformableTerrain"),
     "TerrainProperties": ("terrain.sources", "TerrainProperties"),
+    "RayHit": ("rays", "RayHit"),
     "SoilMaterial": ("terrain.soil", "SoilMaterial"),
     "load_world_xml": ("io.xml", "load_world_xml"),
     "export_world_xml": ("io.xml", "export_world_xml"),

@@ -15,6 +15,7 @@ from . import backend
 from .bodies import shapes as _shapes
 from .bodies.body import _SLOTS, Body
 from .materials import DEFAULT_MATERIAL, MaterialTable
+from .rays import RayCaster
 from .terrain.builder import TerrainBuilder
 from .validation import as_float_array, as_vector, check_finite, check_int, check_positive, rotation_to_quat
 
@@ -123,7 +124,7 @@ class Checkpoint:
     signature: tuple
 
 
-class World(TerrainBuilder):
+class World(TerrainBuilder, RayCaster):
     """A batch of ``n_envs`` independent copies of one scene.
 
     Args:

@@ -1,0 +1,194 @@
+"""Ray casts against the ground plane, every height map (in its own frame, cell by cell) and every body shape.
+
+One thread per (env, ray). A ray that starts inside a shape ignores that shape (a sensor inside a robot's own
+body sees out of it); height maps are hit from their upper (+z) side only, and soil beds at their deformed
+surface. Result per ray: distance ``t`` [m] (``inf`` for no hit within ``max_length``), world normal, and
+what was hit: kind (0 none, 1 ground, 2 height map, 3 body) and its index.
+"""
+import taichi as ti
+
+from .layout import B_NPL, B_PL0, B_QS, B_TYPE, F_P0, F_P1, F_P2, F_P3
+from .math import is_finite, quat_to_mat, vec3
+from .shapes import shape_ray_entry, shape_sdf
+
+vec4 = ti.math.vec4
+RAY_NONE, RAY_GROUND, RAY_HEIGHTMAP, RAY_BODY = 0, 1, 2, 3
+
+
+@ti.func
+def _sample(hm_heights: ti.template(), soil_state: ti.template(), e, off, soil0, nx, x0, y0, dx, dy, ix, iy):
+    """Map-frame vertex of sample (ix, iy), a soil bed's sinkage subtracted."""
+    k = iy * nx + ix
+    h = hm_heights[off + k]
+    if soil0 >= 0:
+        h -= soil_state[e, soil0 + k][0]
+    return vec3(x0 + ix * dx, y0 + iy * dy, h)
+
+
+@ti.func
+def _ray_triangle(o, d, a, b, c, t_best):
+    """Parameter of the hit of ray o + t d on triangle abc from its front (+normal) side, if below ``t_best``."""
+    t_hit = t_best
+    e1 = b - a
+    e2 = c - a
+    pv = d.cross(e2)
+    det = e1.dot(pv)
+    if det > 1e-30 and is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2]):  # front side: det = -d . n > 0
+        inv = 1.0 / det
+        tv = o - a
+        u = tv.dot(pv) * inv
+        qv = tv.cross(e1)
+        v = d.dot(qv) * inv
+        t = e2.dot(qv) * inv
+        if u >= 0.0 and v >= 0.0 and u + v <= 1.0 and t >= 0.0 and t < t_best:
+            t_hit = t
+    return t_hit
+
+
+@ti.func
+def ray_heightmap(hm_int: ti.template(), hm_geom: ti.template(), hm_frame: ti.template(), hm_heights: ti.template(),
+                  soil_state: ti.template(), e, m, o_w, d_w, t_max):
+    """First hit of a world ray on map ``m``: ``(t, world normal)``, ``t = t_max`` for none. Walks the grid
+    cells the ray's projection crosses (2-D DDA) and tests the two triangles of each."""
+    hi = hm_int[m]
+    g = hm_geom[m]
+    f = hm_frame[m]
+    org = vec3(f[3, 0], f[3, 1], f[3, 2])
+    rm = ti.Matrix([[f[i, j] for j in ti.static(range(3))] for i in ti.static(range(3))])
+    o = rm.transpose() @ (o_w - org)
+    d = rm.transpose() @ d_w
+    nx, ny, off, soil0 = hi[1], hi[2], hi[0], hi[3]
+    dx = g[0] / (nx - 1)
+    dy = g[1] / (ny - 1)
+    x0 = g[2] - 0.5 * g[0]
+    y0 = g[3] - 0.5 * g[1]
+    # the part of the ray over the grid rectangle
+    ta = 0.0
+    tb = t_max
+    for k in ti.static(range(2)):
+        lo = x0 if k == 0 else y0
+        hi_ = lo + (g[0] if k == 0 else g[1])
+        if ti.abs(d[k]) < 1e-30:
+            if o[k] < lo or o[k] > hi_:
+                tb = -1.0
+        else:
+            t0 = (lo - o[k]) / d[k]
+            t1 = (hi_ - o[k]) / d[k]
+            ta = ti.max(ta, ti.min(t0, t1))
+            tb = ti.min(tb, ti.max(t0, t1))
+    t_best = t_max
+    n_best = vec3(0.0, 0.0, 1.0)
+    if ta <= tb:
+        p = o + d * ta
+        ix = ti.min(ti.max(ti.cast(ti.floor((p[0] - x0) / dx), ti.i32), 0), nx - 2)
+        iy = ti.min(ti.max(ti.cast(ti.floor((p[1] - y0) / dy), ti.i32), 0), ny - 2)
+        step_x = 1 if d[0] > 0.0 else -1
+        step_y = 1 if d[1] > 0.0 else -1
+        # ray parameter of the next cell boundary in x and in y, and the parameter width of one cell
+        big = 1e30
+        next_x = big
+        next_y = big
+        width_x = big
+        width_y = big
+        if ti.abs(d[0]) >= 1e-30:
+            next_x = (x0 + (ix + (1 if step_x > 0 else 0)) * dx - o[0]) / d[0]
+            width_x = dx / ti.abs(d[0])
+        if ti.abs(d[1]) >= 1e-30:
+            next_y = (y0 + (iy + (1 if step_y > 0 else 0)) * dy - o[1]) / d[1]
+            width_y = dy / ti.abs(d[1])
+        done = False
+        steps = 0
+        while not done and steps < nx + ny:
+            steps += 1
+            a = _sample(hm_heights, soil_state, e, off, soil0, nx, x0, y0, dx, dy, ix, iy)
+            b = _sample(hm_heights, soil_state, e, off, soil0, nx, x0, y0, dx, dy, ix + 1, iy)
+            c = _sample(hm_heights, soil_state, e, off, soil0, nx, x0, y0, dx, dy, ix + 1, iy + 1)
+            dd = _sample(hm_heights, soil_state, e, off, soil0, nx, x0, y0, dx, dy, ix, iy + 1)
+            th = _ray_triangle(o, d, a, b, c, t_best)  # the cell's two triangles, split along a-c
+            if th < t_best:
+                t_best = th
+                n_best = (b - a).cross(c - a).normalized()
+            th = _ray_triangle(o, d, a, c, dd, t_best)
+            if th < t_best:
+                t_best = th
+                n_best = (c - a).cross(dd - a).normalized()
+            exit_t = ti.min(next_x, next_y)
+            if t_best <= exit_t or exit_t > tb:
+                done = True
+            elif next_x < next_y:
+                ix += step_x
+                next_x += width_x
+            else:
+                iy += step_y
+                next_y += width_y
+            if ix < 0 or ix > nx - 2 or iy < 0 or iy > ny - 2:
+                done = True
+    return t_best, rm @ n_best
+
+
+@ti.func
+def ray_body(q: ti.template(), body_i: ti.template(), body_f: ti.template(), planes: ti.template(), e, b, o_w, d_w,
+             t_max):
+    """First entry of a world ray into body ``b``: ``(t, world normal)``, ``t = t_max`` for none (also when
+    the ray starts inside the body)."""
+    bd = body_i[b]
+    bf = body_f[b]
+    qs = bd[B_QS]
+    pos = vec3(q[e, qs], q[e, qs + 1], q[e, qs + 2])
+    quat = vec4(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6])
+    rot = quat_to_mat(quat / quat.norm())
+    o = rot.transpose() @ (o_w - pos)
+    d = rot.transpose() @ d_w
+    prm = vec4(bf[F_P0], bf[F_P1], bf[F_P2], bf[F_P3])
+    t_best = t_max
+    n_w = vec3(0.0, 0.0, 1.0)
+    hit, t = shape_ray_entry(bd[B_TYPE], prm, o, d, planes, bd[B_PL0], bd[B_NPL])
+    if hit and t >= 0.0 and t < t_max:
+        t_best = t
+        _sd, n = shape_sdf(bd[B_TYPE], prm, o + d * t, planes, bd[B_PL0], bd[B_NPL])
+        n_w = rot @ n
+    return t_best, n_w
+
+
+@ti.kernel
+def cast_rays(origins: ti.types.ndarray(), dirs: ti.types.ndarray(), max_length: ti.types.ndarray(),
+              n_bodies: ti.i32, n_maps: ti.i32, ground: ti.i32, ground_height: float, q: ti.types.ndarray(),
+              body_i: ti.types.ndarray(), body_f: ti.types.ndarray(), planes: ti.types.ndarray(),
+              hm_int: ti.types.ndarray(), hm_geom: ti.types.ndarray(), hm_frame: ti.types.ndarray(),
+              hm_heights: ti.types.ndarray(), soil_state: ti.types.ndarray(), out_t: ti.types.ndarray(),
+              out_n: ti.types.ndarray(), out_what: ti.types.ndarray()):
+    """Cast ray r of env e from ``origins[e, r]`` along the unit ``dirs[e, r]`` up to ``max_length[e, r]`` [m]."""
+    for e, r in ti.ndrange(origins.shape[0], origins.shape[1]):
+        o = origins[e, r]
+        d = dirs[e, r]
+        t_max = max_length[e, r]
+        t_best = t_max
+        n_best = vec3(0.0, 0.0, 1.0)
+        kind = RAY_NONE
+        index = -1
+        if ground != 0 and d[2] < 0.0 and o[2] >= ground_height:
+            t = (ground_height - o[2]) / d[2]
+            if t < t_best:
+                t_best = t
+                n_best = vec3(0.0, 0.0, 1.0)
+                kind = RAY_GROUND
+                index = 0
+        for m in range(n_maps):
+            t, n = ray_heightmap(hm_int, hm_geom, hm_frame, hm_heights, soil_state, e, m, o, d, t_best)
+            if t < t_best:
+                t_best = t
+                n_best = n
+                kind = RAY_HEIGHTMAP
+                index = m
+        for b in range(n_bodies):
+            t, n = ray_body(q, body_i, body_f, planes, e, b, o, d, t_best)
+            if t < t_best:
+                t_best = t
+                n_best = n
+                kind = RAY_BODY
+                index = b
+        if kind == RAY_NONE:
+            t_best = ti.math.inf
+        out_t[e, r] = t_best
+        out_n[e, r] = n_best
+        out_what[e, r] = ti.math.ivec2(kind, index)

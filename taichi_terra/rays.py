@@ -1,0 +1,130 @@
+"""Ray casts from Python: one ray (``World.ray_test``) or many per env in one kernel launch
+(``World.ray_test_batch``), against the ground, every height map and soil bed (with its pose) and every body.
+The kernel is ``kernels/rays.py``."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .validation import as_float_array, check_positive
+
+KINDS = {0: None, 1: "ground", 2: "heightmap", 3: "body"}
+
+
+@dataclass
+class RayHit:
+    """The first thing a ray meets.
+
+    Attributes:
+        point: world hit point [m], shape (3,).
+        normal: unit world surface normal there, shape (3,).
+        distance: from the origin along the ray [m].
+        kind: ``"ground"``, ``"heightmap"`` (soil beds included) or ``"body"``.
+        index: the height map's or body's index (0 for the ground).
+        object: the :class:`HeightMap`, :class:`Body` or :class:`Ground` hit.
+    """
+
+    point: np.ndarray
+    normal: np.ndarray
+    distance: float
+    kind: str
+    index: int
+    object: object
+
+
+class RayCaster:
+    """Mixed into :class:`taichi_terra.World`."""
+
+    def ray_test(self, origin, direction, max_length: float, env: int = 0) -> RayHit | None:
+        """The first hit of the ray from ``origin`` [m] along ``direction`` (any length, normalized here)
+        within ``max_length`` [m] in ``env``, or ``None``. Rays starting inside a body ignore that body; height
+        maps are hit from their upper side."""
+        self._check_env(env)
+        if env is None:
+            raise TypeError("env must be an int")
+        o = self._ray_array("origin", origin, (3,))
+        d = self._ray_array("direction", direction, (3,))
+        out = self.ray_test_batch(np.tile(o, (self.n_envs, 1, 1)), np.tile(d, (self.n_envs, 1, 1)), max_length)
+        k = int(out["kind"][env, 0])
+        if k == 0:
+            return None
+        i = int(out["index"][env, 0])
+        obj = {1: self.ground, 2: self.heightmaps[i] if k == 2 else None, 3: self.bodies[i] if k == 3 else None}[k]
+        return RayHit(out["point"][env, 0], out["normal"][env, 0], float(out["distance"][env, 0]), KINDS[k], i, obj)
+
+    @staticmethod
+    def _ray_array(name, value, tail) -> np.ndarray:
+        try:
+            a = as_float_array(name, value)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be an array of numbers") from exc
+        if a.shape[-len(tail):] != tail:
+            raise ValueError(f"{name} must end in shape {tail}, got {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{name} must be finite")
+        return a
+
+    def ray_test_batch(self, origins, directions, max_length) -> dict:
+        """Cast many rays per env in one kernel launch (a height scan, a planar lidar).
+
+        ``origins`` and ``directions``: shape (n_rays, 3) (the same rays in every env) or (n_envs, n_rays, 3)
+        [m]; directions need not be unit. ``max_length``: one number or shape (n_envs, n_rays) [m], > 0.
+        Returns a dict of arrays with the env axis first: ``hit`` (bool, (n_envs, n_rays)), ``distance``
+        [m] (inf where nothing was hit), ``point`` [m] and ``normal`` ((n_envs, n_rays, 3), NaN where nothing
+        was hit), ``kind`` (0 none, 1 ground, 2 height map, 3 body) and ``index`` (the map or body, -1 none).
+        """
+        import taichi as ti
+
+        from . import backend
+        from .kernels.rays import cast_rays
+
+        ne = self.n_envs
+        o = self._ray_array("origins", origins, (3,))
+        d = self._ray_array("directions", directions, (3,))
+        if o.ndim == 2:
+            o = np.broadcast_to(o, (ne, *o.shape))
+        if d.ndim == 2:
+            d = np.broadcast_to(d, (ne, *d.shape))
+        if o.ndim != 3 or o.shape[0] != ne or d.shape != o.shape:
+            raise ValueError(f"origins and directions must both have shape (n_rays, 3) or ({ne}, n_rays, 3), "
+                             f"got {np.shape(origins)} and {np.shape(directions)}")
+        norm = np.linalg.norm(d, axis=2, keepdims=True)
+        if np.any(norm == 0.0):
+            raise ValueError("directions must be non-zero vectors")
+        n_rays = o.shape[1]
+        if np.ndim(max_length) == 0:
+            lengths = np.full((ne, n_rays), check_positive("max_length", max_length))
+        else:
+            lengths = self._ray_array("max_length", np.asarray(max_length)[..., None], (1,))[..., 0]
+            if lengths.shape != (ne, n_rays) or np.any(lengths <= 0.0):
+                raise ValueError(f"max_length must be a positive number or shape ({ne}, {n_rays}) of them")
+        self.build()
+        if n_rays == 0:
+            empty = np.zeros((ne, 0))
+            return {"hit": empty.astype(bool), "distance": empty, "point": np.zeros((ne, 0, 3)),
+                    "normal": np.zeros((ne, 0, 3)), "kind": empty.astype(np.int64), "index": empty.astype(np.int64)}
+        real = backend.np_real()
+        vec3 = ti.types.vector(3, backend.ti_real())
+        arrays = []
+        for data in (o, d / norm):
+            nd = ti.ndarray(vec3, (ne, n_rays))
+            nd.from_numpy(np.ascontiguousarray(data, dtype=real))
+            arrays.append(nd)
+        len_nd = ti.ndarray(backend.ti_real(), (ne, n_rays))
+        len_nd.from_numpy(np.ascontiguousarray(lengths, dtype=real))
+        out_t = ti.ndarray(backend.ti_real(), (ne, n_rays))
+        out_n = ti.ndarray(vec3, (ne, n_rays))
+        out_what = ti.ndarray(ti.types.vector(2, ti.i32), (ne, n_rays))
+        m, s = self._model, self._state
+        ground = self.ground
+        cast_rays(arrays[0], arrays[1], len_nd, m.n_bodies, len(self.heightmaps), int(ground is not None),
+                  ground.height if ground is not None else 0.0, s.q, m.body_i, m.body_f, m.planes, m.hm_int,
+                  m.hm_geom, m.hm_frame, m.hm_heights, s.soil_state, out_t, out_n, out_what)
+        t = out_t.to_numpy().astype(np.float64)
+        what = out_what.to_numpy().astype(np.int64)
+        hit = what[..., 0] != 0
+        point = np.where(hit[..., None], o + (d / norm) * np.where(hit, t, 0.0)[..., None], np.nan)
+        normal = np.where(hit[..., None], out_n.to_numpy().astype(np.float64), np.nan)
+        return {"hit": hit, "distance": np.where(hit, t, np.inf), "point": point, "normal": normal,
+                "kind": what[..., 0], "index": np.where(hit, what[..., 1], -1)}
