@@ -10,7 +10,14 @@
       </heightmap>
       <sphere radius="0.1" mass="1" pos="0 0 1" quat="1 0 0 0" material="rubber"/>
       <box size_x=".." size_y=".." size_z=".." mass=".."/>  <capsule radius height mass/>  <cylinder .../>
+      <mesh file="rock.obj" mass="2"/>  (or inline vertices="..." faces="...": a convex hull is used)
+      <heightmap png="terrain.png" x_size="10" y_size="10" height_scale="0.001" height_offset="0"/>
+      <heightmap file="terrain.txt" center_x="0" center_y="0"/>
+      <heightmap center_x="0" center_y="0"><terrain frequency="0.2" x_size="10" ... seed="3"/></heightmap>
     </world>
+
+Relative file paths start at the XML file's folder (the working directory for an XML string). Every
+height map also takes ``pos``, ``quat`` and ``material``.
 
 A ``<soil>`` child turns the height map into a deformable bed; exported soil elements also carry the
 ``sinkage``, ``plastic_sinkage`` and ``shear`` arrays of the exported env, which loading restores (in every
@@ -71,6 +78,7 @@ def load_world_xml(source, **world_kwargs):
             raise WorldXMLError(f"{where}: not well-formed XML ({exc}); a path must name an existing file") from exc
     else:
         raise TypeError("source must be a path to an XML file or an XML string")
+    base = os.path.dirname(os.path.abspath(where)) if where != "<string>" else os.getcwd()
     if root.tag != "world":
         raise WorldXMLError(f"{where}: the root element must be <world>, got <{root.tag}>")
     kwargs = {"dt": _one(where, root, "dt", 1e-3), "gravity": _floats(where, root, "gravity", 3, [0.0, 0.0, -9.81]),
@@ -88,6 +96,10 @@ def load_world_xml(source, **world_kwargs):
                                              _one(where, el, "restitution", 0.0))
             elif el.tag == "ground":
                 world.add_ground(_one(where, el, "height", 0.0), material=el.get("material", "default"))
+            elif el.tag == "heightmap" and (el.get("png") or el.get("file") or el.find("terrain") is not None):
+                hm = _heightmap_from_source(world, where, base, el)
+                hm.set_position(_floats(where, el, "pos", 3, [0.0, 0.0, 0.0]))
+                hm.set_orientation(_floats(where, el, "quat", 4, [1.0, 0.0, 0.0, 0.0]))
             elif el.tag == "heightmap":
                 nx, ny = int(_one(where, el, "x_sample")), int(_one(where, el, "y_sample"))
                 args = (nx, ny, _one(where, el, "x_size"), _one(where, el, "y_size"), _one(where, el, "center_x", 0.0),
@@ -102,6 +114,13 @@ def load_world_xml(source, **world_kwargs):
                     hm = world.add_heightmap(*args, material=el.get("material", "default"))
                 hm.set_position(_floats(where, el, "pos", 3, [0.0, 0.0, 0.0]))
                 hm.set_orientation(_floats(where, el, "quat", 4, [1.0, 0.0, 0.0, 0.0]))
+            elif el.tag == "mesh":
+                mesh = _mesh(where, base, el)
+                body = world.add_mesh(mesh, _one(where, el, "mass"), material=el.get("material", "default"))
+                body.set_position(_floats(where, el, "pos", 3, [0.0, 0.0, 0.0]))
+                body.set_orientation(_floats(where, el, "quat", 4, [1.0, 0.0, 0.0, 0.0]))
+                body.set_linear_velocity(_floats(where, el, "lin_vel", 3, [0.0, 0.0, 0.0]))
+                body.set_angular_velocity(_floats(where, el, "ang_vel", 3, [0.0, 0.0, 0.0]))
             elif el.tag in _BODY_ATTRS:
                 add = getattr(world, f"add_{el.tag}")
                 body = add(*(_one(where, el, a) for a in _BODY_ATTRS[el.tag]), material=el.get("material", "default"))
@@ -121,6 +140,42 @@ def load_world_xml(source, **world_kwargs):
         except (TypeError, ValueError) as exc:
             raise WorldXMLError(f"{where}: <soil>: {exc}") from exc
     return world
+
+
+def _heightmap_from_source(world, where, base, el):
+    """A static map from a PNG (``png``, ``x_size``, ``y_size``, ``height_scale``, ``height_offset``), a text file
+    (``file``) or a ``<terrain>`` child (the TerrainProperties fields); relative paths start at the XML file."""
+    from ..terrain.sources import TerrainProperties
+
+    cx, cy = _one(where, el, "center_x", 0.0), _one(where, el, "center_y", 0.0)
+    material = el.get("material", "default")
+    if el.get("png"):
+        return world.add_heightmap_from_png(cx, cy, os.path.join(base, el.get("png")), _one(where, el, "x_size"),
+                                            _one(where, el, "y_size"), _one(where, el, "height_scale", 1.0),
+                                            _one(where, el, "height_offset", 0.0), material=material)
+    if el.get("file"):
+        return world.add_heightmap_from_file(cx, cy, os.path.join(base, el.get("file")), material=material)
+    t = el.find("terrain")
+    ints = ("x_samples", "y_samples", "fractal_octaves", "seed")
+    fields = {}
+    for name, default in TerrainProperties.__dataclass_fields__.items():
+        if t.get(name) is not None:
+            value = _one(where, t, name)
+            fields[name] = int(value) if name in ints and value == int(value) else value
+    return world.add_heightmap_from_terrain(cx, cy, TerrainProperties(**fields), material=material)
+
+
+def _mesh(where, base, el):
+    """A trimesh from ``file`` (relative to the XML file) or from inline ``vertices`` and ``faces``."""
+    import trimesh
+
+    if el.get("file"):
+        return os.path.join(base, el.get("file"))
+    verts = np.array(_floats(where, el, "vertices"))
+    faces = np.array(_floats(where, el, "faces"))
+    if verts.size % 3 or faces.size % 3 or np.any(faces != np.round(faces)):
+        raise WorldXMLError(f"{where}: <mesh> vertices and faces must be triples (faces of integer indices)")
+    return trimesh.Trimesh(verts.reshape(-1, 3), faces.reshape(-1, 3).astype(np.int64), process=False)
 
 
 def _fmt(values) -> str:
@@ -157,8 +212,13 @@ def export_world_xml(world, path=None, env: int = 0) -> str:
              ShapeType.CYLINDER: "cylinder"}
     for body in world.bodies:
         kind = names.get(body.shape.type)
-        if kind is None:
-            raise ValueError(f"export_world_xml: body {body.index} is a mesh, which world XML does not hold yet")
+        if kind is None:  # a convex mesh: its hull inline (the body frame is the hull's centre of mass)
+            ET.SubElement(root, "mesh", mass=repr(body.mass), material=body.material,
+                          vertices=_fmt(body.shape.vertices), faces=" ".join(str(int(i)) for i in
+                                                                             body.shape.faces.reshape(-1)),
+                          pos=_fmt(body.get_position(env)), quat=_fmt(body.get_orientation(env)),
+                          lin_vel=_fmt(body.get_linear_velocity(env)), ang_vel=_fmt(body.get_angular_velocity(env)))
+            continue
         prm = body.shape.params
         dims = {"sphere": {"radius": prm[0]}, "box": {"size_x": 2 * prm[0], "size_y": 2 * prm[1], "size_z": 2 * prm[2]},
                 "capsule": {"radius": prm[0], "height": 2 * prm[1]},
