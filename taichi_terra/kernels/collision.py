@@ -8,9 +8,10 @@ geometry, or the pair's other body) to the pair's body.
 """
 import taichi as ti
 
-from .layout import (B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, BOX, CAPSULE, CYLINDER, F_INFL, F_P0, F_P1,
+from .layout import (B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, B_US, BOX, CAPSULE, CYLINDER, F_INFL, F_P0, F_P1,
                      F_P2, F_P3, F_RAD, FEAT_BELOW, FEAT_EDGE, FEAT_OTHER_POINT, FEAT_SOIL, FEAT_POINT, FEAT_TRIANGLE, FEAT_VERTEX,
-                     P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SOIL, SPHERE)
+                     P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES, PAIR_SOIL,
+                     SPHERE)
 from .footprint import MAX_HULL, cell_coverage, footprint_hull
 from .heightmap import (cell_range, hm_local, hm_surface, hm_triangle, hm_vertex, is_local_closest,
                         segment_triangle_contacts, vertex_range)
@@ -29,6 +30,14 @@ def body_pose(q: ti.template(), e, qs):
     pos = vec3(q[e, qs], q[e, qs + 1], q[e, qs + 2])
     quat = vec4(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6])
     return pos, quat_to_mat(quat / quat.norm())
+
+
+@ti.func
+def body_sweep_speed(u: ti.template(), e, us, radius):
+    """Bound on the speed of any point of a body [m/s]: |v| + |w| r, r the bounding radius."""
+    v = vec3(u[e, us], u[e, us + 1], u[e, us + 2])
+    w = vec3(u[e, us + 3], u[e, us + 4], u[e, us + 5])
+    return v.norm() + w.norm() * radius
 
 
 @ti.func
@@ -339,18 +348,27 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
 
 # --------------------------------------------------------------------------- one pair
 @ti.func
-def collide_pair(e, p, q: ti.template(), body_i: ti.template(), body_f: ti.template(), points: ti.template(),
-                 planes: ti.template(), pair_i: ti.template(), hm_int: ti.template(), hm_geom: ti.template(),
-                 hm_frame: ti.template(), hm_heights: ti.template(), ground_height, margin,
-                 c_count: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
+def collide_pair(e, p, q: ti.template(), u: ti.template(), body_i: ti.template(), body_f: ti.template(),
+                 points: ti.template(), planes: ti.template(), pair_i: ti.template(), hm_int: ti.template(),
+                 hm_geom: ti.template(), hm_frame: ti.template(), hm_heights: ti.template(), ground_height,
+                 margin_base, dt, c_count: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
                  c_depth: ti.template(), c_feat: ti.template(), c_target: ti.template(), soil_state: ti.template()):
-    """Fill the contact slots of pair ``p`` in env ``e`` from the link poses in ``q``."""
+    """Fill the contact slots of pair ``p`` in env ``e`` from the link poses in ``q``.
+
+    Speculative contacts reach ``margin_base`` plus how far the pair's bodies can move in one step (speed
+    of the centre plus spin times bounding radius, times ``dt``), so a fast body meets a thin obstacle as
+    a speculative contact before it can pass through it."""
     c_count[e, p] = ti.math.ivec2(0, 0)
     pr = pair_i[p]
     base, cap, kind = pr[P_SLOT], pr[P_CAP], pr[P_KIND]
     bi = pr[P_BODY]
     bd = body_i[bi]
     bf = body_f[bi]
+    margin = margin_base
+    if kind != PAIR_SOIL:  # (soil points ahead of the body carry no force; their count stays bounded)
+        margin += dt * body_sweep_speed(u, e, bd[B_US], bf[F_RAD])
+        if kind == PAIR_SHAPES:
+            margin += dt * body_sweep_speed(u, e, body_i[pr[P_OTHER]][B_US], body_f[pr[P_OTHER]][F_RAD])
     stype, pt0, npt = bd[B_TYPE], bd[B_PT0], bd[B_NPT]
     prm = vec4(bf[F_P0], bf[F_P1], bf[F_P2], bf[F_P3])
     infl = bf[F_INFL]

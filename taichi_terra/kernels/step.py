@@ -123,8 +123,8 @@ def simulate(n_steps: ti.i32, q: ti.types.ndarray(), u: ti.types.ndarray(), f_ex
     for e in range(q.shape[0]):
         for _ in range(n_steps):
             for p in range(n_pairs):
-                collide_pair(e, p, q, body_i, body_f, points, planes, pair_i, hm_int, hm_geom, hm_frame,
-                             hm_heights, params_f[PF_GROUND_HEIGHT], params_f[PF_MARGIN], c_count,
+                collide_pair(e, p, q, u, body_i, body_f, points, planes, pair_i, hm_int, hm_geom, hm_frame,
+                             hm_heights, params_f[PF_GROUND_HEIGHT], params_f[PF_MARGIN], params_f[PF_DT], c_count,
                              c_pos, c_nrm, c_depth, c_feat, c_target, soil_state)
             advance_env(e, n_pairs, q, u, f_ext, t_ext, body_i, body_f, body_inertia, points, pair_i, pair_mat,
                         hm_int, hm_geom, hm_frame, body_iw, c_count, c_pos, c_nrm, c_depth, c_feat, c_imp, c_prev_feat,

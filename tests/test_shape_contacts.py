@@ -1,0 +1,111 @@
+"""Shape-shape contacts, stacking and fast bodies (the height-map spec's rigid world)."""
+import numpy as np
+import pytest
+
+import taichi_terra as tt
+
+
+def test_newtons_cradle_passes_the_momentum_to_the_last_ball():
+    """Reference: momentum and energy conservation for a chain of equal balls with e = 1: the first ball stops
+    and the last one leaves with its speed, within 2 %. The balls hang 1 mm apart (more than the 1 m/s x 1 ms
+    the first ball travels in a step), so the impacts follow one another; balls touching exactly would be hit
+    at once by the simultaneous impulse solve, which shares the momentum instead (a limitation)."""
+    world = tt.World(dt=1e-3, gravity=(0.0, 0.0, 0.0))
+    world.set_default_material(0.0, 1.0)
+    r = 0.05
+    balls = [world.add_sphere(r, 1.0) for _ in range(5)]
+    for i, b in enumerate(balls):
+        b.set_position([(2 * r + 1e-3) * i, 0.0, 1.0])
+    balls[0].set_position([-0.2, 0.0, 1.0])
+    balls[0].set_linear_velocity([1.0, 0.0, 0.0])
+    world.step(600)
+    v = np.array([b.get_linear_velocity(0)[0] for b in balls])
+    assert v[-1] == pytest.approx(1.0, rel=0.02)
+    assert np.abs(v[:-1]).max() < 0.02
+    assert v.sum() == pytest.approx(1.0, abs=1e-9)  # momentum
+
+
+def test_box_on_box_and_cylinder_on_box_rest_for_5_s():
+    """Reference: static equilibrium. A box resting on a box (four corner contacts) and a cylinder lying on a
+    box (a line of contact) move less than 1 mm in 5 s."""
+    world = tt.World(dt=1e-3)
+    world.add_ground()
+    base1 = world.add_box(0.4, 0.4, 0.2, 2.0)
+    base1.set_position([0.0, 0.0, 0.1])
+    top = world.add_box(0.2, 0.2, 0.2, 1.0)
+    top.set_position([0.05, 0.02, 0.3])
+    base2 = world.add_box(0.6, 0.3, 0.1, 2.0)
+    base2.set_position([2.0, 0.0, 0.05])
+    cyl = world.add_cylinder(0.08, 0.2, 1.0)
+    cyl.set_position([2.0, 0.0, 0.18])
+    cyl.set_orientation([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # axis along y
+    start = [top.get_position(0), cyl.get_position(0)]
+    world.step(5000)
+    assert np.linalg.norm(top.get_position(0) - start[0]) < 1e-3
+    assert np.linalg.norm(cyl.get_position(0) - start[1]) < 1e-3
+    c = world.get_contacts(0)
+    pairs = list(zip(c.body_a.tolist(), c.body_b.tolist()))
+    assert sum(1 for a, b in pairs if {a, b} == {base1.index, top.index}) == 4
+    assert sum(c.impulses[i] @ c.normals[i] for i, (a, b) in enumerate(pairs)
+               if {a, b} == {base1.index, top.index}) / world.dt == pytest.approx(9.81, rel=1e-3)
+
+
+def test_pyramid_of_ten_boxes_stands():
+    """Rows of 4, 3, 2 and 1 boxes: after 5 s every box is within 1 mm of where it settled (0.1 mm start gaps)."""
+    world = tt.World(dt=1e-3)
+    world.add_ground()
+    s = 0.2
+    boxes = []
+    for row, n in enumerate([4, 3, 2, 1]):
+        for k in range(n):
+            b = world.add_box(s, s, s, 1.0)
+            b.set_position([(k - (n - 1) / 2) * (s + 0.002), 0.0, s / 2 + row * s + 1e-4])
+            boxes.append(b)
+    world.step(500)
+    settled = np.array([b.get_position(0) for b in boxes])
+    world.step(4500)
+    assert np.abs(np.array([b.get_position(0) for b in boxes]) - settled).max() < 1e-3
+    assert world.get_contact_overflow(0) == 0
+
+
+def test_capsule_rolls_off_a_box_edge():
+    """A lying capsule given a spin rolls across a box's top and drops off its edge onto the ground."""
+    world = tt.World(dt=1e-3)
+    world.add_ground()
+    box = world.add_box(1.0, 1.0, 0.2, 10.0)
+    box.set_position([0.0, 0.0, 0.1])
+    cap = world.add_capsule(0.05, 0.3, 1.0)
+    cap.set_position([0.3, 0.0, 0.25])
+    cap.set_orientation([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # axis along y: rolls along x
+    cap.set_linear_velocity([0.4, 0.0, 0.0])
+    cap.set_angular_velocity([0.0, 8.0, 0.0])  # rolling without slip: v = w r
+    heights = []
+    for _ in range(30):
+        world.step(100)
+        heights.append(cap.get_position(0)[2])
+    assert heights[0] == pytest.approx(0.25, abs=1e-3)  # on the box
+    assert cap.get_position(0)[0] > 0.5  # past the edge
+    assert heights[-1] == pytest.approx(0.05, abs=2e-3)  # on the ground
+
+
+@pytest.mark.parametrize("target", ["heightmap", "thin box"])
+def test_fast_sphere_does_not_tunnel(target):
+    """A 2 cm sphere at 30 m/s (3 cm per 1 ms step, more than its diameter and three times the 1 cm box) is
+    stopped at the surface whatever the phase of its steps relative to the obstacle: speculative contacts
+    reach as far as the pair can move in a step."""
+    ends = []
+    for phase in np.linspace(0.0, 0.03, 7):
+        world = tt.World(dt=1e-3, gravity=(0.0, 0.0, 0.0))
+        if target == "heightmap":
+            world.add_heightmap(5, 5, 2.0, 2.0, 0.0, 0.0, np.zeros(25))
+            top = 0.0
+        else:
+            world.add_box(1.0, 1.0, 0.01, 1e6).set_position([0.0, 0.0, 0.0])
+            top = 0.005
+        ball = world.add_sphere(0.01, 0.01)
+        ball.set_position([0.1, 0.1, 0.5 + phase])
+        ball.set_linear_velocity([0.0, 0.0, -30.0])
+        world.step(40)
+        ends.append(ball.get_position(0)[2])
+        assert world.get_contact_overflow(0) == 0
+    assert np.allclose(ends, top + 0.01, atol=1e-4)
