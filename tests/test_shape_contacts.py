@@ -109,3 +109,25 @@ def test_fast_sphere_does_not_tunnel(target):
         ends.append(ball.get_position(0)[2])
         assert world.get_contact_overflow(0) == 0
     assert np.allclose(ends, top + 0.01, atol=1e-4)
+
+
+@pytest.mark.parametrize("angle", [90.0, 35.0])
+def test_crossed_beams_rest_on_each_other(angle):
+    """Reference: static equilibrium. A beam laid across another (at 90 and 35 degrees) touches it only where
+    the two faces overlap, with no corner of either inside the other: it must rest on the lower beam's top
+    face (centre at 0.15 m), carried by contacts at the corners of the overlap, and not sink through it."""
+    world = tt.World(dt=1e-3)
+    world.add_ground()
+    low = world.add_box(1.0, 0.1, 0.1, 5.0)
+    low.set_position([0.0, 0.0, 0.05])
+    up = world.add_box(1.0, 0.1, 0.1, 1.0)
+    a = np.radians(angle)
+    up.set_orientation([[np.cos(a), -np.sin(a), 0.0], [np.sin(a), np.cos(a), 0.0], [0.0, 0.0, 1.0]])
+    up.set_position([0.0, 0.0, 0.1505])
+    world.step(2000)
+    assert up.get_position(0)[2] == pytest.approx(0.15, abs=1e-3)
+    c = world.get_contacts(0)
+    beam = [i for i in range(len(c)) if {int(c.body_a[i]), int(c.body_b[i])} == {low.index, up.index}]
+    assert len(beam) == 4  # the corners of the overlap parallelogram
+    force = sum(abs(c.impulses[i] @ c.normals[i]) for i in beam) / world.dt
+    assert force == pytest.approx(9.81, rel=1e-3)

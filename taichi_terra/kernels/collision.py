@@ -22,6 +22,7 @@ from .shapes import cylinder_support, shape_exit, shape_ray_entry, shape_sdf
 mat3 = ti.math.mat3
 _DEDUPE_EPS = 1e-9  # [m] two contacts of one pair closer than this are one contact
 _RIDGE_TOL = 1e-12  # [m] signed-distance tie tolerance of the ridge test
+_CLIP_TOL = 1e-9  # [m] a point this close to a reference-face side line is on it (box face clipping)
 
 
 @ti.func
@@ -298,6 +299,76 @@ def collide_rounded(points: ti.template(), planes: ti.template(), e, p, base, ca
 
 
 @ti.func
+def box_face_contacts(c_r, r_r, h_r, c_i, r_i, h_i, nr, n_pair, margin, e, p, base, cap, c_count: ti.template(),
+                      c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template()):
+    """Contacts of an incident box face against a reference box face with outward normal ``nr``: the
+    incident face's corners clipped (Sutherland-Hodgman) to the reference face's rectangle, each kept point
+    with its depth below the reference face, emitted with the pair's normal ``n_pair`` (from its ``a`` side
+    to its body: ``nr`` when the reference box is the ``a`` side, ``-nr`` otherwise)."""
+    # reference face: the box axis most parallel to nr
+    ra = 0
+    for k in ti.static(range(1, 3)):
+        if ti.abs(vec3(r_r[0, k], r_r[1, k], r_r[2, k]).dot(nr)) > ti.abs(vec3(r_r[0, ra], r_r[1, ra],
+                                                                                  r_r[2, ra]).dot(nr)):
+            ra = k
+    ax = vec3(r_r[0, ra], r_r[1, ra], r_r[2, ra])
+    fc = c_r + (1.0 if ax.dot(nr) > 0.0 else -1.0) * h_r[ra] * ax
+    ua = (ra + 1) % 3
+    va = (ra + 2) % 3
+    u_dir = vec3(r_r[0, ua], r_r[1, ua], r_r[2, ua])
+    v_dir = vec3(r_r[0, va], r_r[1, va], r_r[2, va])
+    # incident face: the other box's face most anti-parallel to nr
+    ia = 0
+    for k in ti.static(range(1, 3)):
+        if ti.abs(vec3(r_i[0, k], r_i[1, k], r_i[2, k]).dot(nr)) > ti.abs(vec3(r_i[0, ia], r_i[1, ia],
+                                                                                  r_i[2, ia]).dot(nr)):
+            ia = k
+    bx = vec3(r_i[0, ia], r_i[1, ia], r_i[2, ia])
+    ic = c_i + (-1.0 if bx.dot(nr) > 0.0 else 1.0) * h_i[ia] * bx
+    iu = (ia + 1) % 3
+    iv = (ia + 2) % 3
+    eu = vec3(r_i[0, iu], r_i[1, iu], r_i[2, iu]) * h_i[iu]
+    ev = vec3(r_i[0, iv], r_i[1, iv], r_i[2, iv]) * h_i[iv]
+    poly = ti.Matrix.zero(float, 8, 3)
+    for k in ti.static(range(4)):
+        corner = ic + (1.0 if k == 0 or k == 3 else -1.0) * eu + (1.0 if k < 2 else -1.0) * ev
+        for c in ti.static(range(3)):
+            poly[k, c] = corner[c]
+    count = 4
+    for side in ti.static(range(4)):  # keep s . (x - fc) <= half for the four sides of the reference face
+        sdir = u_dir if side < 2 else v_dir
+        if side % 2 == 1:
+            sdir = -sdir
+        half = h_r[ua] if side < 2 else h_r[va]
+        out = ti.Matrix.zero(float, 8, 3)
+        n_out = 0
+        for k in range(count):
+            a = vec3(poly[k, 0], poly[k, 1], poly[k, 2])
+            kb = (k + 1) % count
+            b = vec3(poly[kb, 0], poly[kb, 1], poly[kb, 2])
+            da = sdir.dot(a - fc) - half
+            db = sdir.dot(b - fc) - half
+            if da <= _CLIP_TOL and n_out < 8:  # (a corner on the side line counts as inside: no near-duplicates)
+                for c in ti.static(range(3)):
+                    out[n_out, c] = a[c]
+                n_out += 1
+            if (da < -_CLIP_TOL and db > _CLIP_TOL) or (da > _CLIP_TOL and db < -_CLIP_TOL):
+                if n_out < 8:
+                    x = a + (b - a) * (da / (da - db))
+                    for c in ti.static(range(3)):
+                        out[n_out, c] = x[c]
+                    n_out += 1
+        poly = out
+        count = n_out
+    for k in range(count):
+        x = vec3(poly[k, 0], poly[k, 1], poly[k, 2])
+        depth = -(x - fc).dot(nr)
+        if depth > -margin:
+            emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, x, n_pair, depth, FEAT_EDGE + 16 + k,
+                 False)
+
+
+@ti.func
 def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base, cap, margin, pos, rot, bd, prm,
                        posj, rotj, bdj, prmj, c_count: ti.template(),
                        c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template()):
@@ -308,6 +379,7 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
     best = 1e300
     n = vec3(0.0, 0.0, 1.0)
     n_axes = bdj[B_NPL] + bd[B_NPL] + 1
+    best_k = -1
     for k in range(n_axes):
         axis = vec3(0.0, 0.0, 0.0)
         if k < bdj[B_NPL]:
@@ -325,7 +397,54 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
             if overlap < best - 1e-12:
                 best = overlap
                 n = axis
-    if best > -margin:
+                best_k = k
+    # two boxes: also the 9 edge-edge axes; one wins only when clearly better than every face axis (so
+    # resting face contacts never flip to an edge), and then the pair touches edge on edge (crossed beams)
+    edge_a = -1
+    edge_b = -1
+    if bd[B_TYPE] == BOX and bdj[B_TYPE] == BOX:
+        best_face = best
+        for k in range(9):
+            a = k // 3
+            b = k % 3
+            axis = vec3(rotj[0, a], rotj[1, a], rotj[2, a]).cross(vec3(rot[0, b], rot[1, b], rot[2, b]))
+            if axis.norm() > 1e-6:
+                axis = axis / axis.norm()
+                if axis.dot(pos - posj) < 0.0:
+                    axis = -axis
+                overlap = support(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, posj, rotj, axis) + \
+                    support(points, bd[B_PT0], bd[B_NPT], bd[B_TYPE], prm, pos, rot, -axis)
+                if overlap < best - 1e-12 and overlap < 0.95 * best_face - 1e-9:
+                    best = overlap
+                    n = axis
+                    edge_a = a
+                    edge_b = b
+    if best > -margin and edge_a >= 0:
+        # the supporting edge of each box: parallel to its axis, at the corner side that faces the other box
+        cj = posj
+        ci = pos
+        for k in ti.static(range(3)):
+            if k != edge_a:
+                dj = vec3(rotj[0, k], rotj[1, k], rotj[2, k])
+                cj += (1.0 if dj.dot(n) > 0.0 else -1.0) * prmj[k] * dj
+            if k != edge_b:
+                di = vec3(rot[0, k], rot[1, k], rot[2, k])
+                ci += (1.0 if di.dot(n) < 0.0 else -1.0) * prm[k] * di
+        ej = vec3(rotj[0, edge_a], rotj[1, edge_a], rotj[2, edge_a]) * prmj[edge_a]
+        ei = vec3(rot[0, edge_b], rot[1, edge_b], rot[2, edge_b]) * prm[edge_b]
+        on_j, on_i = closest_points_segments(cj - ej, cj + ej, ci - ei, ci + ei)
+        emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, on_i, n, best, FEAT_EDGE + edge_a * 3 + edge_b,
+             False)
+    elif best > -margin and bd[B_TYPE] == BOX and bdj[B_TYPE] == BOX and best_k < n_axes - 1:
+        # two boxes meeting face to face: the incident face clipped to the reference face (crossed beams
+        # touch where neither has a corner inside the other)
+        if best_k < bdj[B_NPL]:
+            box_face_contacts(posj, rotj, prmj, pos, rot, prm, n, n, margin, e, p, base, cap, c_count, c_pos,
+                              c_nrm, c_depth, c_feat)
+        else:
+            box_face_contacts(pos, rot, prm, posj, rotj, prmj, -n, n, margin, e, p, base, cap, c_count, c_pos,
+                              c_nrm, c_depth, c_feat)
+    elif best > -margin:
         front_j = support(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, posj, rotj, n)
         back_i = -support(points, bd[B_PT0], bd[B_NPT], bd[B_TYPE], prm, pos, rot, -n)
         to_j = rot.transpose() @ (-n)
