@@ -8,7 +8,8 @@ what was hit: kind (0 none, 1 ground, 2 height map, 3 body) and its index.
 import taichi as ti
 
 from .layout import B_NPL, B_PL0, B_QS, B_TYPE, F_P0, F_P1, F_P2, F_P3
-from .math import is_finite, quat_to_mat, vec3
+from .math import is_finite, vec3
+from .narrowphase import body_pose
 from .shapes import shape_ray_entry, shape_sdf
 
 vec4 = ti.math.vec4
@@ -133,10 +134,7 @@ def ray_body(q: ti.template(), body_i: ti.template(), body_f: ti.template(), pla
     the ray starts inside the body)."""
     bd = body_i[b]
     bf = body_f[b]
-    qs = bd[B_QS]
-    pos = vec3(q[e, qs], q[e, qs + 1], q[e, qs + 2])
-    quat = vec4(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6])
-    rot = quat_to_mat(quat / quat.norm())
+    pos, rot = body_pose(q, e, bd[B_QS])
     o = rot.transpose() @ (o_w - pos)
     d = rot.transpose() @ d_w
     prm = vec4(bf[F_P0], bf[F_P1], bf[F_P2], bf[F_P3])
