@@ -34,6 +34,12 @@ def _ndarray(dtype, data: np.ndarray, element_dims: int):
     return arr
 
 
+def _collision_heights(hm) -> np.ndarray:
+    """The samples the kernels collide with: a soil bed's undeformed surface (its sinkage is state), a static
+    map's collision heights."""
+    return hm.get_undeformed_heights() if getattr(hm, "is_soil", False) else hm.get_contact_heights()
+
+
 def pair_capacity(kind: int, shape_a, shape_b=None, spacing=None) -> int:
     """Contact slots reserved for one pair (``spacing``: a soil bed's (dx, dy) [m])."""
     n_extra = 2 if shape_a.type == ShapeType.CYLINDER else 0
@@ -129,7 +135,7 @@ class Model:
             self.soil_offsets.append(soil_off if is_soil else -1)
             self.soil_row_offsets.append(soil_row if is_soil else -1)
             soil_row += hm.y_samples if is_soil else 0
-            heights.append(hm.get_undeformed_heights() if is_soil else hm.get_contact_heights())
+            heights.append(_collision_heights(hm))
             off += n_samples
             soil_off += n_samples if is_soil else 0
         self.n_soil_samples = soil_off
@@ -165,7 +171,7 @@ class Model:
         heights = []
         for m, hm in enumerate(heightmaps):
             geom[m, :HM_SOIL0] = (hm.x_size, hm.y_size, hm.center_x, hm.center_y)
-            heights.append(hm.get_undeformed_heights() if hm.is_soil else hm.get_contact_heights())
+            heights.append(_collision_heights(hm))
         self.hm_geom.from_numpy(geom)
         if heights:
             self.hm_heights.from_numpy(np.concatenate(heights).astype(real))

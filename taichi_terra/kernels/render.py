@@ -5,7 +5,7 @@ fields that GGUI draws, so a frame moves no terrain or body data through Python.
 """
 import taichi as ti
 
-from .math import quat_to_mat
+from .narrowphase import body_pose
 
 vec3f = ti.types.vector(3, ti.f32)
 
@@ -88,10 +88,9 @@ def body_vertices(q: ti.types.ndarray(), local: ti.types.ndarray(), local_n: ti.
     nv = local.shape[0]
     for t, v in ti.ndrange(envs.shape[0], nv):
         e = envs[t]
-        qs = vert_q[v]
-        pos = vec3f(ti.cast(q[e, qs], ti.f32), ti.cast(q[e, qs + 1], ti.f32), ti.cast(q[e, qs + 2], ti.f32))
-        quat = ti.Vector([q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6]])
-        rot = ti.cast(quat_to_mat(quat / quat.norm()), ti.f32)
+        pos_r, rot_r = body_pose(q, e, vert_q[v])
+        pos = ti.cast(pos_r, ti.f32)
+        rot = ti.cast(rot_r, ti.f32)
         lv = vec3f(ti.cast(local[v][0], ti.f32), ti.cast(local[v][1], ti.f32), ti.cast(local[v][2], ti.f32))
         ln = vec3f(ti.cast(local_n[v][0], ti.f32), ti.cast(local_n[v][1], ti.f32), ti.cast(local_n[v][2], ti.f32))
         off = vec3f(ti.cast(offsets[t][0], ti.f32), ti.cast(offsets[t][1], ti.f32), ti.cast(offsets[t][2], ti.f32))
