@@ -1,14 +1,15 @@
-"""Many bodies per env: the cost of the pair stage (every body pair's bounding-sphere test and its contact
-slots) against the contact work, for 200 boxes in one env and 50 boxes in each of 64 envs.
+"""Many bodies per env: what the broadphase, the narrowphase and the solver each cost, for 200 boxes in one
+env and 50 boxes in each of 64 envs (and 1000 spread boxes in one env, where an all-pairs test would cost most).
 
     python -m perf.bench_many_bodies [--steps 200] [--repeats 3]
 
 Two layouts of the same boxes on the ground: ``spread`` (a grid with 1 m between boxes: each box touches only
-the ground, so box-box pairs are rejected by their bounding spheres) and ``pile`` (a 3-layer brick stack: many
-box-box contacts). The difference between a box world and the same world without box-box pairs is what the
-pair stage costs. Prints median ms per step and env-steps/s; JSON goes to perf/results/many_bodies.json.
+the ground) and ``pile`` (a 3-layer brick stack: many box-box contacts). For each, after 50 settling steps:
+the whole step; the broadphase alone (sort and sweep, run by a kernel here on the world's own arrays); the
+contact search (broadphase plus every pair's narrowphase); and, in the same run, an all-pairs bounding-sphere
+test of the same bodies, the cost a broadphase saves. The solver's share is the step minus the contact
+search. Prints medians in ms per step and env-steps/s; JSON goes to perf/results/many_bodies.json.
 """
-from __future__ import annotations
 
 import argparse
 import json
@@ -38,18 +39,81 @@ def build(n_envs: int, n_boxes: int, layout: str):
     return world
 
 
-def time_world(world, steps: int, repeats: int) -> float:
+def _stage_kernels():
+    """Kernels that run one stage of a step on a world's arrays, ``n`` times per env."""
     import taichi as ti
 
-    world.step(50)
+    from taichi_terra.kernels.broadphase import broadphase, reach
+    from taichi_terra.kernels.layout import PF_AXIS, PF_DT, PF_MARGIN
+    from taichi_terra.kernels.step import find_contacts
+
+    nd = ti.types.ndarray()
+
+    @ti.kernel
+    def broad_only(n: ti.i32, q: nd, u: nd, body_i: nd, body_f: nd, broad: nd, env_info: nd, scratch: nd,
+                   params_f: nd):
+        for e in range(q.shape[0]):
+            for _ in range(n):
+                broadphase(e, q, u, body_i, body_f, broad, env_info, scratch, ti.cast(params_f[PF_AXIS], ti.i32),
+                           params_f[PF_MARGIN], params_f[PF_DT])
+
+    @ti.kernel
+    def all_pairs(n: ti.i32, q: nd, u: nd, body_i: nd, body_f: nd, env_info: nd, params_f: nd):
+        for e in range(q.shape[0]):
+            for _ in range(n):
+                found = 0
+                for i in range(body_i.shape[0]):
+                    ci, ri = reach(q, u, body_i, body_f, e, i, 0.5 * params_f[PF_MARGIN], params_f[PF_DT])
+                    for j in range(i + 1, body_i.shape[0]):
+                        cj, rj = reach(q, u, body_i, body_f, e, j, 0.5 * params_f[PF_MARGIN], params_f[PF_DT])
+                        if (ci - cj).norm() < ri + rj:
+                            found += 1
+                env_info[e][2] = found  # (kept, so the test is not optimised away; the next step rewrites it)
+
+    @ti.kernel
+    def contacts_only(n: ti.i32, q: nd, u: nd, body_i: nd, body_f: nd, points: nd, planes: nd, pair_i: nd,
+                      hm_int: nd, hm_geom: nd, hm_frame: nd, hm_heights: nd, c_count: nd, c_pos: nd, c_nrm: nd,
+                      c_depth: nd, c_feat: nd, c_target: nd, soil_state: nd, broad: nd, env_info: nd, scratch: nd,
+                      params_f: nd):
+        for e in range(q.shape[0]):
+            for _ in range(n):
+                find_contacts(e, q, u, body_i, body_f, points, planes, pair_i, hm_int, hm_geom, hm_frame,
+                              hm_heights, c_count, c_pos, c_nrm, c_depth, c_feat, c_target, soil_state, broad,
+                              env_info, scratch, params_f)
+
+    return broad_only, all_pairs, contacts_only
+
+
+def _median_ms(fn, steps: int, repeats: int) -> float:
+    import taichi as ti
+
+    fn(1)
     ti.sync()
     runs = []
     for _ in range(repeats):
         t = time.perf_counter()
-        world.step(steps)
+        fn(steps)
         ti.sync()
-        runs.append((time.perf_counter() - t) / steps)
+        runs.append((time.perf_counter() - t) / steps * 1e3)
     return statistics.median(runs)
+
+
+def measure(world, kernels, steps: int, repeats: int) -> dict:
+    broad_only, all_pairs, contacts_only = kernels
+    m, s = world._model, world._state
+    world.step(50)
+    base = (s.q, s.u, m.body_i, m.body_f)
+    row = {"step": _median_ms(world.step, steps, repeats)}
+    snap = world.checkpoint()  # the stage kernels rewrite contact scratch; the step after them starts from here
+    row["broadphase"] = _median_ms(lambda n: broad_only(n, *base, s.broad, s.env_info, s.body_iw, s.params), steps, repeats)
+    row["all_pairs_test"] = _median_ms(lambda n: all_pairs(n, *base, s.env_info, s.params), steps, repeats)
+    row["contact_search"] = _median_ms(
+        lambda n: contacts_only(n, *base, m.points, m.planes, m.pair_i, m.hm_int, m.hm_geom, m.hm_frame,
+                                m.hm_heights, s.c_count, s.c_pos, s.c_nrm, s.c_depth, s.c_feat, s.c_target,
+                                s.soil_state, s.broad, s.env_info, s.body_iw, s.params), steps, repeats)
+    world.restore(snap)
+    world.step(1)
+    return row
 
 
 def main(argv=None) -> dict:
@@ -60,21 +124,29 @@ def main(argv=None) -> dict:
     import taichi_terra as tt
 
     tt.init("cpu", "f64")
+    kernels = _stage_kernels()
     results = []
-    for n_envs, n_boxes in ((1, 200), (64, 50)):
-        for layout in ("spread", "pile"):
+    for n_envs, n_boxes, layouts in ((1, 200, ("spread", "pile")), (64, 50, ("spread", "pile")),
+                                     (1, 1000, ("spread",))):
+        for layout in layouts:
             world = build(n_envs, n_boxes, layout)
             world.build()
-            n_pairs = world._model.n_pairs
-            t = time_world(world, args.steps, args.repeats)
+            t = measure(world, kernels, args.steps, args.repeats)
             contacts = int(np.mean([len(world.get_contacts(e)) for e in range(min(n_envs, 4))]))
-            row = {"n_envs": n_envs, "boxes": n_boxes, "layout": layout, "pairs_per_env": n_pairs,
-                   "slots_per_env": world._model.n_slots, "contacts_per_env": contacts, "ms_per_step": t * 1e3,
-                   "env_steps_per_s": n_envs / t, "sweeps": float(np.mean(world.get_solver_sweeps()))}
+            pairs = int(np.mean([len(world.get_shape_pairs(e)) for e in range(min(n_envs, 4))]))
+            row = {"n_envs": n_envs, "boxes": n_boxes, "layout": layout, "shape_pairs_per_env": pairs,
+                   "slots_per_env": world._model.n_slots, "contacts_per_env": contacts,
+                   "sweeps": float(np.mean(world.get_solver_sweeps())),
+                   "env_steps_per_s": n_envs / (t["step"] * 1e-3), **{f"{k}_ms": v for k, v in t.items()}}
+            row["narrowphase_ms"] = t["contact_search"] - t["broadphase"]
+            row["solver_ms"] = t["step"] - t["contact_search"]
+            row["all_pairs_over_broadphase"] = t["all_pairs_test"] / t["broadphase"]
             results.append(row)
-            print(f"{n_envs:3d} env x {n_boxes:3d} boxes, {layout:6s}: {n_pairs:6d} pairs, {row['slots_per_env']:7d} "
-                  f"slots, {contacts:5d} contacts/env, {row['sweeps']:5.1f} sweeps: {t * 1e3:8.2f} ms/step "
-                  f"({row['env_steps_per_s']:,.0f} env-steps/s)")
+            print(f"{n_envs:3d} env x {n_boxes:3d} boxes, {layout:6s}: {pairs:5d} pairs, {row['slots_per_env']:6d} "
+                  f"slots, {contacts:5d} contacts/env, {row['sweeps']:5.1f} sweeps | step {t['step']:8.3f} ms "
+                  f"({row['env_steps_per_s']:,.0f} env-steps/s) = broadphase {t['broadphase']:.3f} + narrowphase "
+                  f"{row['narrowphase_ms']:.3f} + solver {row['solver_ms']:.3f} | all-pairs test "
+                  f"{t['all_pairs_test']:.3f} ms ({row['all_pairs_over_broadphase']:.1f}x the broadphase)")
     root = os.path.join(os.path.dirname(__file__), "results")
     os.makedirs(root, exist_ok=True)
     with open(os.path.join(root, "many_bodies.json"), "w") as f:

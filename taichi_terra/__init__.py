@@ -20,7 +20,7 @@ _LAZY = {
     "World": ("world", "World"),
     "SolverConfig": ("world", "SolverConfig"),
     "Checkpoint": ("world", "Checkpoint"),
-    "ContactSet": ("world", "ContactSet"),
+    "ContactSet": ("contacts", "ContactSet"),
     "Ground": ("world", "Ground"),
     "Body": ("bodies.body", "Body"),
     "HeightMap": ("terrain.heightmap", "HeightMap"),

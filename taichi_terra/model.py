@@ -12,8 +12,7 @@ import taichi as ti
 from .backend import np_real, ti_real
 from .bodies.shapes import ShapeType
 from .kernels.layout import (B_MAT, B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, B_US, F_INFL, F_MASS, F_RAD,
-                             HM_SOIL0, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES,
-                             PAIR_SOIL,
+                             HM_SOIL0, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SOIL,
                              ivec8)
 from .validation import quat_to_matrix
 
@@ -54,10 +53,28 @@ def pair_capacity(kind: int, shape_a, shape_b=None, spacing=None) -> int:
     return len(shape_a.points) + n_extra + len(shape_b.points) + n_extra_b + 1
 
 
+def shape_pair_limits(shapes, max_pairs=None, max_contacts=None) -> tuple[int, int]:
+    """Size of the per-env shape-shape pair table and of the contact pool those pairs share.
+
+    Defaults: six pairs per body (spheres of one size touch at most twelve others, so a pile of similar
+    bodies has at most six contacting pairs per body), never more than the n (n - 1) / 2 pairs there are;
+    and room for every kept pair to fill its slots, with the capacity of the two largest shapes."""
+    n = len(shapes)
+    all_pairs = n * (n - 1) // 2
+    if max_pairs is None:
+        max_pairs = min(all_pairs, 6 * n)
+    if max_contacts is None:
+        caps = sorted((len(sh.points) + (2 if sh.type == ShapeType.CYLINDER else 0) for sh in shapes), reverse=True)
+        largest = caps[0] + caps[1] + 1 if n >= 2 else 0
+        max_contacts = max_pairs * largest
+    return int(max_pairs), int(max_contacts)
+
+
 class Model:
     """Static arrays; see ``kernels/layout.py`` for the packed column meanings."""
 
-    def __init__(self, shapes, materials, body_materials, ground, heightmaps):
+    def __init__(self, shapes, materials, body_materials, ground, heightmaps, max_shape_pairs=None,
+                 max_shape_contacts=None):
         real = np_real()
         tr = ti_real()
         vec2, vec3, vec4, mat3 = (ti.types.vector(2, tr), ti.types.vector(3, tr), ti.types.vector(4, tr),
@@ -89,7 +106,8 @@ class Model:
         self.body_inertia = _ndarray(mat3, inertia, 2)
         self.points = _ndarray(vec3, np.concatenate(pts).astype(real) if pts else np.zeros((0, 3), real), 1)
         self.planes = _ndarray(vec4, np.concatenate(pls).astype(real) if n_pls else np.zeros((0, 4), real), 1)
-        # ---- contact pairs: each shape with the ground, each height map, and each other shape
+        # ---- static contact pairs: each shape with the ground and each height map (shape-shape pairs are found
+        #      per step by the broadphase and take their slots from a shared pool after the static slots)
         pairs = []
         for b, sh in enumerate(shapes):
             if ground is not None:
@@ -100,9 +118,6 @@ class Model:
                     pairs.append((PAIR_SOIL, b, m, pair_capacity(PAIR_SOIL, sh, spacing=spacing)))
                 else:
                     pairs.append((PAIR_HEIGHTMAP, b, m, pair_capacity(PAIR_HEIGHTMAP, sh)))
-        for b in range(nb):
-            for a in range(b + 1, nb):
-                pairs.append((PAIR_SHAPES, b, a, pair_capacity(PAIR_SHAPES, shapes[b], shapes[a])))
         self.n_pairs = len(pairs)
         pair_i = np.zeros((max(len(pairs), 1), 8), np.int32)
         slot = 0
@@ -110,11 +125,16 @@ class Model:
             pair_i[p, P_KIND], pair_i[p, P_BODY], pair_i[p, P_OTHER] = kind, b, other
             pair_i[p, P_SLOT], pair_i[p, P_CAP] = slot, cap
             slot += cap
-        self.n_slots = slot
+        self.pool_start = slot
+        self.max_shape_pairs, self.max_shape_contacts = shape_pair_limits(shapes, max_shape_pairs,
+                                                                          max_shape_contacts)
+        self.n_slots = slot + self.max_shape_contacts
         self.pairs = pairs
         self._pair_slots = [int(pair_i[p, P_SLOT]) for p in range(len(pairs))]
         self.pair_i = _ndarray(ivec8, pair_i, 1)
-        self.pair_mat = ti.ndarray(vec2, (max(len(pairs), 1),))
+        # (friction, restitution): one row per static pair, then the table of every material pair
+        self.n_materials = len(materials.names)
+        self.pair_mat = ti.ndarray(vec2, (self.n_pairs + self.n_materials ** 2,))
         self.update_materials(materials, body_materials, ground, heightmaps)
         # ---- height maps (concatenated samples) and their poses
         nm = len(heightmaps)
@@ -153,15 +173,17 @@ class Model:
 
     def update_materials(self, materials, body_materials, ground, heightmaps) -> None:
         """Refresh each pair's (friction, restitution) from the material table."""
-        mat = np.zeros((max(self.n_pairs, 1), 2), np_real())
+        nm = self.n_materials
+        mat = np.zeros((self.n_pairs + nm * nm, 2), np_real())
         for p, (kind, b, other, _cap) in enumerate(self.pairs):
             if kind == PAIR_GROUND:
                 other_mat = materials.index(ground.material)
-            elif kind in (PAIR_HEIGHTMAP, PAIR_SOIL):
-                other_mat = materials.index(heightmaps[other].material_name)
             else:
-                other_mat = body_materials[other]
+                other_mat = materials.index(heightmaps[other].material_name)
             mat[p] = materials.lookup(body_materials[b], other_mat)
+        for i in range(nm):
+            for j in range(nm):
+                mat[self.n_pairs + i * nm + j] = materials.lookup(i, j)
         self.pair_mat.from_numpy(mat)
 
     def update_heightmap_data(self, heightmaps) -> None:

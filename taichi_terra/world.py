@@ -7,7 +7,7 @@ rows, Gauss-Seidel sweeps and integration follow (``kernels/dynamics.py``, ``ker
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from . import backend
 from .bodies import shapes as _shapes
 from .bodies.body import _SLOTS, Body
 from .materials import DEFAULT_MATERIAL, MaterialTable
+from .contacts import ContactQueries, ContactSet  # noqa: F401  (ContactSet: public via world)
 from .rays import RayCaster
 from .terrain.builder import TerrainBuilder
 from .validation import as_float_array, as_vector, check_finite, check_int, check_positive, rotation_to_quat
@@ -25,8 +26,8 @@ from .validation import as_float_array, as_vector, check_finite, check_int, chec
 MAX_KERNEL_ARRAYS = 31
 SIMULATE_ARGS = ("q", "u", "f_ext", "t_ext", "body_i", "body_f", "body_inertia", "points",
                  "planes", "pair_i", "pair_mat", "hm_int", "hm_geom", "hm_frame", "hm_heights",
-                 "body_iw", "c_count", "c_pos", "c_nrm", "c_depth", "c_feat", "c_imp", "c_prev_feat",
-                 "c_w", "c_lam", "c_target", "c_list", "sweeps_used", "soil_state", "soil_rev", "params")
+                 "body_iw", "c_count", "c_pos", "c_nrm", "c_depth", "c_feat", "c_imp",
+                 "c_w", "c_lam", "c_target", "c_list", "broad", "env_info", "soil_state", "soil_rev", "params")
 MODEL_ARRAYS = ("body_i", "body_f", "body_inertia", "points", "planes", "pair_i", "pair_mat", "hm_int", "hm_geom",
                 "hm_frame", "hm_heights")
 STATE_ARRAYS = tuple(name for name in SIMULATE_ARGS if name not in MODEL_ARRAYS)
@@ -98,23 +99,6 @@ class Ground:
 
 
 @dataclass
-class ContactSet:
-    """Contacts of one env after the last step. Normals point from side a to side b; impulses act on
-    side b (the opposite on side a) [N s]; depth > 0 is overlap, < 0 a speculative gap [m]."""
-
-    positions: np.ndarray  # (k, 3) [m]
-    normals: np.ndarray  # (k, 3)
-    depths: np.ndarray  # (k,) [m]
-    impulses: np.ndarray  # (k, 3) [N s], world frame
-    body_a: np.ndarray  # (k,) body index, -1 for static geometry
-    body_b: np.ndarray  # (k,) body index
-    static: list = field(default_factory=list)  # (k,) "ground", "heightmap:<i>" or "" (body-body)
-
-    def __len__(self) -> int:
-        return len(self.depths)
-
-
-@dataclass
 class Checkpoint:
     """A copy of a world's per-env state; restore it into the same world (or one built identically)."""
 
@@ -124,7 +108,7 @@ class Checkpoint:
     signature: tuple
 
 
-class World(TerrainBuilder, RayCaster):
+class World(TerrainBuilder, RayCaster, ContactQueries):
     """A batch of ``n_envs`` independent copies of one scene.
 
     Args:
@@ -132,6 +116,11 @@ class World(TerrainBuilder, RayCaster):
         gravity: [m/s^2], shape (3,).
         n_envs: number of environments stepped together (>= 1).
         solver: a :class:`SolverConfig` (defaults when ``None``).
+        max_shape_pairs: size of each env's table of shape-shape pairs that may touch (found every step by
+            a sort-and-sweep broadphase); default six per body, at most all pairs. Pairs beyond it are
+            dropped and counted (:meth:`get_pair_overflow`).
+        max_shape_contacts: contact slots per env shared by the shape-shape pairs; default room for every
+            kept pair to fill all its slots. Contacts beyond it are counted (:meth:`get_contact_overflow`).
 
     Add bodies, ground and height maps, then call :meth:`step` (the first call builds the model; after
     that the topology is fixed). Taichi is initialised with the defaults (cpu, f64) if
@@ -139,8 +128,12 @@ class World(TerrainBuilder, RayCaster):
     """
 
     def __init__(self, dt: float = 1e-3, gravity=(0.0, 0.0, -9.81), n_envs: int = 1, *,
-                 solver: SolverConfig | None = None):
+                 solver: SolverConfig | None = None, max_shape_pairs: int | None = None,
+                 max_shape_contacts: int | None = None):
         self._dt = check_positive("dt", dt)
+        self._max_shape_pairs = None if max_shape_pairs is None else check_int("max_shape_pairs", max_shape_pairs, 0)
+        self._max_shape_contacts = (None if max_shape_contacts is None
+                                    else check_int("max_shape_contacts", max_shape_contacts, 0))
         self._gravity = as_vector("gravity", gravity, 3)
         self._n_envs = check_int("n_envs", n_envs, 1)
         if solver is not None and not isinstance(solver, SolverConfig):
@@ -195,6 +188,18 @@ class World(TerrainBuilder, RayCaster):
     @property
     def ground(self) -> Ground | None:
         return self._ground
+
+    @property
+    def max_shape_pairs(self) -> int:
+        """Size of each env's shape-shape pair table (the default is resolved by the build)."""
+        self.build()
+        return self._model.max_shape_pairs
+
+    @property
+    def max_shape_contacts(self) -> int:
+        """Contact slots per env shared by the shape-shape pairs (the default is resolved by the build)."""
+        self.build()
+        return self._model.max_shape_contacts
 
     @property
     def built(self) -> bool:
@@ -323,29 +328,6 @@ class World(TerrainBuilder, RayCaster):
             rev = self._state.soil_rev.to_numpy()[:, self._soil_rev_slice(bed)].astype(np.int64)
         return rev if env is None else rev[int(env)]
 
-    def _soil_step_stats(self, bed, env) -> dict:
-        from .kernels.layout import PAIR_SOIL
-
-        self._check_env(env)
-        self.build()
-        counts = self._state.c_count.to_numpy()[int(env), :, 0]
-        imps = self._state.c_imp.to_numpy()[int(env)]
-        nrms = self._state.c_nrm.to_numpy()[int(env)]
-        areas = self._state.c_target.to_numpy()[int(env), :, 1]
-        n_contacts, area, force = 0, 0.0, 0.0
-        for p, (kind, _b, other, _cap) in enumerate(self._model.pairs):
-            if kind != PAIR_SOIL or other != bed.index:
-                continue
-            base = self._model.pair_slot(p)
-            for k in range(int(counts[p])):
-                s = base + k
-                n_contacts += 1
-                fn = float(np.dot(imps[s], nrms[s])) / self._dt
-                if fn > 0.0:
-                    area += areas[s]
-                    force += fn
-        return {"contacts": n_contacts, "contact_area": area, "normal_force": force}
-
     def _on_heightmap_data(self, hm) -> None:
         if self.built:
             self._model.update_heightmap_data(self._heightmaps)
@@ -363,7 +345,7 @@ class World(TerrainBuilder, RayCaster):
         from .state import State
 
         model = Model([b.shape for b in self._bodies], self.materials, self._body_materials, self._ground,
-                      self._heightmaps)
+                      self._heightmaps, self._max_shape_pairs, self._max_shape_contacts)
         ne, nb = self._n_envs, len(self._bodies)
         if nb:
             q0 = np.concatenate([d["q"] for d in self._init], axis=1)
@@ -376,6 +358,7 @@ class World(TerrainBuilder, RayCaster):
         soil0 = np.concatenate([bed._init_state for bed in beds], axis=1) if beds else None
         self._state = State(model, ne, q0, u0, f0, t0, soil0)
         self._model = model
+        self._sweep_axis = self._broadphase_axis(q0)
         if beds:  # revisions advanced by soil-state edits made before the build
             rev = np.zeros((ne, max(model.n_soil_rows, 1)), np.int64)
             for bed in beds:
@@ -422,7 +405,21 @@ class World(TerrainBuilder, RayCaster):
         pf[L.PF_N_PAIRS] = self._model.n_pairs
         pf[L.PF_TERRAIN_WARM_START] = float(cfg.terrain_warm_start)
         pf[L.PF_N_SOIL] = self._model.n_soil_samples
+        pf[L.PF_POOL0], pf[L.PF_N_MAT] = self._model.pool_start, self._model.n_materials
+        pf[L.PF_AXIS] = self._sweep_axis
         self._state.params.from_numpy(pf.astype(backend.np_real()))
+
+    def _broadphase_axis(self, q0) -> int:
+        """The broadphase sweeps along the world axis, across gravity, on which the bodies' initial
+        positions spread furthest (piles settle across gravity, so their bodies stay spread along it)."""
+        if q0 is None:
+            return 0
+        pos = q0[0].reshape(-1, 7)[:, :3]  # env 0 (the axis changes speed, never the pairs found)
+        spread = pos.max(axis=0) - pos.min(axis=0)
+        g = np.abs(self._gravity)
+        if g.max() > 0.0:
+            spread = np.where(g >= 0.5 * g.max(), -np.inf, spread)
+        return int(np.argmax(spread))
 
     def _graph(self):
         """The step kernel as a compiled Taichi graph, built once per world: one call binds every array
@@ -449,7 +446,8 @@ class World(TerrainBuilder, RayCaster):
         shapes = tuple((int(b.shape.type), tuple(np.round(b.shape.params, 12)), round(b.shape.mass, 12),
                         len(b.shape.points)) for b in self._bodies)
         maps = tuple((hm.x_samples, hm.y_samples) for hm in self._heightmaps)
-        return (self._n_envs, self._dt, shapes, self._ground is not None, maps)
+        return (self._n_envs, self._dt, shapes, self._ground is not None, maps, self._max_shape_pairs,
+                self._max_shape_contacts)
 
     def checkpoint(self) -> Checkpoint:
         """A copy of the per-env state (coordinates, velocities, loads, contacts, warm-start cache)."""
@@ -553,40 +551,3 @@ class World(TerrainBuilder, RayCaster):
             data = (self._state.f_ext if name == "f" else self._state.t_ext).to_numpy()[:, index, :]
         data = np.array(data, dtype=np.float64)
         return data if env is None else data[int(env)]
-
-    # ------------------------------------------------------------------ contacts
-    def get_contacts(self, env: int = 0) -> ContactSet:
-        """The contacts of ``env`` found and solved in the last step."""
-        self._check_env(env)
-        if env is None:
-            raise TypeError("get_contacts needs one env index")
-        self.build()
-        m, s = self._model, self._state
-        counts = s.c_count.to_numpy()[env, :, 0]
-        arrays = {k: getattr(s, k).to_numpy()[env] for k in ("c_pos", "c_nrm", "c_depth", "c_imp")}
-        idx, a_list, b_list, labels = [], [], [], []
-        for p, (kind, b, other, _cap) in enumerate(m.pairs):
-            base = m.pair_slot(p)
-            for k in range(int(counts[p])):
-                idx.append(base + k)
-                b_list.append(b)
-                a_list.append(other if kind == 2 else -1)  # (soil contacts: depth is the gap to the rut floor)
-                labels.append({0: "ground", 1: f"heightmap:{other}", 3: f"soil:{other}"}.get(kind, ""))
-        idx = np.array(idx, dtype=np.int64)
-        return ContactSet(arrays["c_pos"][idx].reshape(-1, 3), arrays["c_nrm"][idx].reshape(-1, 3),
-                          arrays["c_depth"][idx], arrays["c_imp"][idx].reshape(-1, 3),
-                          np.array(a_list, dtype=np.int64), np.array(b_list, dtype=np.int64), labels)
-
-    def get_contact_overflow(self, env: int | None = None) -> np.ndarray | int:
-        """Contacts dropped in the last step because a pair's slots were full, per env (or one env)."""
-        self._check_env(env)
-        self.build()
-        total = self._state.c_count.to_numpy()[:, :, 1].sum(axis=1)
-        return total if env is None else int(total[int(env)])
-
-    def get_solver_sweeps(self, env: int | None = None) -> np.ndarray | int:
-        """Gauss-Seidel sweeps used in the last step, per env (or one env)."""
-        self._check_env(env)
-        self.build()
-        used = self._state.sweeps_used.to_numpy()
-        return used if env is None else int(used[int(env)])

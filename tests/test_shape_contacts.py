@@ -5,17 +5,17 @@ import pytest
 import taichi_terra as tt
 
 
-def test_newtons_cradle_passes_the_momentum_to_the_last_ball():
+@pytest.mark.parametrize("gap", [0.0, 1e-3])
+def test_newtons_cradle_passes_the_momentum_to_the_last_ball(gap):
     """Reference: momentum and energy conservation for a chain of equal balls with e = 1: the first ball stops
-    and the last one leaves with its speed, within 2 %. The balls hang 1 mm apart (more than the 1 m/s x 1 ms
-    the first ball travels in a step), so the impacts follow one another; balls touching exactly would be hit
-    at once by the simultaneous impulse solve, which shares the momentum instead (a limitation)."""
+    and the last one leaves with its speed, within 2 %. With the balls exactly touching, the impact crosses the
+    whole chain within one step (one wave of impacts per contact); with 1 mm gaps, one contact after another."""
     world = tt.World(dt=1e-3, gravity=(0.0, 0.0, 0.0))
     world.set_default_material(0.0, 1.0)
     r = 0.05
     balls = [world.add_sphere(r, 1.0) for _ in range(5)]
     for i, b in enumerate(balls):
-        b.set_position([(2 * r + 1e-3) * i, 0.0, 1.0])
+        b.set_position([(2 * r + gap) * i, 0.0, 1.0])
     balls[0].set_position([-0.2, 0.0, 1.0])
     balls[0].set_linear_velocity([1.0, 0.0, 0.0])
     world.step(600)
@@ -23,6 +23,26 @@ def test_newtons_cradle_passes_the_momentum_to_the_last_ball():
     assert v[-1] == pytest.approx(1.0, rel=0.02)
     assert np.abs(v[:-1]).max() < 0.02
     assert v.sum() == pytest.approx(1.0, abs=1e-9)  # momentum
+    assert (v ** 2).sum() == pytest.approx(1.0, rel=1e-6)  # energy (e = 1)
+
+
+def test_box_landing_flat_bounces_straight():
+    """Reference: restitution on a symmetric impact. A box dropped flat with e = 0.5 on the ground hits with
+    all four corners at once; solved together they send it up at e times the impact speed with no spin."""
+    world = tt.World(dt=1e-3)
+    world.set_default_material(0.5, 0.5)
+    world.add_ground()
+    box = world.add_box(0.2, 0.2, 0.2, 1.0)
+    box.set_position([0.0, 0.0, 0.1 + 0.2])
+    speeds = []
+    for _ in range(400):
+        world.step()
+        speeds.append(box.get_linear_velocity(0)[2])
+    k = int(np.argmax(np.diff(speeds)))  # the impact step
+    impact = -speeds[k]
+    assert impact == pytest.approx(np.sqrt(2 * 9.81 * 0.2), rel=0.01)
+    assert speeds[k + 1] == pytest.approx(0.5 * impact, rel=1e-6)
+    assert np.abs(box.get_angular_velocity(0)).max() < 1e-9
 
 
 def test_box_on_box_and_cylinder_on_box_rest_for_5_s():

@@ -1,10 +1,13 @@
 """Narrowphase: contact points of every shape against the ground plane, height maps and other shapes.
 
-Each pair owns a fixed range of contact slots in its env, so the contact
-order is deterministic (bit-identical replays) without atomics; contacts beyond a pair's capacity
-are counted in the second component of ``c_count`` (count, dropped) and dropped. Depth is positive
-when the shapes overlap; speculative contacts (gaps up to ``margin``) have negative depth. Normals point from the ``a`` side (static
-geometry, or the pair's other body) to the pair's body. Shape-shape pairs are in ``shape_pairs.py``.
+Each static pair (a shape with the ground, a height map or a soil bed) owns a fixed range of contact
+slots in its env; shape-shape pairs, found each step by the broadphase (``broadphase.py``), take
+consecutive slots from a shared pool. Each env is filled serially, so the contact order is
+deterministic (bit-identical replays) without atomics; contacts beyond a pair's capacity are counted in
+the second component of ``c_count`` (count, dropped) and dropped. Depth is positive when the shapes
+overlap; speculative contacts (gaps up to ``margin``) have negative depth. Normals point from the ``a``
+side (static geometry, or the pair's other body) to the pair's body. Shape-shape contacts are in
+``shape_pairs.py``.
 """
 import taichi as ti
 
@@ -48,8 +51,6 @@ from .layout import (
     P_OTHER,
     P_SLOT,
     PAIR_GROUND,
-    PAIR_HEIGHTMAP,
-    PAIR_SHAPES,
     PAIR_SOIL,
     SPHERE,
 )
@@ -211,11 +212,12 @@ def collide_pair(e, p, q: ti.template(), u: ti.template(), body_i: ti.template()
                  hm_geom: ti.template(), hm_frame: ti.template(), hm_heights: ti.template(), ground_height,
                  margin_base, dt, c_count: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
                  c_depth: ti.template(), c_feat: ti.template(), c_target: ti.template(), soil_state: ti.template()):
-    """Fill the contact slots of pair ``p`` in env ``e`` from the link poses in ``q``.
+    """Fill the contact slots of static pair ``p`` (a shape with the ground, a height map or a soil bed) in
+    env ``e`` from the link poses in ``q``.
 
-    Speculative contacts reach ``margin_base`` plus how far the pair's bodies can move in one step (speed
-    of the centre plus spin times bounding radius, times ``dt``), so a fast body meets a thin obstacle as
-    a speculative contact before it can pass through it."""
+    Speculative contacts reach ``margin_base`` plus how far the body can move in one step (speed of the
+    centre plus spin times bounding radius, times ``dt``), so a fast body meets a thin obstacle as a
+    speculative contact before it can pass through it."""
     c_count[e, p] = ti.math.ivec2(0, 0)
     pr = pair_i[p]
     base, cap, kind = pr[P_SLOT], pr[P_CAP], pr[P_KIND]
@@ -225,8 +227,6 @@ def collide_pair(e, p, q: ti.template(), u: ti.template(), body_i: ti.template()
     margin = margin_base
     if kind != PAIR_SOIL:  # (soil points ahead of the body carry no force; their count stays bounded)
         margin += dt * body_sweep_speed(u, e, bd[B_US], bf[F_RAD])
-        if kind == PAIR_SHAPES:
-            margin += dt * body_sweep_speed(u, e, body_i[pr[P_OTHER]][B_US], body_f[pr[P_OTHER]][F_RAD])
     stype, pt0, npt = bd[B_TYPE], bd[B_PT0], bd[B_NPT]
     prm = vec4(bf[F_P0], bf[F_P1], bf[F_P2], bf[F_P3])
     infl = bf[F_INFL]
@@ -246,7 +246,7 @@ def collide_pair(e, p, q: ti.template(), u: ti.template(), body_i: ti.template()
         soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, bf[F_RAD], bd[B_PL0], bd[B_NPL], pr[P_OTHER],
                         planes, points, pt0, npt, hm_int, hm_geom, hm_frame, hm_heights, soil_state, c_count,
                         c_pos, c_nrm, c_depth, c_feat, c_target)
-    elif kind == PAIR_HEIGHTMAP:
+    else:  # a height map
         off, nx, ny, _soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(hm_int, hm_geom, hm_frame, pr[P_OTHER],
                                                                         pos, rot)
         if stype == SPHERE or stype == CAPSULE:
@@ -342,19 +342,33 @@ def collide_pair(e, p, q: ti.template(), u: ti.template(), body_i: ti.template()
                                      o + rm @ v, rm @ n_l, depth * n_l[2], FEAT_VERTEX + jy * nx + jx, False)
             ridge_edge_contacts(hm_heights, off, nx, ny, x0, y0, dx, dy, o, rm, c_l, r_l, lo, hi_, stype, prm, planes,
                                 pl0, npl, e, p, base, cap, c_count, c_pos, c_nrm, c_depth, c_feat)
-    else:
-        # shape against shape
-        bj = pr[P_OTHER]
-        bdj = body_i[bj]
-        bfj = body_f[bj]
-        prmj = vec4(bfj[F_P0], bfj[F_P1], bfj[F_P2], bfj[F_P3])
-        inflj = bfj[F_INFL]
-        posj, rotj = body_pose(q, e, bdj[B_QS])
-        if (pos - posj).norm() < bf[F_RAD] + bfj[F_RAD] + margin:
-            if infl > 0.0 or inflj > 0.0:
-                # a sphere or capsule: its centre points against the other shape's signed distance
-                collide_rounded(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, infl, posj, rotj,
-                                bdj, prmj, inflj, c_count, c_pos, c_nrm, c_depth, c_feat)
-            else:
-                collide_polyhedral(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, posj, rotj,
-                                   bdj, prmj, c_count, c_pos, c_nrm, c_depth, c_feat)
+
+
+@ti.func
+def collide_shape_pair(e, p, bi, bj, base, cap, q: ti.template(), u: ti.template(), body_i: ti.template(),
+                       body_f: ti.template(), points: ti.template(), planes: ti.template(), margin_base, dt,
+                       c_count: ti.template(), c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(),
+                       c_feat: ti.template()):
+    """Contacts of bodies ``bi`` (the pair's body) and ``bj`` (its other side) into slots ``base`` to
+    ``base + cap`` as pair ``p``; the speculative margin grows with both bodies' speeds."""
+    c_count[e, p] = ti.math.ivec2(0, 0)
+    bd = body_i[bi]
+    bf = body_f[bi]
+    bdj = body_i[bj]
+    bfj = body_f[bj]
+    margin = margin_base + dt * (body_sweep_speed(u, e, bd[B_US], bf[F_RAD])
+                                 + body_sweep_speed(u, e, bdj[B_US], bfj[F_RAD]))
+    prm = vec4(bf[F_P0], bf[F_P1], bf[F_P2], bf[F_P3])
+    prmj = vec4(bfj[F_P0], bfj[F_P1], bfj[F_P2], bfj[F_P3])
+    infl = bf[F_INFL]
+    inflj = bfj[F_INFL]
+    pos, rot = body_pose(q, e, bd[B_QS])
+    posj, rotj = body_pose(q, e, bdj[B_QS])
+    if (pos - posj).norm() < bf[F_RAD] + bfj[F_RAD] + margin:
+        if infl > 0.0 or inflj > 0.0:
+            # a sphere or capsule: its centre points against the other shape's signed distance
+            collide_rounded(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, infl, posj, rotj,
+                            bdj, prmj, inflj, c_count, c_pos, c_nrm, c_depth, c_feat)
+        else:
+            collide_polyhedral(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, posj, rotj,
+                               bdj, prmj, c_count, c_pos, c_nrm, c_depth, c_feat)

@@ -48,16 +48,14 @@ def apply_impulse(u: ti.template(), e, us_a, us_b, inv_m_a, inv_m_b, inv_iw_a, i
 
 
 @ti.func
-def normal_target(depth, vn0, dt, restitution, restitution_threshold, slop, erp, max_push):
+def normal_target(depth, dt, slop, erp, max_push):
     """Normal velocity [m/s] the row drives towards: close a gap within the step, push out a penetration
-    beyond ``slop`` at ``erp`` per step (at most ``max_push``), bounce with ``restitution``."""
+    beyond ``slop`` at ``erp`` per step (at most ``max_push``). (Bounces come from ``impact.py``.)"""
     target = 0.0
     if depth < 0.0:
         target = depth / dt
     elif depth > slop:
         target = ti.min(erp * (depth - slop) / dt, max_push)
-    if restitution > 0.0 and vn0 < -restitution_threshold and vn0 * dt - depth < 0.0:
-        target = ti.max(target, -restitution * vn0)
     return target
 
 

@@ -40,7 +40,7 @@ def emit(c_count: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
             c_pos[e, base + cnt] = pt
             c_nrm[e, base + cnt] = n
             c_depth[e, base + cnt] = depth
-            c_feat[e, base + cnt] = feat
+            c_feat[e, base + cnt][0] = feat  # (component 1 keeps the last step's feature of this slot)
             c_count[e, p][0] = cnt + 1
         else:
             c_count[e, p][1] += 1

@@ -1,0 +1,125 @@
+"""What a world reports about its contacts after a step: the contact set of an env, dropped contacts and
+pairs, solver sweeps and the shape-shape pairs the broadphase found (a mixin of ``World``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .kernels import layout as L
+
+
+@dataclass
+class ContactSet:
+    """Contacts of one env after the last step. Normals point from side a to side b; impulses act on
+    side b (the opposite on side a) [N s]; depth > 0 is overlap, < 0 a speculative gap [m]."""
+
+    positions: np.ndarray  # (k, 3) [m]
+    normals: np.ndarray  # (k, 3)
+    depths: np.ndarray  # (k,) [m]
+    impulses: np.ndarray  # (k, 3) [N s], world frame
+    body_a: np.ndarray  # (k,) body index, -1 for static geometry
+    body_b: np.ndarray  # (k,) body index
+    static: list = field(default_factory=list)  # (k,) "ground", "heightmap:<i>", "soil:<i>" or "" (body-body)
+
+    def __len__(self) -> int:
+        return len(self.depths)
+
+
+class ContactQueries:
+    """Contact queries of :class:`taichi_terra.World` (they read the state the last step left)."""
+
+    def _pair_slots(self, env: int) -> list[tuple[int, int, int, int, str]]:
+        """(first slot, count, body a, body b, label) of every pair of ``env`` with contacts in the last
+        step: the static pairs, then the shape-shape pairs of the broadphase table."""
+        m, s = self._model, self._state
+        counts = s.c_count.to_numpy()[env, :, 0]
+        out = []
+        for p, (kind, b, other, _cap) in enumerate(m.pairs):
+            if counts[p]:
+                label = {L.PAIR_GROUND: "ground", L.PAIR_HEIGHTMAP: f"heightmap:{other}",
+                         L.PAIR_SOIL: f"soil:{other}"}[kind]
+                out.append((m.pair_slot(p), int(counts[p]), -1, b, label))
+        for body, other, base, count in self._shape_pair_table(env):
+            if count:
+                out.append((base, count, other, body, ""))
+        return out
+
+    def _shape_pair_table(self, env: int) -> np.ndarray:
+        n = int(self._state.env_info.to_numpy()[env, L.EI_PAIRS])
+        nb = max(self._model.n_bodies, 1)
+        return self._state.broad.to_numpy()[env, nb:nb + n]
+
+    def get_contacts(self, env: int = 0) -> "ContactSet":
+        """The contacts of ``env`` found and solved in the last step."""
+        self._check_env(env)
+        if env is None:
+            raise TypeError("get_contacts needs one env index")
+        self.build()
+        s = self._state
+        arrays = {k: getattr(s, k).to_numpy()[env] for k in ("c_pos", "c_nrm", "c_depth", "c_imp")}
+        idx, a_list, b_list, labels = [], [], [], []
+        for base, count, a, b, label in self._pair_slots(int(env)):
+            idx.extend(range(base, base + count))
+            a_list += [a] * count
+            b_list += [b] * count
+            labels += [label] * count  # (soil contacts: depth is the gap to the rut floor)
+        idx = np.array(idx, dtype=np.int64)
+        return ContactSet(arrays["c_pos"][idx].reshape(-1, 3), arrays["c_nrm"][idx].reshape(-1, 3),
+                          arrays["c_depth"][idx], arrays["c_imp"][idx].reshape(-1, 3),
+                          np.array(a_list, dtype=np.int64), np.array(b_list, dtype=np.int64), labels)
+
+    def get_shape_pairs(self, env: int = 0) -> np.ndarray:
+        """The shape-shape pairs the broadphase kept in the last step for ``env``: body index pairs
+        (lower, higher), shape (k, 2), sorted; pairs whose bounding spheres, grown by the contact margin
+        and one step of motion, overlap."""
+        self._check_env(env)
+        if env is None:
+            raise TypeError("get_shape_pairs needs one env index")
+        self.build()
+        table = self._shape_pair_table(int(env))
+        return np.ascontiguousarray(table[:, [L.DP_BODY, L.DP_OTHER]].astype(np.int64))
+
+    def get_contact_overflow(self, env: int | None = None) -> np.ndarray | int:
+        """Contacts dropped in the last step because a pair's slots, or the pool shared by shape-shape
+        pairs (``max_shape_contacts``), were full; per env (or one env)."""
+        self._check_env(env)
+        self.build()
+        counts = self._state.c_count.to_numpy()[:, :, 1]
+        n_dyn = self._state.env_info.to_numpy()[:, L.EI_PAIRS]
+        n_static = self._model.n_pairs
+        total = np.array([counts[e, :n_static + n_dyn[e]].sum() for e in range(self._n_envs)], dtype=np.int64)
+        return total if env is None else int(total[int(env)])
+
+    def get_pair_overflow(self, env: int | None = None) -> np.ndarray | int:
+        """Shape-shape pairs dropped in the last step because the pair table (``max_shape_pairs``) was
+        full; per env (or one env). The pairs of the lowest body indices are kept."""
+        self._check_env(env)
+        self.build()
+        dropped = self._state.env_info.to_numpy()[:, L.EI_PAIRS_DROPPED].astype(np.int64)
+        return dropped if env is None else int(dropped[int(env)])
+
+    def get_solver_sweeps(self, env: int | None = None) -> np.ndarray | int:
+        """Gauss-Seidel sweeps used in the last step, per env (or one env)."""
+        self._check_env(env)
+        self.build()
+        used = self._state.env_info.to_numpy()[:, L.EI_SWEEPS]
+        return used if env is None else int(used[int(env)])
+
+    def _soil_step_stats(self, bed, env) -> dict:
+        self._check_env(env)
+        self.build()
+        imps = self._state.c_imp.to_numpy()[int(env)]
+        nrms = self._state.c_nrm.to_numpy()[int(env)]
+        areas = self._state.c_target.to_numpy()[int(env), :, 1]
+        n_contacts, area, force = 0, 0.0, 0.0
+        for base, count, _a, _b, label in self._pair_slots(int(env)):
+            if label != f"soil:{bed.index}":
+                continue
+            for s in range(base, base + count):
+                n_contacts += 1
+                fn = float(np.dot(imps[s], nrms[s])) / self._dt
+                if fn > 0.0:
+                    area += areas[s]
+                    force += fn
+        return {"contacts": n_contacts, "contact_area": area, "normal_force": force}
