@@ -151,3 +151,81 @@ def test_crossed_beams_rest_on_each_other(angle):
     assert len(beam) == 4  # the corners of the overlap parallelogram
     force = sum(abs(c.impulses[i] @ c.normals[i]) for i in beam) / world.dt
     assert force == pytest.approx(9.81, rel=1e-3)
+
+
+def _rot_z(angle):
+    c, s = np.cos(angle), np.sin(angle)
+    return [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
+
+
+@pytest.mark.parametrize("kind", ["box_on_mesh", "mesh_on_box", "mesh_on_mesh"])
+def test_crossed_mesh_beams_rest_on_each_other(kind):
+    """Reference: static equilibrium. Beams made as convex meshes, crossed at 35 degrees, touch only where
+    their faces overlap (no vertex of either inside the other): the upper one rests on the lower one's top
+    face (centre at 0.15 m) on the four corners of the overlap, which carry its weight."""
+    import trimesh
+
+    world = tt.World(dt=1e-3)
+    world.add_ground()
+    beam = trimesh.creation.box(extents=(1.0, 0.1, 0.1))
+    low = world.add_mesh(beam, 5.0) if kind != "mesh_on_box" else world.add_box(1.0, 0.1, 0.1, 5.0)
+    low.set_position([0.0, 0.0, 0.05])
+    up = world.add_mesh(beam, 1.0) if kind != "box_on_mesh" else world.add_box(1.0, 0.1, 0.1, 1.0)
+    up.set_orientation(_rot_z(np.radians(35.0)))
+    up.set_position([0.0, 0.0, 0.1505])
+    world.step(2000)
+    assert up.get_position(0)[2] == pytest.approx(0.15, abs=1e-3)
+    c = world.get_contacts(0)
+    pair = [i for i in range(len(c)) if {int(c.body_a[i]), int(c.body_b[i])} == {low.index, up.index}]
+    assert len(pair) == 4
+    force = sum(abs(c.impulses[i] @ c.normals[i]) for i in pair) / world.dt
+    assert force == pytest.approx(9.81, rel=1e-3)
+
+
+def test_cylinder_standing_on_two_beams_rests_on_the_chords():
+    """Reference: static equilibrium. A cylinder (r = 0.15 m, eight rim points per cap) stands on two
+    parallel beams 4 cm wide, 0.2 m apart, turned 22.5 degrees from its rim points: no rim point lies over a
+    beam and no beam corner under the cap, yet the cap rests on the two strips where the beams cross it
+    (its centre 0.05 m above the beam tops' 0.1 m), carried by the four corners of each strip."""
+    world = tt.World(dt=1e-3)
+    world.add_ground()
+    beams = []
+    for y in (-0.1, 0.1):
+        b = world.add_box(1.0, 0.04, 0.1, 5.0)
+        b.set_orientation(_rot_z(np.radians(22.5)))
+        b.set_position(np.array(_rot_z(np.radians(22.5))) @ [0.0, y, 0.0] + [0.0, 0.0, 0.05])
+        beams.append(b)
+    cyl = world.add_cylinder(0.15, 0.1, 2.0)
+    cyl.set_position([0.0, 0.0, 0.1505])
+    world.step(2000)
+    assert cyl.get_position(0)[2] == pytest.approx(0.15, abs=1e-3)
+    assert np.abs(cyl.get_orientation(0)[1:]).max() < 1e-3  # still upright
+    c = world.get_contacts(0)
+    on = [i for i in range(len(c)) if cyl.index in (int(c.body_a[i]), int(c.body_b[i]))]
+    for b in beams:
+        assert sum(1 for i in on if b.index in (int(c.body_a[i]), int(c.body_b[i]))) == 4
+    force = sum(abs(c.impulses[i] @ c.normals[i]) for i in on) / world.dt
+    assert force == pytest.approx(2.0 * 9.81, rel=1e-3)
+
+
+def test_tilted_cylinder_rests_on_its_true_rim():
+    """Reference: the geometry of a circle. A cylinder leaning 30 degrees with its lower rim on a box face
+    touches it at the rim's lowest point, which lies between two of the eight stored rim points: the contact
+    is that point (depth measured from it), not the lower of the two neighbouring rim points."""
+    world = tt.World(dt=1e-3, gravity=(0.0, 0.0, 0.0))
+    world.add_ground(-5.0)
+    base = world.add_box(1.0, 1.0, 0.2, 5.0)
+    base.set_position([0.0, 0.0, -0.1])
+    r, h = 0.15, 0.1
+    cyl = world.add_cylinder(r, h, 1.0)
+    tilt = np.radians(30.0)
+    spin = np.radians(22.5)  # puts the lowest rim point halfway between two stored rim points
+    rot = np.array([[1.0, 0.0, 0.0], [0.0, np.cos(tilt), -np.sin(tilt)], [0.0, np.sin(tilt), np.cos(tilt)]]) \
+        @ np.array(_rot_z(spin))
+    lowest = r * np.sin(tilt) + 0.5 * h * np.cos(tilt)  # centre height above the rim's lowest point
+    cyl.set_orientation(rot)
+    cyl.set_position([0.0, 0.0, lowest - 1e-4])
+    world.step(1)
+    c = world.get_contacts(0)
+    on = [i for i in range(len(c)) if cyl.index in (int(c.body_a[i]), int(c.body_b[i]))]
+    assert max(c.depths[i] for i in on) == pytest.approx(1e-4, abs=1e-9)

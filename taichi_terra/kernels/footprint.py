@@ -14,19 +14,14 @@ def _cross(o, a, b):
 
 
 @ti.func
-def footprint_hull(points: ti.template(), pt0, npt, c_l, r_l):
-    """Counter-clockwise convex hull (gift wrapping) of the first ``MAX_HULL`` sample points projected on
-    the bed plane; returns (vertices as rows of a MAX_HULL x 2 matrix, count)."""
-    n = ti.min(npt, MAX_HULL)
-    pts = ti.Matrix.zero(float, MAX_HULL, 2)
+def convex_hull_2d(pts, n, size: ti.template()):
+    """Counter-clockwise convex hull (gift wrapping) of the first ``n`` rows of the ``size`` x 2 matrix
+    ``pts``; returns (vertices as rows of a ``size`` x 2 matrix, count). Collinear points are dropped."""
     start = 0
     for k in range(n):
-        p = c_l + r_l @ points[pt0 + k]
-        pts[k, 0] = p[0]
-        pts[k, 1] = p[1]
-        if p[0] < pts[start, 0] or (p[0] == pts[start, 0] and p[1] < pts[start, 1]):
+        if pts[k, 0] < pts[start, 0] or (pts[k, 0] == pts[start, 0] and pts[k, 1] < pts[start, 1]):
             start = k
-    hull = ti.Matrix.zero(float, MAX_HULL, 2)
+    hull = ti.Matrix.zero(float, size, 2)
     nh = 0
     cur = start
     done = False
@@ -34,7 +29,7 @@ def footprint_hull(points: ti.template(), pt0, npt, c_l, r_l):
     for k in range(n):
         scale = ti.max(scale, ti.abs(pts[k, 0] - pts[start, 0]) + ti.abs(pts[k, 1] - pts[start, 1]))
     eps = 1e-12 * (scale + 1e-30)
-    for _ in range(MAX_HULL):
+    for _ in range(size):
         if not done:
             hull[nh, 0] = pts[cur, 0]
             hull[nh, 1] = pts[cur, 1]
@@ -59,6 +54,51 @@ def footprint_hull(points: ti.template(), pt0, npt, c_l, r_l):
 
 
 @ti.func
+def footprint_hull(points: ti.template(), pt0, npt, c_l, r_l):
+    """Counter-clockwise convex hull of the first ``MAX_HULL`` sample points projected on the bed plane;
+    returns (vertices as rows of a MAX_HULL x 2 matrix, count)."""
+    n = ti.min(npt, MAX_HULL)
+    pts = ti.Matrix.zero(float, MAX_HULL, 2)
+    for k in range(n):
+        p = c_l + r_l @ points[pt0 + k]
+        pts[k, 0] = p[0]
+        pts[k, 1] = p[1]
+    return convex_hull_2d(pts, n, MAX_HULL)
+
+
+@ti.func
+def clip_to_hull(poly, m, hull, nh, buf: ti.template()):
+    """The part of the polygon ``poly`` (first ``m`` rows of a ``buf`` x 2 matrix) inside the convex CCW
+    polygon ``hull`` (Sutherland-Hodgman; a two-vertex ``poly`` is a segment); returns (rows, count)."""
+    for h in range(nh):
+        a = ti.math.vec2(hull[h, 0], hull[h, 1])
+        hn = (h + 1) % nh
+        b = ti.math.vec2(hull[hn, 0], hull[hn, 1])
+        out = ti.Matrix.zero(float, buf, 2)
+        k = 0
+        for i in range(m):
+            p = ti.math.vec2(poly[i, 0], poly[i, 1])
+            j = (i + 1) % m
+            q = ti.math.vec2(poly[j, 0], poly[j, 1])
+            sp = _cross(a, b, p)
+            sq = _cross(a, b, q)
+            if sp >= 0.0:
+                if k < buf:
+                    out[k, 0] = p[0]
+                    out[k, 1] = p[1]
+                    k += 1
+            if (sp >= 0.0) != (sq >= 0.0):
+                x = p + (q - p) * (sp / (sp - sq))
+                if k < buf:
+                    out[k, 0] = x[0]
+                    out[k, 1] = x[1]
+                    k += 1
+        poly = out
+        m = k
+    return poly, m
+
+
+@ti.func
 def cell_coverage(hull, nh, xa, xb, ya, yb):
     """Area [m^2] and centroid of the part of the rectangle [xa, xb] x [ya, yb] inside the convex CCW
     polygon ``hull`` (Sutherland-Hodgman clipping, then the shoelace formulas)."""
@@ -71,32 +111,7 @@ def cell_coverage(hull, nh, xa, xb, ya, yb):
     poly[2, 1] = yb
     poly[3, 0] = xa
     poly[3, 1] = yb
-    m = 4
-    for h in range(nh):
-        a = ti.math.vec2(hull[h, 0], hull[h, 1])
-        hn = (h + 1) % nh
-        b = ti.math.vec2(hull[hn, 0], hull[hn, 1])
-        out = ti.Matrix.zero(float, _BUF, 2)
-        k = 0
-        for i in range(m):
-            p = ti.math.vec2(poly[i, 0], poly[i, 1])
-            j = (i + 1) % m
-            q = ti.math.vec2(poly[j, 0], poly[j, 1])
-            sp = _cross(a, b, p)
-            sq = _cross(a, b, q)
-            if sp >= 0.0:
-                if k < _BUF:
-                    out[k, 0] = p[0]
-                    out[k, 1] = p[1]
-                    k += 1
-            if (sp >= 0.0) != (sq >= 0.0):
-                x = p + (q - p) * (sp / (sp - sq))
-                if k < _BUF:
-                    out[k, 0] = x[0]
-                    out[k, 1] = x[1]
-                    k += 1
-        poly = out
-        m = k
+    poly, m = clip_to_hull(poly, 4, hull, nh, _BUF)
     area2 = 0.0
     cx = 0.0
     cy = 0.0

@@ -1,6 +1,7 @@
 """Shape against shape: spheres and capsules by the signed distance of their centre points, boxes,
-cylinders and convex meshes by a separating-axis normal with their sample points, and two boxes by face
-clipping or an edge-edge contact. Normals point from the pair's other body (its ``a`` side) to its body.
+cylinders and convex meshes by a separating-axis normal and their facing features clipped to each other
+(``manifold.py``), and two boxes by face clipping or an edge-edge contact. Normals point from the pair's
+other body (its ``a`` side) to its body.
 """
 import taichi as ti
 
@@ -17,6 +18,7 @@ from .layout import (
     FEAT_POINT,
 )
 from .math import closest_point_segment, closest_points_segments, vec3
+from .manifold import clipped_face_contacts
 from .narrowphase import emit, sample_point
 from .shapes import shape_sdf
 
@@ -253,21 +255,24 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
             box_face_contacts(pos, rot, prm, posj, rotj, prmj, -n, n, margin, e, p, base, cap, c_count, c_pos,
                               c_nrm, c_depth, c_feat)
     elif best > -margin:
-        front_j = support(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, posj, rotj, n)
-        back_i = -support(points, bd[B_PT0], bd[B_NPT], bd[B_TYPE], prm, pos, rot, -n)
-        to_j = rot.transpose() @ (-n)
-        for k in range(bd[B_NPT] + (2 if bd[B_TYPE] == CYLINDER else 0)):
-            pb, ok = sample_point(points, bd[B_PT0], bd[B_NPT], bd[B_TYPE], prm, to_j, k)
-            pw = pos + rot @ pb
-            sd, _nj = shape_sdf(bdj[B_TYPE], prmj, rotj.transpose() @ (pw - posj), planes, bdj[B_PL0], bdj[B_NPL])
-            if ok and sd < margin:
-                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw, n, front_j - n.dot(pw),
-                     FEAT_POINT + k, True)
-        to_i = rotj.transpose() @ n
-        for k in range(bdj[B_NPT] + (2 if bdj[B_TYPE] == CYLINDER else 0)):
-            pb, ok = sample_point(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, to_i, k)
-            pw = posj + rotj @ pb
-            sd, _ni = shape_sdf(bd[B_TYPE], prm, rot.transpose() @ (pw - pos), planes, bd[B_PL0], bd[B_NPL])
-            if ok and sd < margin:
-                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw, n, n.dot(pw) - back_i,
-                     FEAT_OTHER_POINT + k, True)
+        kept = clipped_face_contacts(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, posj, rotj, bdj,
+                                     prmj, n, c_count, c_pos, c_nrm, c_depth, c_feat)
+        if kept == 0:  # faces that do not overlap across the normal: each body's sample points inside the other
+            front_j = support(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, posj, rotj, n)
+            back_i = -support(points, bd[B_PT0], bd[B_NPT], bd[B_TYPE], prm, pos, rot, -n)
+            to_j = rot.transpose() @ (-n)
+            for k in range(bd[B_NPT] + (2 if bd[B_TYPE] == CYLINDER else 0)):
+                pb, ok = sample_point(points, bd[B_PT0], bd[B_NPT], bd[B_TYPE], prm, to_j, k)
+                pw = pos + rot @ pb
+                sd, _nj = shape_sdf(bdj[B_TYPE], prmj, rotj.transpose() @ (pw - posj), planes, bdj[B_PL0], bdj[B_NPL])
+                if ok and sd < margin:
+                    emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw, n, front_j - n.dot(pw),
+                         FEAT_POINT + k, True)
+            to_i = rotj.transpose() @ n
+            for k in range(bdj[B_NPT] + (2 if bdj[B_TYPE] == CYLINDER else 0)):
+                pb, ok = sample_point(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, to_i, k)
+                pw = posj + rotj @ pb
+                sd, _ni = shape_sdf(bd[B_TYPE], prm, rot.transpose() @ (pw - pos), planes, bd[B_PL0], bd[B_NPL])
+                if ok and sd < margin:
+                    emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw, n, n.dot(pw) - back_i,
+                         FEAT_OTHER_POINT + k, True)
