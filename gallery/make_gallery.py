@@ -21,6 +21,7 @@ RUNS = {
     "soil_ruts": ["--seconds", "6", "--fps", "12", "--width", "560", "--height", "315"],
     "slope_and_wall": ["--seconds", "5", "--fps", "12", "--width", "560", "--height", "315"],
     "many_worlds": ["--seconds", "3", "--fps", "12", "--width", "560", "--height", "420"],
+    "cradle_and_pile": ["--seconds", "3", "--fps", "12", "--width", "560", "--height", "315"],
 }
 
 

@@ -16,7 +16,8 @@ def load(name):
     return module
 
 
-@pytest.mark.parametrize("name,extra", [("slope_and_wall", []), ("soil_ruts", []), ("many_worlds", ["--envs", "4"])])
+@pytest.mark.parametrize("name,extra", [("slope_and_wall", []), ("soil_ruts", []), ("many_worlds", ["--envs", "4"]),
+                                        ("cradle_and_pile", [])])
 def test_scene_runs_headless_for_one_second(name, extra, tmp_path):
     """1 s at dt = 1 ms is 1000 steps, drawn as 10 frames whatever the physics rate."""
     out = load(name).main(SHORT + extra + ["--record", str(tmp_path / "a.gif"), "--still", str(tmp_path / "a.png")])
