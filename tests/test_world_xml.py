@@ -61,10 +61,25 @@ def test_round_trip_restores_the_soil_state(tmp_path):
      "<soil bekker_kc='0' bekker_kphi='0'/></heightmap></world>", "bekker"),
     ("<scene/>", "root element"),
     ("<world", "well-formed"),
+    ("<world max_shape_pairs='2.5'/>", "max_shape_pairs must be an integer"),
+    ("<world max_shape_contacts='-1'/>", "max_shape_contacts must be >= 0"),
 ])
 def test_bad_world_files_name_the_element(text, msg):
     with pytest.raises(ValueError, match=msg):
         tt.load_world_xml(text)
+
+
+def test_broadphase_limits_round_trip():
+    """Limits the user set are written and read back; unset ones stay unset (their defaults follow the
+    bodies)."""
+    world = tt.World(max_shape_pairs=7)
+    world.add_sphere(0.1, 1.0)
+    world.add_sphere(0.1, 1.0)
+    text = tt.export_world_xml(world)
+    assert "max_shape_pairs=\"7\"" in text and "max_shape_contacts" not in text
+    loaded = tt.load_world_xml(text)
+    assert loaded.max_shape_pairs == 7
+    assert loaded.max_shape_contacts == world.max_shape_contacts
 
 
 def test_height_maps_from_files_and_meshes_round_trip(tmp_path):

@@ -83,6 +83,12 @@ def load_world_xml(source, **world_kwargs):
         raise WorldXMLError(f"{where}: the root element must be <world>, got <{root.tag}>")
     kwargs = {"dt": _one(where, root, "dt", 1e-3), "gravity": _floats(where, root, "gravity", 3, [0.0, 0.0, -9.81]),
               "n_envs": int(_one(where, root, "n_envs", 1))}
+    for name in ("max_shape_pairs", "max_shape_contacts"):  # optional broadphase limits
+        if root.get(name) is not None:
+            value = _one(where, root, name)
+            if value != int(value):
+                raise WorldXMLError(f"{where}: <world>: {name} must be an integer, got {root.get(name)!r}")
+            kwargs[name] = int(value)
     kwargs.update(world_kwargs)
     try:
         world = World(**kwargs)
@@ -184,11 +190,14 @@ def _fmt(values) -> str:
 
 def export_world_xml(world, path=None, env: int = 0) -> str:
     """The world as XML (poses and velocities of ``env``, soil histories of ``env``); written to ``path``
-    when given. Only primitive bodies are exported (meshes raise)."""
+    when given. Meshes are written inline (their hull's vertices and faces)."""
     from ..bodies.shapes import ShapeType
     from ..terrain.soil import SOIL_FIELDS
 
     root = ET.Element("world", dt=repr(world.dt), gravity=_fmt(world.gravity), n_envs=str(world.n_envs))
+    for name in ("max_shape_pairs", "max_shape_contacts"):  # only limits the user set (defaults follow the bodies)
+        if getattr(world, f"_{name}") is not None:
+            root.set(name, str(getattr(world, f"_{name}")))
     table = world.materials
     for (ia, ib), (mu, e) in sorted(table._pairs.items()):
         ET.SubElement(root, "material_pair", a=table.names[ia], b=table.names[ib], friction=repr(mu),
