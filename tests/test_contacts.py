@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import taichi_terra as tt
-from helpers import G, flat_map, rot_x
+from helpers import G, flat_map, rot_x, slope_world
 
 
 def test_plate_rests_with_weight_supported():
@@ -215,3 +215,62 @@ def test_ridge_between_samples_holds_a_body(shape):
     body.set_position([0.0, 0.5, 0.61])
     world.step(200)
     assert body.get_position(0)[2] - 0.1 == pytest.approx(0.5, abs=1e-3)
+
+
+def _tangential(c, i):
+    return c.impulses[i] - c.normals[i] * (c.impulses[i] @ c.normals[i])
+
+
+def test_resting_boxes_report_no_internal_friction():
+    """Reference: static equilibrium with the least tangential impulses (kernels/relax.py). A box resting
+    on the ground and a box resting on it need no friction at all: the sweep's self-cancelling tangential
+    impulses (before: 0.55 to 0.8 of each contact's normal impulse) are removed, and the motion is unchanged
+    (both stay put)."""
+    world = tt.World(dt=1e-3)
+    world.add_ground()
+    low = world.add_box(0.4, 0.4, 0.2, 2.0)
+    low.set_position([0.0, 0.0, 0.1])
+    top = world.add_box(0.2, 0.2, 0.2, 1.0)
+    top.set_position([0.03, -0.02, 0.3])
+    world.step(1000)
+    c = world.get_contacts(0)
+    assert len(c) == 8
+    for i in range(len(c)):
+        assert np.linalg.norm(_tangential(c, i)) < 1e-9 * (c.impulses[i] @ c.normals[i])
+    assert np.linalg.norm(top.get_linear_velocity(0)) < 1e-9
+
+
+def test_box_held_on_a_slope_shares_the_friction_evenly():
+    """Reference: statics on a 20 degree slope with friction 0.8 > tan 20: the contacts carry m g sin 20
+    along the slope and m g cos 20 across it in total; the least tangential impulses with that total and no
+    twist are equal at the four corners."""
+    angle = np.radians(20.0)
+    world, box, R = slope_world(angle, 0.8, "box")
+    world.step(500)
+    c = world.get_contacts(0)
+    assert len(c) == 4
+    t = np.array([_tangential(c, i) for i in range(4)]) / world.dt
+    n = np.array([c.impulses[i] @ c.normals[i] for i in range(4)]) / world.dt
+    assert np.linalg.norm(t.sum(axis=0)) == pytest.approx(G * np.sin(angle), rel=1e-6)
+    assert n.sum() == pytest.approx(G * np.cos(angle), rel=1e-6)
+    np.testing.assert_allclose(t, np.tile(t.mean(axis=0), (4, 1)), atol=1e-9)
+
+
+def test_sliding_box_keeps_coulomb_friction_at_each_corner():
+    """Reference: Coulomb's law. A box dragged along the ground by 0.9 m g with friction 0.5 slides; each
+    corner's friction opposes the slip with 0.5 times that corner's normal force (no redistribution)."""
+    world = tt.World(dt=1e-3)
+    world.set_default_material(0.5, 0.0)
+    world.add_ground()
+    box = world.add_box(0.2, 0.2, 0.2, 1.0)
+    box.set_position([0.0, 0.0, 0.1])
+    box.set_external_force([0.9 * G, 0.0, 0.0])
+    world.step(300)
+    assert box.get_linear_velocity(0)[0] > 0.5
+    c = world.get_contacts(0)
+    for i in range(len(c)):
+        fn = c.impulses[i] @ c.normals[i]
+        if fn > 0.0:
+            t = _tangential(c, i)
+            assert np.linalg.norm(t) == pytest.approx(0.5 * fn, rel=1e-9)
+            assert t[0] < 0.0 and abs(t[1]) < 1e-9 * fn

@@ -99,7 +99,7 @@ def test_contacts_forces_and_overlay_are_drawn():
     scale = 0.35 / (2.0 * 9.81 / len(c))  # each arrow 0.35 m long, rising 0.15 m above the box's top
     arrows = Viewer(world, overlay=False, show_forces=True, force_scale=scale, **opts).capture()
     force = c.impulses[0] / world.dt
-    tip = c.positions[0] + scale * force * (0.3 / (scale * force[2]))  # the arrow's point 0.3 m up
+    tip = c.positions[0] + scale * force * (0.33 / (scale * force[2]))  # the arrow's point 0.33 m up
     col, row = np.round(cam.project(tip, W, H)[0]).astype(int)
 
     def near(img):  # the pixels within 2 px (a line is 2 px wide)

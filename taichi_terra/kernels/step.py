@@ -65,6 +65,7 @@ from .layout import (
     PF_WARM_START,
 )
 from .math import vec3, vec4
+from .relax import relax_internal_friction
 from .rows import material_index, pair_entry, row_links, warm_start_slot
 from .shapes import footprint_width
 from .soil import solve_soil_row
@@ -255,6 +256,9 @@ def advance_env(e, q: ti.template(), u: ti.template(), f_ext: ti.template(), t_e
                 c_lam[e, s] = new
                 largest = ti.max(largest, w[0, 0] * d.norm())
     env_info[e][EI_SWEEPS] = sweeps
+    # 5b. resting manifolds: the least tangential impulses that give the same motion (relax.py)
+    relax_internal_friction(e, n_rows, n_static, n_mat, q, u, body_i, body_f, body_iw, pair_i, pair_mat, c_list,
+                            c_pos, c_nrm, c_lam)
     # 6. soil history: loaded samples take the end-of-step sinkage, yield raises the permanent sinkage, slip
     #    accumulates; every other sample recovers its elastic part and forgets its slip
     if n_soil > 0:
