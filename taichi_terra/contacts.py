@@ -93,7 +93,8 @@ class ContactQueries:
 
     def get_pair_overflow(self, env: int | None = None) -> np.ndarray | int:
         """Shape-shape pairs dropped in the last step because the pair table (``max_shape_pairs``) was
-        full; per env (or one env). The pairs of the lowest body indices are kept."""
+        full; per env (or one env). The pairs of the lowest body indices are kept (of the one body whose
+        pairs cross the limit, those the sweep met first)."""
         self._check_env(env)
         self.build()
         dropped = self._state.env_info.to_numpy()[:, L.EI_PAIRS_DROPPED].astype(np.int64)

@@ -56,17 +56,17 @@ def pair_capacity(kind: int, shape_a, shape_b=None, spacing=None) -> int:
 def shape_pair_limits(shapes, max_pairs=None, max_contacts=None) -> tuple[int, int]:
     """Size of the per-env shape-shape pair table and of the contact pool those pairs share.
 
-    Defaults: six pairs per body (spheres of one size touch at most twelve others, so a pile of similar
-    bodies has at most six contacting pairs per body), never more than the n (n - 1) / 2 pairs there are;
-    and room for every kept pair to fill its slots, with the capacity of the two largest shapes."""
+    Defaults: thirteen pairs per body (in a packed pile of cubes each bounding sphere meets its 26
+    neighbours', half of them counted per body), never more than the n (n - 1) / 2 pairs there are; and
+    four contacts per pair (a pile of boxes uses about three), at least room for the largest pair."""
     n = len(shapes)
     all_pairs = n * (n - 1) // 2
     if max_pairs is None:
-        max_pairs = min(all_pairs, 6 * n)
+        max_pairs = min(all_pairs, 13 * n)
     if max_contacts is None:
         caps = sorted((len(sh.points) + (2 if sh.type == ShapeType.CYLINDER else 0) for sh in shapes), reverse=True)
         largest = caps[0] + caps[1] + 1 if n >= 2 else 0
-        max_contacts = max_pairs * largest
+        max_contacts = max(4 * max_pairs, largest) if max_pairs else 0
     return int(max_pairs), int(max_contacts)
 
 

@@ -117,10 +117,10 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
         n_envs: number of environments stepped together (>= 1).
         solver: a :class:`SolverConfig` (defaults when ``None``).
         max_shape_pairs: size of each env's table of shape-shape pairs that may touch (found every step by
-            a sort-and-sweep broadphase); default six per body, at most all pairs. Pairs beyond it are
-            dropped and counted (:meth:`get_pair_overflow`).
-        max_shape_contacts: contact slots per env shared by the shape-shape pairs; default room for every
-            kept pair to fill all its slots. Contacts beyond it are counted (:meth:`get_contact_overflow`).
+            a sort-and-sweep broadphase); default 13 per body (a packed pile of cubes), at most all pairs.
+            Pairs beyond it are dropped and counted (:meth:`get_pair_overflow`).
+        max_shape_contacts: contact slots per env shared by the shape-shape pairs; default four per pair
+            of the table. Contacts beyond it are dropped and counted (:meth:`get_contact_overflow`).
 
     Add bodies, ground and height maps, then call :meth:`step` (the first call builds the model; after
     that the topology is fixed). Taichi is initialised with the defaults (cpu, f64) if

@@ -88,19 +88,20 @@ def test_full_contact_pool_counts_the_contacts_it_drops():
 
 
 def test_default_limits_grow_linearly_with_the_bodies():
-    """Six pairs per body by default (equal spheres touch at most twelve others), with room for each to fill
-    every slot: 200 boxes need 1200 pairs x 17 slots per env, not the 19,900 pairs of all-pairs slots."""
+    """Thirteen pairs per body by default (a packed pile of cubes) and four contacts per pair: 200 boxes
+    need 2600 pairs and 10,400 slots per env, not the 19,900 pairs x 17 slots of all-pairs slots."""
     world = tt.World(dt=1e-3)
     for k in range(200):
         world.add_box(0.1, 0.1, 0.1, 1.0).set_position([0.2 * k, 0.0, 1.0])
     world.build()
-    assert world.max_shape_pairs == 1200
-    assert world.max_shape_contacts == 1200 * 17
+    assert world.max_shape_pairs == 2600
+    assert world.max_shape_contacts == 4 * 2600
     small = tt.World(dt=1e-3)
     for _ in range(3):
         small.add_sphere(0.1, 1.0)
     small.build()
     assert small.max_shape_pairs == 3  # never more than the pairs there are
+    assert small.max_shape_contacts == 4 * 3
 
 
 def test_pile_replays_and_batches_bit_for_bit():

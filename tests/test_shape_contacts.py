@@ -229,3 +229,43 @@ def test_tilted_cylinder_rests_on_its_true_rim():
     c = world.get_contacts(0)
     on = [i for i in range(len(c)) if cyl.index in (int(c.body_a[i]), int(c.body_b[i]))]
     assert max(c.depths[i] for i in on) == pytest.approx(1e-4, abs=1e-9)
+
+
+def test_log_resting_on_a_parallel_log_stays_level():
+    """Reference: static equilibrium. A cylinder lying on a parallel, longer cylinder touches it along a
+    line: both ends of the common stretch carry it (half the weight each), so it stays level instead of
+    pivoting on one point."""
+    world = tt.World(dt=1e-3)
+    world.add_ground()
+    along_x = [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]]  # cylinder axis along x
+    low = world.add_cylinder(0.1, 1.0, 20.0)
+    low.set_orientation(along_x)
+    low.set_position([0.0, 0.0, 0.1])
+    up = world.add_cylinder(0.1, 0.6, 1.0)
+    up.set_orientation(along_x)
+    up.set_position([0.1, 0.0, 0.3005])
+    world.step(1000)
+    assert up.get_position(0)[2] == pytest.approx(0.3, abs=1e-3)
+    assert np.abs(up.get_angular_velocity(0)).max() < 1e-6
+    c = world.get_contacts(0)
+    pair = [i for i in range(len(c)) if {int(c.body_a[i]), int(c.body_b[i])} == {low.index, up.index}]
+    assert len(pair) == 2
+    f = sorted(abs(c.impulses[i] @ c.normals[i]) / world.dt for i in pair)
+    assert f == pytest.approx([0.5 * 9.81, 0.5 * 9.81], rel=1e-3)
+    assert sorted(c.positions[i][0] for i in pair) == pytest.approx([-0.2, 0.4], abs=1e-9)
+
+
+def test_mesh_with_many_sided_cap_stands_on_a_box():
+    """Reference: static equilibrium. A mesh cylinder with 32-sided caps (more vertices than a face holds)
+    stands upright on a box on its sample points: it neither tips nor sinks in 2 s."""
+    import trimesh
+
+    world = tt.World(dt=1e-3)
+    world.add_ground()
+    base = world.add_box(0.6, 0.6, 0.1, 5.0)
+    base.set_position([0.0, 0.0, 0.05])
+    can = world.add_mesh(trimesh.creation.cylinder(radius=0.1, height=0.2, sections=32), 1.0)
+    can.set_position([0.0, 0.0, 0.2005])
+    world.step(2000)
+    assert can.get_position(0)[2] == pytest.approx(0.2, abs=1e-3)
+    assert np.abs(can.get_orientation(0)[1:]).max() < 1e-4

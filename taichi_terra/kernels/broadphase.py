@@ -6,7 +6,8 @@ interval along one axis (an insertion sort from the last step's order: about one
 and one sweep along that order tests only the bodies whose intervals overlap. The pairs found are listed
 sorted by (lower body index, higher body index), whatever order the sweep met them in, so the contact
 rows come in the same order for the same poses, and the warm start finds last step's pair by one merge
-walk. The table holds ``max_pairs`` pairs; pairs beyond it are counted and dropped, lowest indices kept.
+walk. The table holds ``max_pairs`` pairs; pairs beyond it are counted and dropped: the pairs of the
+lowest body indices are kept (of the one body whose pairs cross the limit, those the sweep met first).
 
 The grown spheres are computed once per body into ``scratch`` (the step's per-body inverse inertia array,
 which the dynamics fill only after the contacts are found): row 0 the centre, row 1 (interval low end,

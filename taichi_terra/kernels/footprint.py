@@ -6,6 +6,7 @@ import taichi as ti
 
 MAX_HULL = 20  # hull vertices (a box projects to at most 6, a cylinder's two rims to at most 16)
 _BUF = MAX_HULL + 4  # a rectangle clipped by the hull keeps at most this many vertices
+_SKEW = 0.4142135623730951  # tan(22.5 deg): the hull starts at the lowest x + _SKEW y
 
 
 @ti.func
@@ -17,9 +18,9 @@ def _cross(o, a, b):
 def convex_hull_2d(pts, n, size: ti.template()):
     """Counter-clockwise convex hull (gift wrapping) of the first ``n`` rows of the ``size`` x 2 matrix
     ``pts``; returns (vertices as rows of a ``size`` x 2 matrix, count). Collinear points are dropped."""
-    start = 0
+    start = 0  # the extreme point along a direction no axis-aligned edge is normal to (no ties to flip)
     for k in range(n):
-        if pts[k, 0] < pts[start, 0] or (pts[k, 0] == pts[start, 0] and pts[k, 1] < pts[start, 1]):
+        if pts[k, 0] + _SKEW * pts[k, 1] < pts[start, 0] + _SKEW * pts[start, 1]:
             start = k
     hull = ti.Matrix.zero(float, size, 2)
     nh = 0
@@ -48,6 +49,8 @@ def convex_hull_2d(pts, n, size: ti.template()):
                             nxt = k
             if nxt < 0 or nxt == start:
                 done = True
+            elif (ti.math.vec2(pts[nxt, 0], pts[nxt, 1]) - ti.math.vec2(pts[start, 0], pts[start, 1])).norm() <= eps:
+                done = True  # a near-duplicate of the start: the hull is closed
             else:
                 cur = nxt
     return hull, nh

@@ -8,7 +8,7 @@ not face the other body offers the line of its side, between the rim points furt
 a cylinder standing on a beam rests on the chord where the beam crosses its cap, and crossed beams touch
 where they cross, though no corner of either lies inside the other.
 
-A face keeps at most ``MAX_FEAT`` vertices (a mesh face with more rests on the hull of its first ones);
+A face holds at most ``MAX_FEAT`` vertices (a mesh face with more is left to the sample points);
 the code is written so that each stage appears once (the step kernel inlines every call, and Vulkan
 drivers compile the whole kernel as one shader).
 """
@@ -50,17 +50,22 @@ def facing_feature(points: ti.template(), planes: ti.template(), bd, prm, pos, r
     if side_line:
         m = d
     else:
-        tol = 1e-9 * (ti.abs(pl[3]) + 1e-3)
+        tol = 1e-6 * (ti.abs(pl[3]) + 1e-3)  # (meshes' planes are rounded; f32 rounds at 6e-8)
+        on_plane = 0
         for k in range(bd[B_NPT]):
             pb = points[bd[B_PT0] + k]
-            if ti.abs(nk.dot(pb) - pl[3]) <= tol and count < MAX_FEAT:
-                pw = pos + rot @ pb
-                for c in ti.static(range(3)):
-                    verts[count, c] = pw[c]
-                count += 1
+            if ti.abs(nk.dot(pb) - pl[3]) <= tol:
+                on_plane += 1
+                if count < MAX_FEAT:
+                    pw = pos + rot @ pb
+                    for c in ti.static(range(3)):
+                        verts[count, c] = pw[c]
+                    count += 1
+        if on_plane > MAX_FEAT:
+            count = 0  # too many vertices to hold: no feature (the sample points serve instead)
     if bd[B_TYPE] == CYLINDER:  # the rim points furthest along d: the side line, or a cap's lowest point
         for side in range(2):
-            if (side_line or (side == 1) == (pl[2] > 0.0)) and count < MAX_FEAT:
+            if side_line or ((side == 1) == (pl[2] > 0.0) and count < MAX_FEAT):
                 pb, ok = cylinder_support(prm, d_l, side)
                 if ok:
                     pw = pos + rot @ pb
@@ -101,7 +106,7 @@ def clipped_face_contacts(points: ti.template(), planes: ti.template(), e, p, ba
     """Contacts of the body (``pos``, ``rot``) and the other body (``posj``, ``rotj``) across the normal
     ``n`` (from the other body to the body): the overlap of their facing features, each point placed on the
     body's feature with depth = the other's height minus the body's along ``n``. Returns how many were
-    kept (within ``margin``)."""
+    found within ``margin`` (whether or not the pair's slots had room for them)."""
     t1, t2 = tangent_basis(n)
     fi = ti.Matrix.zero(float, MAX_FEAT, 3)
     fj = ti.Matrix.zero(float, MAX_FEAT, 3)
@@ -119,7 +124,7 @@ def clipped_face_contacts(points: ti.template(), planes: ti.template(), e, p, ba
             fi, ni, mi, hi, nhi = verts, count, m, hull, nh
         else:
             fj, nj, mj, hj, nhj = verts, count, m, hull, nh
-    kept = 0
+    found = 0
     if ni >= 2 and nj >= 2:
         # clip a line or face to a face (the body's feature to the other's when that is a face)
         poly = ti.Matrix.zero(float, _CLIP_BUF, 2)
@@ -139,21 +144,36 @@ def clipped_face_contacts(points: ti.template(), planes: ti.template(), e, p, ba
         count = 0
         if n_clipper >= 3:
             poly, count = clip_to_hull(poly, n_poly, clipper, n_clipper, _CLIP_BUF)
-        else:  # two side lines: where they pass closest
-            a0 = vec3(fi[0, 0], fi[0, 1], fi[0, 2])
-            a1 = vec3(fi[1, 0], fi[1, 1], fi[1, 2])
-            on_i, _on_j = closest_points_segments(a0, a1, vec3(fj[0, 0], fj[0, 1], fj[0, 2]),
-                                                  vec3(fj[1, 0], fj[1, 1], fj[1, 2]))
-            poly[0, 0] = t1.dot(on_i)
-            poly[0, 1] = t2.dot(on_i)
-            count = 1
+        else:  # two side lines: the ends of their common stretch when parallel, else where they cross
+            a0 = ti.math.vec2(hi[0, 0], hi[0, 1])
+            ab = ti.math.vec2(hi[1, 0], hi[1, 1]) - a0
+            bj0 = ti.math.vec2(hj[0, 0], hj[0, 1]) - a0
+            bj1 = ti.math.vec2(hj[1, 0], hj[1, 1]) - a0
+            along = ab.norm_sqr()
+            cross = ab[0] * (bj1 - bj0)[1] - ab[1] * (bj1 - bj0)[0]
+            if nhi == 2 and nhj == 2 and along > 0.0 and ti.abs(cross) <= 1e-6 * along:
+                s0 = ti.max(0.0, ti.min(bj0.dot(ab), bj1.dot(ab)) / along)
+                s1 = ti.min(1.0, ti.max(bj0.dot(ab), bj1.dot(ab)) / along)
+                if s0 <= s1:
+                    for k in ti.static(range(2)):
+                        x = a0 + ab * (s0 if k == 0 else s1)
+                        poly[k, 0] = x[0]
+                        poly[k, 1] = x[1]
+                    count = 2
+            else:
+                on_i, _on_j = closest_points_segments(vec3(fi[0, 0], fi[0, 1], fi[0, 2]),
+                                                      vec3(fi[1, 0], fi[1, 1], fi[1, 2]),
+                                                      vec3(fj[0, 0], fj[0, 1], fj[0, 2]),
+                                                      vec3(fj[1, 0], fj[1, 1], fj[1, 2]))
+                poly[0, 0] = t1.dot(on_i)
+                poly[0, 1] = t2.dot(on_i)
+                count = 1
         for k in range(count):
             x = ti.math.vec2(poly[k, 0], poly[k, 1])
             h_i = lift(x, t1, t2, n, fi, ni, mi)
             depth = lift(x, t1, t2, n, fj, nj, mj) - h_i
             if depth > -margin:
-                before = c_count[e, p][0]
                 emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, t1 * x[0] + t2 * x[1] + n * h_i, n,
                      depth, FEAT_CLIP + k, True)
-                kept += c_count[e, p][0] - before
-    return kept
+                found += 1
+    return found

@@ -102,10 +102,17 @@ def warm_start_slot(e, r, s, p, n_static, nb, max_pairs, pair_i: ti.template(), 
             if p != walk_pair:
                 walk_pair = p
                 walk = 0
-            while walk < cap and c_feat[e, base + walk][1] >= 0 and c_feat[e, base + walk][1] < feat:
-                walk += 1
-            if walk < cap and c_feat[e, base + walk][1] == feat:
-                prev = base + walk
+            going = walk < cap  # (Taichi's `and` evaluates both sides: no read past the pair's slots)
+            while going:
+                f = c_feat[e, base + walk][1]
+                if f >= 0 and f < feat:
+                    walk += 1
+                    going = walk < cap
+                else:
+                    going = False
+            if walk < cap:
+                if c_feat[e, base + walk][1] == feat:
+                    prev = base + walk
         else:
             for k in range(cap):
                 if prev < 0 and c_feat[e, base + k][1] == feat:
@@ -114,9 +121,14 @@ def warm_start_slot(e, r, s, p, n_static, nb, max_pairs, pair_i: ti.template(), 
         key_b, key_a = c_list[e, r][3], c_list[e, r][2]
         n_prev = env_info[e][EI_PREV_PAIRS]
         old = nb + max_pairs
-        while prev_pair < n_prev and (broad[e, old + prev_pair][DP_BODY] < key_b or (
-                broad[e, old + prev_pair][DP_BODY] == key_b and broad[e, old + prev_pair][DP_OTHER] < key_a)):
-            prev_pair += 1
+        going = prev_pair < n_prev
+        while going:
+            d = broad[e, old + prev_pair]
+            if d[DP_BODY] < key_b or (d[DP_BODY] == key_b and d[DP_OTHER] < key_a):
+                prev_pair += 1
+                going = prev_pair < n_prev
+            else:
+                going = False
         if prev_pair < n_prev:
             d = broad[e, old + prev_pair]
             if d[DP_BODY] == key_b and d[DP_OTHER] == key_a:

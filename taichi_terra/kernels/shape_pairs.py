@@ -179,6 +179,15 @@ def box_face_contacts(c_r, r_r, h_r, c_i, r_i, h_i, nr, n_pair, margin, e, p, ba
 
 
 @ti.func
+def core_half(bd, prm, rot):
+    """Half of a body's core segment (world): a cylinder's axis from centre to cap, zero for other shapes."""
+    h = vec3(0.0, 0.0, 0.0)
+    if bd[B_TYPE] == CYLINDER:
+        h = vec3(rot[0, 2], rot[1, 2], rot[2, 2]) * prm[1]
+    return h
+
+
+@ti.func
 def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base, cap, margin, pos, rot, bd, prm,
                        posj, rotj, bdj, prmj, c_count: ti.template(),
                        c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template()):
@@ -198,8 +207,12 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
         elif k < n_axes - 1:
             pl = planes[bd[B_PL0] + k - bdj[B_NPL]]
             axis = -(rot @ vec3(pl[0], pl[1], pl[2]))
-        else:
-            axis = pos - posj
+        else:  # between the bodies' cores: a cylinder's axis segment, another shape's centre
+            on_i, on_j = closest_points_segments(pos - core_half(bd, prm, rot), pos + core_half(bd, prm, rot),
+                                                 posj - core_half(bdj, prmj, rotj), posj + core_half(bdj, prmj, rotj))
+            axis = on_i - on_j
+            if axis.norm() <= 1e-9 * (pos - posj).norm():
+                axis = pos - posj
         if axis.norm() > 1e-12:
             axis = axis / axis.norm()
             overlap = support(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, posj, rotj, axis) + \
@@ -255,9 +268,9 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
             box_face_contacts(pos, rot, prm, posj, rotj, prmj, -n, n, margin, e, p, base, cap, c_count, c_pos,
                               c_nrm, c_depth, c_feat)
     elif best > -margin:
-        kept = clipped_face_contacts(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, posj, rotj, bdj,
-                                     prmj, n, c_count, c_pos, c_nrm, c_depth, c_feat)
-        if kept == 0:  # faces that do not overlap across the normal: each body's sample points inside the other
+        found = clipped_face_contacts(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, posj, rotj, bdj,
+                                      prmj, n, c_count, c_pos, c_nrm, c_depth, c_feat)
+        if found == 0:  # faces that do not overlap across the normal: each body's sample points inside the other
             front_j = support(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, posj, rotj, n)
             back_i = -support(points, bd[B_PT0], bd[B_NPT], bd[B_TYPE], prm, pos, rot, -n)
             to_j = rot.transpose() @ (-n)
