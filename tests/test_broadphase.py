@@ -176,3 +176,25 @@ def test_bad_env_for_pair_queries():
         world.get_shape_pairs(None)
     with pytest.raises(ValueError, match="env must be in"):
         world.get_pair_overflow(5)
+
+
+def test_warm_starts_find_last_steps_shape_pairs():
+    """Reference: a converged resting stack is its own best starting guess. A stack of 5 boxes at rest,
+    warm started from the impulses the pair tables carry over from the last step, converges in a few
+    sweeps; started cold, the same stack needs the whole 100-sweep budget every step (so a lookup that
+    missed last step's pairs would show)."""
+    sweeps = {}
+    for warm in (True, False):
+        world = tt.World(dt=1e-3, solver=tt.SolverConfig(warm_start=warm))
+        world.add_ground()
+        for k in range(5):
+            world.add_box(0.2, 0.2, 0.2, 1.0).set_position([0.01 * k, 0.0, 0.1 + 0.2 * k])
+        world.step(1000)
+        used = []
+        for _ in range(20):
+            world.step(1)
+            used.append(world.get_solver_sweeps(0))
+        sweeps[warm] = np.mean(used)
+        assert len(world.get_shape_pairs(0)) == 4
+    assert sweeps[True] < 10
+    assert sweeps[False] == 100
