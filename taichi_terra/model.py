@@ -12,7 +12,8 @@ import taichi as ti
 from .backend import np_real, ti_real
 from .bodies.shapes import ShapeType
 from .kernels.layout import (B_MAT, B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, B_US, F_INFL, F_MASS, F_RAD,
-                             HM_SOIL0, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SOIL,
+                             HM_SOIL0, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES,
+                             PAIR_SOIL,
                              ivec8)
 from .validation import quat_to_matrix
 
@@ -64,8 +65,8 @@ def shape_pair_limits(shapes, max_pairs=None, max_contacts=None) -> tuple[int, i
     if max_pairs is None:
         max_pairs = min(all_pairs, 13 * n)
     if max_contacts is None:
-        caps = sorted((len(sh.points) + (2 if sh.type == ShapeType.CYLINDER else 0) for sh in shapes), reverse=True)
-        largest = caps[0] + caps[1] + 1 if n >= 2 else 0
+        big = sorted(shapes, key=lambda sh: pair_capacity(PAIR_GROUND, sh), reverse=True)  # most sample points
+        largest = pair_capacity(PAIR_SHAPES, big[0], big[1]) if n >= 2 else 0
         max_contacts = max(4 * max_pairs, largest) if max_pairs else 0
     return int(max_pairs), int(max_contacts)
 

@@ -127,20 +127,13 @@ def clipped_face_contacts(points: ti.template(), planes: ti.template(), e, p, ba
     found = 0
     if ni >= 2 and nj >= 2:
         # clip a line or face to a face (the body's feature to the other's when that is a face)
-        poly = ti.Matrix.zero(float, _CLIP_BUF, 2)
-        clipper = hj
-        n_clipper = nhj
-        n_poly = nhi
-        for k in range(MAX_FEAT):
-            poly[k, 0] = hi[k, 0]
-            poly[k, 1] = hi[k, 1]
+        subject, n_poly, clipper, n_clipper = hi, nhi, hj, nhj
         if nhj < 3:
-            clipper = hi
-            n_clipper = nhi
-            n_poly = nhj
-            for k in range(MAX_FEAT):
-                poly[k, 0] = hj[k, 0]
-                poly[k, 1] = hj[k, 1]
+            subject, n_poly, clipper, n_clipper = hj, nhj, hi, nhi
+        poly = ti.Matrix.zero(float, _CLIP_BUF, 2)
+        for k in range(MAX_FEAT):
+            poly[k, 0] = subject[k, 0]
+            poly[k, 1] = subject[k, 1]
         count = 0
         if n_clipper >= 3:
             poly, count = clip_to_hull(poly, n_poly, clipper, n_clipper, _CLIP_BUF)

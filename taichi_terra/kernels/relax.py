@@ -68,24 +68,21 @@ def relax_pair(e, r0, r1, n_static, n_mat, q: ti.template(), u: ti.template(), b
                 total += t
                 tau += d[0] * t[1] - d[1] * t[0]
                 spread += d.norm_sqr()
-        if ok and spread > 0.0:
-            bb = tau / spread  # (about the mean point, (d_mean x T) vanishes)
-            for r in range(r0, r1):
-                s = c_list[e, r][0]
-                lam = c_lam[e, s]
-                if lam[0] > 0.0:
-                    d = ti.math.vec2(t1.dot(c_pos[e, s]), t2.dot(c_pos[e, s])) - mean
-                    t = total / count + bb * ti.math.vec2(-d[1], d[0])
-                    if t.norm() > mu * lam[0]:
-                        ok = False
-            if ok:
+        bb = 0.0  # (about the mean point, (d_mean x T) vanishes)
+        if spread > 0.0:
+            bb = tau / spread
+        for write in range(2):  # first check every new impulse against its cone, then write them all
+            if ok and spread > 0.0:
                 for r in range(r0, r1):
                     s = c_list[e, r][0]
                     lam = c_lam[e, s]
                     if lam[0] > 0.0:
                         d = ti.math.vec2(t1.dot(c_pos[e, s]), t2.dot(c_pos[e, s])) - mean
                         t = total / count + bb * ti.math.vec2(-d[1], d[0])
-                        c_lam[e, s] = vec3(lam[0], t[0], t[1])
+                        if write == 0 and t.norm() > mu * lam[0]:
+                            ok = False
+                        elif write == 1:
+                            c_lam[e, s] = vec3(lam[0], t[0], t[1])
 
 
 @ti.func
