@@ -1,0 +1,416 @@
+"""The planar contact step: one kernel, one thread per env, that separates overlapping objects.
+
+Per env, in order:
+
+1. candidates: every pair something can move whose bounding circles come within the margin (two steps of the
+   fastest object's travel plus the slop), in object order;
+2. anchored order: pairs sorted by their contact-graph distance from immovable objects (min, then max of the
+   two levels; ties keep object order), so a wall contact is handled before the robot contact behind it;
+3. Gauss-Seidel sweeps: each overlapping pair is separated along its SAT normal, the depth shared in proportion
+   to generalized inverse masses (translation through 1/m, turning through lever^2/I). A driven object pushes
+   a passive body without yielding when its traction covers the ground friction of the body and of every
+   passive body ahead of it, and stalls otherwise; whoever could not yield blocks its partner along the normal
+   for the rest of the sweep, so that the partner only moves tangentially (sticking inside the friction cone if
+   it is passive). Sweeps stop when one moves nothing, or after the iteration limit;
+4. apply: velocities gain the position change over the step time; forces are the accumulated multipliers
+   over dt^2, capped at the traction of a driven object pushing into the contact; bouncy pairs get the
+   separation speed restitution asks for, shared by the passive bodies that were free to move.
+"""
+import taichi as ti
+
+from .planar_geometry import com_of, object_mtv, refresh_object, rot
+from .planar_layout import (DRIVEN, EI_PAIRS, EI_STAMP, EI_SWEEPS, EPS, F_BOUNCE, F_FREE_A, F_FREE_B,
+                            F_NEAR, F_PUSHED, F_RECORDED, F_TOUCHING, KIN_OMNI, LEVER_TOL, OF_BOUND, OF_INV_I, OF_INV_M,
+                            OF_MU, OF_REST, OF_TRACTION, OI_KIN, OI_KIND, OI_MAP, OS_BLOCK, OS_COUNT, OS_LEVEL,
+                            OS_SEEN, OS_STACK, P_DT, P_ITERS, P_MOVE_TOL, P_REST, P_SLOP, PASSIVE, PF_BNX, PF_BNY, PF_DEPTH,
+                            PF_FORCE, PF_IMP, PF_NX, PF_NY, PF_PX, PF_PY, PF_TARGET, PF_TNX, PF_TNY, PI_A, PI_B,
+                            PI_FLAGS, PI_ORDER, STATIC)
+
+vec2 = ti.math.vec2
+
+
+@ti.func
+def drive_velocity(e, k, pose: ti.template(), cmd: ti.template(), obj_i: ti.template()):
+    """World-frame velocity [m/s] the drive of object ``k`` is commanding (zero for undriven objects)."""
+    v = vec2(0.0, 0.0)
+    if obj_i[k][OI_KIND] == DRIVEN:
+        q, u = pose[e, k], cmd[e, k]
+        c, s = ti.cos(q[2]), ti.sin(q[2])
+        if obj_i[k][OI_KIN] == KIN_OMNI:
+            v = rot(c, s, u[0], u[1])
+        else:
+            v = vec2(c * u[0], s * u[0])
+    return v
+
+
+@ti.func
+def candidates(e, nk, cap, margin, pose: ti.template(), obj_i: ti.template(), obj_f: ti.template(),
+               map_i: ti.template(), map_f: ti.template(), pair_i: ti.template(), pair_f: ti.template()):
+    """Pairs whose bounding circles (a grid map: its bucket grid's box) come within ``margin``; returns the
+    count kept and the count dropped because the table was full."""
+    n, dropped = 0, 0
+    for a in range(nk):
+        ca, ra = com_of(e, a, pose, obj_f), obj_f[a][OF_BOUND]
+        for b in range(a + 1, nk):
+            if obj_f[a][OF_INV_M] + obj_f[b][OF_INV_M] > 0.0:
+                near = False
+                ma, mb = obj_i[a][OI_MAP], obj_i[b][OI_MAP]
+                if ma >= 0 or mb >= 0:
+                    m, c, r = ma, com_of(e, b, pose, obj_f), obj_f[b][OF_BOUND] + margin
+                    if mb >= 0:
+                        m, c, r = mb, ca, ra + margin
+                    mf = map_f[m]
+                    x1, y1 = mf[0] + mf[2] * map_i[m][0], mf[1] + mf[2] * map_i[m][1]
+                    near = c[0] + r >= mf[0] and c[0] - r <= x1 and c[1] + r >= mf[1] and c[1] - r <= y1
+                else:
+                    near = (com_of(e, b, pose, obj_f) - ca).norm() <= ra + obj_f[b][OF_BOUND] + margin
+                if near:
+                    if n < cap:
+                        pair_i[e, n] = ti.Vector([a, b, 0, n])
+                        pair_f[e, n] = ti.Vector([0.0] * 12)
+                        n += 1
+                    else:
+                        dropped += 1
+    return n, dropped
+
+
+@ti.func
+def keep_near(e, n, pair_i: ti.template()):
+    """Compact the pair table to the pairs flagged near, in order; returns their count."""
+    kept = 0
+    for p in range(n):
+        if pair_i[e, p][PI_FLAGS] == F_NEAR:
+            pair_i[e, kept] = ti.Vector([pair_i[e, p][PI_A], pair_i[e, p][PI_B], 0, kept])
+            kept += 1
+    return kept
+
+
+@ti.func
+def anchored_order(e, nk, n, obj_f: ti.template(), pair_i: ti.template(), order_tmp: ti.template(),
+                   obj_s: ti.template()):
+    """Sort the pairs by (lower, higher) contact-graph level, levels counted from immovable objects; stable.
+
+    Levels come from relaxing the edges until nothing changes (breadth-first distances); the sort is two
+    stable counting passes (by the higher level, then the lower), written to the pairs' order column."""
+    unreached = nk + 1
+    for k in range(nk):
+        obj_s[e, k][OS_LEVEL] = 0 if obj_f[k][OF_INV_M] <= 0.0 else unreached
+    changed = True
+    while changed:
+        changed = False
+        for p in range(n):
+            a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
+            la, lb = obj_s[e, a][OS_LEVEL], obj_s[e, b][OS_LEVEL]
+            if la + 1 < lb:
+                obj_s[e, b][OS_LEVEL] = la + 1
+                changed = True
+            elif lb + 1 < la:
+                obj_s[e, a][OS_LEVEL] = lb + 1
+                changed = True
+    for sort_pass in range(2):  # by the higher level, then (stably) by the lower one
+        for lvl in range(nk + 2):
+            obj_s[e, lvl][OS_COUNT] = 0
+        for i in range(n):
+            p = i if sort_pass == 0 else order_tmp[e, i]
+            la, lb = obj_s[e, pair_i[e, p][PI_A]][OS_LEVEL], obj_s[e, pair_i[e, p][PI_B]][OS_LEVEL]
+            key = ti.max(la, lb) if sort_pass == 0 else ti.min(la, lb)
+            obj_s[e, key][OS_COUNT] += 1
+        running = 0
+        for lvl in range(nk + 2):
+            count = obj_s[e, lvl][OS_COUNT]
+            obj_s[e, lvl][OS_COUNT] = running
+            running += count
+        for i in range(n):
+            p = i if sort_pass == 0 else order_tmp[e, i]
+            la, lb = obj_s[e, pair_i[e, p][PI_A]][OS_LEVEL], obj_s[e, pair_i[e, p][PI_B]][OS_LEVEL]
+            key = ti.max(la, lb) if sort_pass == 0 else ti.min(la, lb)
+            pos = obj_s[e, key][OS_COUNT]
+            obj_s[e, key][OS_COUNT] = pos + 1
+            if sort_pass == 0:
+                order_tmp[e, pos] = p
+            else:
+                pair_i[e, pos][PI_ORDER] = p
+
+
+@ti.func
+def free_motion(e, k, direction, cone, obj_s: ti.template(), blk: ti.template(), blk_next: ti.template()):
+    """The part of a wanted move ``direction`` that object ``k``'s blockers this sweep allow, and the
+    separation one unit of it buys (its component along ``direction``). Against the most opposing blocker the
+    move is projected onto the blocker's surface; a passive body (``cone`` >= 0, its friction) sticks instead
+    when the push stays inside the friction cone of the mean coefficient."""
+    best, normal, mu_blocker = -1e30, vec2(0.0, 0.0), 0.0
+    j = obj_s[e, k][OS_BLOCK]
+    while j >= 0:
+        u = blk[e, j]
+        into = direction[0] * u[0] + direction[1] * u[1]
+        if into >= best:  # the list runs newest first: ">=" keeps the earliest of equal blockers
+            best, normal, mu_blocker = into, vec2(u[0], u[1]), u[2]
+        j = blk_next[e, j]
+    motion, gain = direction, 1.0
+    if best > 0.0:
+        motion = direction - best * normal
+        gain = motion.dot(direction)
+        if gain <= EPS:
+            motion, gain = vec2(0.0, 0.0), 0.0
+        elif cone >= 0.0 and motion.norm() <= 0.5 * (cone + mu_blocker) * best:
+            motion, gain = vec2(0.0, 0.0), 0.0  # inside the friction cone: it sticks
+    return motion, gain
+
+
+@ti.func
+def load(e, start, direction, n, obj_f: ti.template(), pair_i: ti.template(), pair_f: ti.template(),
+         obj_s: ti.template(), env_i: ti.template()):
+    """Ground friction [N] a push along ``direction`` on passive body ``start`` must overcome: its own and that
+    of every touching passive body ahead of it in that direction, recursively."""
+    stamp = env_i[e][EI_STAMP] + 1
+    env_i[e][EI_STAMP] = stamp
+    obj_s[e, start][OS_SEEN] = stamp
+    obj_s[e, 0][OS_STACK] = start
+    top = 1
+    total = 0.0
+    while top > 0:
+        top -= 1
+        cur = obj_s[e, top][OS_STACK]
+        total += obj_f[cur][OF_TRACTION]
+        for p in range(n):
+            if pair_i[e, p][PI_FLAGS] & F_TOUCHING:
+                a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
+                nrm = vec2(pair_f[e, p][PF_TNX], pair_f[e, p][PF_TNY])  # from b toward a
+                other = -1
+                if a == cur:
+                    other = b
+                elif b == cur:
+                    other, nrm = a, -nrm
+                # nrm points from other to cur: pushing cur along direction drives it into other when they oppose
+                if other >= 0 and obj_s[e, other][OS_SEEN] != stamp and direction.dot(nrm) < -EPS:
+                    obj_s[e, other][OS_SEEN] = stamp
+                    obj_s[e, top][OS_STACK] = other
+                    top += 1
+    return total
+
+
+@ti.func
+def lever(r, nrm):
+    """Arm ``r x n`` of a push along ``nrm`` applied at ``r`` from the centre of mass; micrometre arms are zero."""
+    arm = r[0] * nrm[1] - r[1] * nrm[0]
+    if ti.abs(arm) <= LEVER_TOL:
+        arm = 0.0
+    return arm
+
+
+@ti.func
+def separate(e, p, nrm, depth, point, n, nblk, params: ti.template(), pose: ti.template(), vel: ti.template(),
+             cmd: ti.template(), obj_i: ti.template(), obj_f: ti.template(), piece_i: ti.template(),
+             lv: ti.template(), wv: ti.template(), pair_i: ti.template(), pair_f: ti.template(),
+             obj_s: ti.template(), blk: ti.template(), blk_next: ti.template(), env_i: ti.template()):
+    """Remove the overlap of pair ``p`` (normal from b toward a); returns (moved, blockers used)."""
+    a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
+    fa, fb = obj_f[a], obj_f[b]
+    kind_a, kind_b = obj_i[a][OI_KIND], obj_i[b][OI_KIND]
+    d = depth + params[P_SLOP]
+    moved = d > params[P_MOVE_TOL]  # otherwise the pair only rests against each other
+    cone_a = fa[OF_MU] if kind_a == PASSIVE else -1.0
+    cone_b = fb[OF_MU] if kind_b == PASSIVE else -1.0
+    move_a, gain_a = free_motion(e, a, nrm, cone_a, obj_s, blk, blk_next)
+    move_b, gain_b = free_motion(e, b, -nrm, cone_b, obj_s, blk, blk_next)
+    share_a, share_b = fa[OF_INV_M] * gain_a, fb[OF_INV_M] * gain_b
+    lever_a = lever(point - com_of(e, a, pose, obj_f), nrm)
+    lever_b = lever(point - com_of(e, b, pose, obj_f), nrm)
+    turn_a, turn_b = fa[OF_INV_I] * lever_a * lever_a, fb[OF_INV_I] * lever_b * lever_b
+    # a driver whose traction covers the load ahead keeps its motion and heading (unless the body cannot move
+    # away); one that cannot push it stalls: the body is immovable to it
+    if kind_a == DRIVEN and kind_b == PASSIVE and fb[OF_INV_M] > 0.0:
+        if fa[OF_TRACTION] >= load(e, b, -nrm, n, obj_f, pair_i, pair_f, obj_s, env_i):
+            if share_b > 0.0:
+                share_a, turn_a = 0.0, 0.0
+        else:
+            share_b, turn_b = 0.0, 0.0
+    if kind_b == DRIVEN and kind_a == PASSIVE and fa[OF_INV_M] > 0.0:
+        if fb[OF_TRACTION] >= load(e, a, nrm, n, obj_f, pair_i, pair_f, obj_s, env_i):
+            if share_a > 0.0:
+                share_b, turn_b = 0.0, 0.0
+        else:
+            share_a, turn_a = 0.0, 0.0
+    total = share_a + turn_a + share_b + turn_b
+    moved_any = False
+    if total > 0.0:
+        flags = pair_i[e, p][PI_FLAGS]
+        if moved:
+            moved_any = True
+            scale = d / total
+            pair_f[e, p][PF_IMP] += scale
+            flags |= F_PUSHED
+            bounce = 0.5 * (fa[OF_REST] + fb[OF_REST])
+            if bounce > 0.0 and not (flags & F_BOUNCE):
+                rel = vec2(vel[e, a][0] - vel[e, b][0], vel[e, a][1] - vel[e, b][1])
+                approach = rel.dot(nrm)
+                if approach < 0.0:
+                    flags |= F_BOUNCE
+                    if share_a + turn_a > 0.0:
+                        flags |= F_FREE_A
+                    if share_b + turn_b > 0.0:
+                        flags |= F_FREE_B
+                    pair_f[e, p][PF_BNX] = nrm[0]
+                    pair_f[e, p][PF_BNY] = nrm[1]
+                    pair_f[e, p][PF_TARGET] = -bounce * approach
+            for side in range(2):  # translate by the share, turn by the arm, about the centre of mass
+                k = a if side == 0 else b
+                delta = scale * fa[OF_INV_M] * move_a if side == 0 else scale * fb[OF_INV_M] * move_b
+                angle = scale * fa[OF_INV_I] * lever_a if side == 0 else -scale * fb[OF_INV_I] * lever_b
+                if (share_a if side == 0 else share_b) <= 0.0:
+                    delta = vec2(0.0, 0.0)
+                if (turn_a if side == 0 else turn_b) <= 0.0:
+                    angle = 0.0
+                if delta.norm() > 0.0 or angle != 0.0:
+                    q = pose[e, k]
+                    q[0] += delta[0]
+                    q[1] += delta[1]
+                    if angle != 0.0:
+                        pose[e, k] = q
+                        c = com_of(e, k, pose, obj_f)
+                        r = rot(ti.cos(angle), ti.sin(angle), q[0] - c[0], q[1] - c[1])
+                        q[0], q[1], q[2] = c[0] + r[0], c[1] + r[1], q[2] + angle
+                    pose[e, k] = q
+                    refresh_object(e, k, pose, obj_i, piece_i, lv, wv)
+        # whoever could not yield now blocks its partner along the normal
+        if share_b <= 0.0 and fa[OF_INV_M] > 0.0:
+            blk[e, nblk] = ti.Vector([-nrm[0], -nrm[1], fb[OF_MU]])
+            blk_next[e, nblk] = obj_s[e, a][OS_BLOCK]
+            obj_s[e, a][OS_BLOCK] = nblk
+            nblk += 1
+        if share_a <= 0.0 and fb[OF_INV_M] > 0.0:
+            blk[e, nblk] = ti.Vector([nrm[0], nrm[1], fa[OF_MU]])
+            blk_next[e, nblk] = obj_s[e, b][OS_BLOCK]
+            obj_s[e, b][OS_BLOCK] = nblk
+            nblk += 1
+        # report the contact, resting or pushed, keeping its deepest push
+        if not (flags & F_RECORDED) or d > pair_f[e, p][PF_DEPTH]:
+            flags |= F_RECORDED
+            pair_f[e, p][PF_NX] = nrm[0]
+            pair_f[e, p][PF_NY] = nrm[1]
+            pair_f[e, p][PF_DEPTH] = d
+            pair_f[e, p][PF_PX] = point[0]
+            pair_f[e, p][PF_PY] = point[1]
+        pair_i[e, p][PI_FLAGS] = flags
+    return moved_any, nblk
+
+
+@ti.kernel
+def contact_step(params: ti.types.ndarray(), obj_i: ti.types.ndarray(), obj_f: ti.types.ndarray(),
+                 piece_i: ti.types.ndarray(), lv: ti.types.ndarray(), map_i: ti.types.ndarray(),
+                 map_f: ti.types.ndarray(), bucket_off: ti.types.ndarray(), bucket_item: ti.types.ndarray(),
+                 pose: ti.types.ndarray(), pose0: ti.types.ndarray(), vel: ti.types.ndarray(),
+                 cmd: ti.types.ndarray(), wv: ti.types.ndarray(), pair_i: ti.types.ndarray(),
+                 pair_f: ti.types.ndarray(), order_tmp: ti.types.ndarray(), blk: ti.types.ndarray(),
+                 blk_next: ti.types.ndarray(), obj_s: ti.types.ndarray(), env_i: ti.types.ndarray()):
+    ne, nk, cap = pose.shape[0], pose.shape[1], pair_i.shape[1]
+    dt, slop, rest = params[P_DT], params[P_SLOP], params[P_REST]
+    iterations = ti.cast(params[P_ITERS], ti.i32)
+    for e in range(ne):
+        # 1. candidates: bounding circles within two steps of the fastest travel
+        travel = 0.0
+        for k in range(nk):
+            obj_s[e, k][OS_SEEN] = 0
+            if obj_i[k][OI_KIND] != STATIC:
+                travel = ti.max(travel, vec2(vel[e, k][0], vel[e, k][1]).norm())
+        margin = 2.0 * travel * dt + slop
+        n, dropped = candidates(e, nk, cap, margin, pose, obj_i, obj_f, map_i, map_f, pair_i, pair_f)
+        env_i[e] = ti.Vector([n, dropped, 0, 0])
+        # pass 0 keeps the candidates whose pieces come within the margin (so a long wall is a neighbour only
+        # of what is near it); passes 1.. are the sweeps. One loop, so the overlap test is written once.
+        n_touch = 0
+        sweeps = 0
+        for it in range(iterations + 1):
+            nblk = 0
+            if it > 0:
+                for k in range(nk):
+                    obj_s[e, k][OS_BLOCK] = -1
+            moved = False
+            n_tasks = n
+            if it > 0:
+                n_tasks = n_touch + n
+            for t in range(n_tasks):
+                touch_pass = it > 0 and t < n_touch
+                p = t
+                if it > 0 and t >= n_touch:
+                    p = pair_i[e, t - n_touch][PI_ORDER]
+                a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
+                skip = False
+                if touch_pass:
+                    pair_i[e, p][PI_FLAGS] &= ~F_TOUCHING
+                    skip = not (obj_i[a][OI_KIND] == PASSIVE and obj_i[b][OI_KIND] == PASSIVE
+                                and obj_f[a][OF_INV_M] * obj_f[b][OF_INV_M] > 0.0)
+                if not skip:
+                    tol = rest
+                    if it == 0:
+                        tol = margin
+                    found, nrm, depth, point = object_mtv(e, a, b, tol, pose, obj_i, obj_f, piece_i, wv, map_i,
+                                                          map_f, bucket_off, bucket_item)
+                    if it == 0:
+                        if found:
+                            pair_i[e, p][PI_FLAGS] = F_NEAR
+                    elif touch_pass:
+                        if found:
+                            pair_i[e, p][PI_FLAGS] |= F_TOUCHING
+                            pair_f[e, p][PF_TNX] = nrm[0]
+                            pair_f[e, p][PF_TNY] = nrm[1]
+                    elif found:
+                        m, nblk = separate(e, p, nrm, depth, point, n, nblk, params, pose, vel, cmd, obj_i, obj_f,
+                                           piece_i, lv, wv, pair_i, pair_f, obj_s, blk, blk_next, env_i)
+                        moved = moved or m
+            if it == 0:
+                n = keep_near(e, n, pair_i)
+                env_i[e][EI_PAIRS] = n
+                anchored_order(e, nk, n, obj_f, pair_i, order_tmp, obj_s)
+                for p in range(n):  # which bodies touch matters only to the load a driver pushes
+                    ka, kb = obj_i[pair_i[e, p][PI_A]][OI_KIND], obj_i[pair_i[e, p][PI_B]][OI_KIND]
+                    if (ka == DRIVEN and kb == PASSIVE) or (kb == DRIVEN and ka == PASSIVE):
+                        n_touch = n
+                moved = True
+            else:
+                sweeps = it
+            if not moved:
+                break
+        env_i[e][EI_SWEEPS] = sweeps
+        # 4. apply: velocities from the position change (of the centre of mass), headings wrapped
+        for k in range(nk):
+            if obj_i[k][OI_KIND] != STATIC:
+                q, q0 = pose[e, k], pose0[e, k]
+                if q[0] != q0[0] or q[1] != q0[1] or q[2] != q0[2]:
+                    pose[e, k] = q0
+                    c0 = com_of(e, k, pose, obj_f)
+                    pose[e, k] = q
+                    c1 = com_of(e, k, pose, obj_f)
+                    vel[e, k] += ti.Vector([(c1[0] - c0[0]) / dt, (c1[1] - c0[1]) / dt, (q[2] - q0[2]) / dt])
+                    pose[e, k][2] = ti.atan2(ti.sin(q[2]), ti.cos(q[2]))
+        # forces: multipliers over dt^2, capped at the traction of a driven object pushing into the contact
+        for p in range(n):
+            if pair_i[e, p][PI_FLAGS] & F_PUSHED:
+                force = pair_f[e, p][PF_IMP] / (dt * dt)
+                nrm = vec2(pair_f[e, p][PF_NX], pair_f[e, p][PF_NY])
+                for side in range(2):
+                    k = pair_i[e, p][PI_A] if side == 0 else pair_i[e, p][PI_B]
+                    into = -nrm if side == 0 else nrm
+                    if obj_i[k][OI_KIND] == DRIVEN and drive_velocity(e, k, pose, cmd, obj_i).dot(into) > 0.0:
+                        force = ti.min(force, obj_f[k][OF_TRACTION])
+                pair_f[e, p][PF_FORCE] = force
+        # restitution: what the position fold left short of the target separation speed, to the free
+        # passive bodies, shared by inverse mass
+        for i in range(n):
+            p = pair_i[e, i][PI_ORDER]
+            flags = pair_i[e, p][PI_FLAGS]
+            if flags & F_BOUNCE:
+                a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
+                wa, wb = 0.0, 0.0
+                if obj_i[a][OI_KIND] == PASSIVE and (flags & F_FREE_A):
+                    wa = obj_f[a][OF_INV_M]
+                if obj_i[b][OI_KIND] == PASSIVE and (flags & F_FREE_B):
+                    wb = obj_f[b][OF_INV_M]
+                if wa + wb > 0.0:
+                    bn = vec2(pair_f[e, p][PF_BNX], pair_f[e, p][PF_BNY])
+                    separating = vec2(vel[e, a][0] - vel[e, b][0], vel[e, a][1] - vel[e, b][1]).dot(bn)
+                    missing = pair_f[e, p][PF_TARGET] - separating
+                    if missing > 0.0:
+                        ga, gb = missing * wa / (wa + wb) * bn, missing * wb / (wa + wb) * bn
+                        vel[e, a] += ti.Vector([ga[0], ga[1], 0.0])
+                        vel[e, b] -= ti.Vector([gb[0], gb[1], 0.0])

@@ -1,0 +1,236 @@
+"""Planar contact geometry: world-frame pieces, the separating axis test between two convex pieces, and the
+deepest overlap between two objects.
+
+Array layout (see ``taichi_terra/planar/model.py``):
+
+* ``piece_i[p]`` = (kind, first vertex, vertex count, object); kind 0 circle, 1 polygon, 2 segment.
+* ``lv[v]`` = body-frame (x, y, nx, ny): a vertex and the outward normal of the edge that starts there; a
+  circle's single entry is (cx, cy, radius, 0).
+* ``wv[e, v]``: the same in the world frame for env ``e``, refreshed whenever the object moves.
+* ``obj_i[k]`` = (kind, kinematics, first piece, end piece, grid map index or -1).
+* ``map_i[m]`` = (buckets along x, buckets along y, first bucket offset, 0), ``map_f[m]`` = (x0, y0, bucket
+  side) [m]; ``bucket_off`` / ``bucket_item`` list the boundary pieces meeting each bucket.
+"""
+import taichi as ti
+
+from .planar_layout import EPS, FEATURE_TOL, OF_BOUND, OF_COMX, OF_COMY, OI_MAP, OI_P0, OI_P1
+
+vec2 = ti.math.vec2
+
+
+@ti.func
+def rot(c, s, x, y):
+    return vec2(c * x - s * y, s * x + c * y)
+
+
+@ti.func
+def refresh_object(e, k, pose: ti.template(), obj_i: ti.template(), piece_i: ti.template(), lv: ti.template(),
+                   wv: ti.template()):
+    """World coordinates of every piece of object ``k`` in env ``e`` from its pose (x, y, heading)."""
+    q = pose[e, k]
+    c, s = ti.cos(q[2]), ti.sin(q[2])
+    for p in range(obj_i[k][OI_P0], obj_i[k][OI_P1]):
+        info = piece_i[p]
+        for v in range(info[1], info[1] + info[2]):
+            loc = lv[v]
+            xy = vec2(q[0], q[1]) + rot(c, s, loc[0], loc[1])
+            if info[0] == 0:
+                wv[e, v] = ti.Vector([xy[0], xy[1], loc[2], 0.0])
+            else:
+                n = rot(c, s, loc[2], loc[3])
+                wv[e, v] = ti.Vector([xy[0], xy[1], n[0], n[1]])
+
+
+@ti.func
+def com_of(e, k, pose: ti.template(), obj_f: ti.template()):
+    """World position of object ``k``'s centre of mass [m]."""
+    q = pose[e, k]
+    f = obj_f[k]
+    return vec2(q[0], q[1]) + rot(ti.cos(q[2]), ti.sin(q[2]), f[OF_COMX], f[OF_COMY])
+
+
+@ti.func
+def n_axes(e, p, other, piece_i: ti.template(), wv: ti.template()):
+    """How many candidate separating axes piece ``p`` offers against ``other``."""
+    kind = piece_i[p][0]
+    n = 1
+    if kind == 1:
+        n = piece_i[p][2]
+    return n
+
+
+@ti.func
+def axis_of(e, p, other, j, piece_i: ti.template(), wv: ti.template()):
+    """Candidate axis ``j`` of piece ``p`` against ``other``: an edge normal, or for a circle the direction from
+    the other piece's closest vertex (or centre) to the circle's centre. Returns (axis, valid)."""
+    info = piece_i[p]
+    axis = vec2(0.0, 0.0)
+    ok = 1
+    if info[0] != 0:
+        w = wv[e, info[1] + j]
+        axis = vec2(w[2], w[3])
+    else:
+        centre = vec2(wv[e, info[1]][0], wv[e, info[1]][1])
+        o = piece_i[other]
+        best = 1e30
+        closest = centre
+        for v in range(o[1], o[1] + o[2]):
+            pt = vec2(wv[e, v][0], wv[e, v][1])
+            d = (pt - centre).norm()
+            if d < best:
+                best, closest = d, pt
+        d = centre - closest
+        length = d.norm()
+        if length <= EPS:
+            ok = 0
+        else:
+            axis = d / length
+    return axis, ok
+
+
+@ti.func
+def project(e, p, axis, piece_i: ti.template(), wv: ti.template()):
+    """Interval (low, high) of piece ``p`` projected on ``axis``."""
+    info = piece_i[p]
+    lo, hi = 1e30, -1e30
+    if info[0] == 0:
+        w = wv[e, info[1]]
+        m = w[0] * axis[0] + w[1] * axis[1]
+        lo, hi = m - w[2], m + w[2]
+    else:
+        for v in range(info[1], info[1] + info[2]):
+            m = wv[e, v][0] * axis[0] + wv[e, v][1] * axis[1]
+            lo = ti.min(lo, m)
+            hi = ti.max(hi, m)
+    return lo, hi
+
+
+@ti.func
+def support_extent(e, p, normal, sign, tangent, piece_i: ti.template(), wv: ti.template()):
+    """The extreme feature of piece ``p`` along ``sign * normal``: its coordinate along ``normal`` and its
+    extent (low, high) along ``tangent``. Vertices within FEATURE_TOL of the extreme form one feature."""
+    info = piece_i[p]
+    along = 0.0
+    t_lo, t_hi = 0.0, 0.0
+    if info[0] == 0:
+        w = wv[e, info[1]]
+        along = w[0] * normal[0] + w[1] * normal[1] + sign * w[2]
+        t_lo = w[0] * tangent[0] + w[1] * tangent[1]
+        t_hi = t_lo
+    else:
+        extreme = -1e30
+        for v in range(info[1], info[1] + info[2]):
+            extreme = ti.max(extreme, sign * (wv[e, v][0] * normal[0] + wv[e, v][1] * normal[1]))
+        t_lo, t_hi = 1e30, -1e30
+        for v in range(info[1], info[1] + info[2]):
+            if sign * (wv[e, v][0] * normal[0] + wv[e, v][1] * normal[1]) >= extreme - FEATURE_TOL:
+                t = wv[e, v][0] * tangent[0] + wv[e, v][1] * tangent[1]
+                t_lo = ti.min(t_lo, t)
+                t_hi = ti.max(t_hi, t)
+        along = sign * extreme
+    return along, t_lo, t_hi
+
+
+@ti.func
+def piece_mtv(e, pa, pb, tol, piece_i: ti.template(), wv: ti.template()):
+    """Minimum translation separating convex piece ``pa`` from ``pb`` (separating axis theorem).
+
+    Returns (found, normal, depth, point): the unit ``normal`` points from ``pb`` toward ``pa``; moving ``pa``
+    by ``normal * depth`` separates them; ``point`` lies midway through the overlap. Pieces up to ``tol`` apart
+    still count, with a negative depth."""
+    found = 0
+    normal = vec2(1.0, 0.0)
+    depth = 0.0
+    point = vec2(0.0, 0.0)
+    ia, ib = piece_i[pa], piece_i[pb]
+    if ia[0] == 0 and ib[0] == 0:
+        wa, wb = wv[e, ia[1]], wv[e, ib[1]]
+        off = vec2(wa[0] - wb[0], wa[1] - wb[1])
+        dist = off.norm()
+        depth = wa[2] + wb[2] - dist
+        if depth >= -tol:
+            found = 1
+            if dist > EPS:
+                normal = off / dist
+            point = vec2(wb[0], wb[1]) + normal * (wb[2] - 0.5 * depth)
+    else:
+        na = n_axes(e, pa, pb, piece_i, wv)
+        nb = n_axes(e, pb, pa, piece_i, wv)
+        best = 1e30
+        separated = 0
+        any_axis = 0
+        for j in range(na + nb):
+            axis, ok = vec2(0.0, 0.0), 0
+            if j < na:
+                axis, ok = axis_of(e, pa, pb, j, piece_i, wv)
+            else:
+                axis, ok = axis_of(e, pb, pa, j - na, piece_i, wv)
+            if ok and not separated:
+                any_axis = 1
+                lo_a, hi_a = project(e, pa, axis, piece_i, wv)
+                lo_b, hi_b = project(e, pb, axis, piece_i, wv)
+                push_down = hi_a - lo_b  # a travels along -axis to clear b
+                push_up = hi_b - lo_a  # a travels along +axis
+                if push_down < -tol or push_up < -tol:
+                    separated = 1
+                else:
+                    d = ti.min(push_down, push_up)
+                    if d < best:
+                        best = d
+                        normal = axis if push_up <= push_down else -axis
+        if any_axis and not separated:
+            found = 1
+            depth = best
+            tangent = vec2(-normal[1], normal[0])
+            low_a, ta0, ta1 = support_extent(e, pa, normal, -1.0, tangent, piece_i, wv)
+            high_b, tb0, tb1 = support_extent(e, pb, normal, 1.0, tangent, piece_i, wv)
+            t_low, t_high = ti.max(ta0, tb0), ti.min(ta1, tb1)
+            t_mid = 0.25 * (ta0 + ta1 + tb0 + tb1)  # features apart along the tangent: split the difference
+            if t_low <= t_high:
+                t_mid = 0.5 * (t_low + t_high)
+            point = normal * (0.5 * (low_a + high_b)) + tangent * t_mid
+    return found, normal, depth, point
+
+
+@ti.func
+def object_mtv(e, a, b, tol, pose: ti.template(), obj_i: ti.template(), obj_f: ti.template(),
+               piece_i: ti.template(), wv: ti.template(), map_i: ti.template(), map_f: ti.template(),
+               bucket_off: ti.template(), bucket_item: ti.template()):
+    """Deepest overlap between objects ``a`` and ``b`` over all pairs of their convex pieces (the first of equal
+    depths wins). A grid map offers only the boundary pieces in the buckets around the other object's bounding
+    box. Returns (found, normal from b toward a, depth, point)."""
+    x, y = a, b  # x: iterated directly; y: iterated through its buckets when it is a map
+    if obj_i[a][OI_MAP] >= 0:
+        x, y = b, a
+    found = 0
+    normal, depth, point = vec2(1.0, 0.0), -1e30, vec2(0.0, 0.0)
+    m = obj_i[y][OI_MAP]
+    # buckets of y to visit: a map's buckets around x's bounding box, or one pseudo-bucket of all y's pieces
+    bx0, bx1, by0, by1, nby = 0, 1, 0, 1, 1
+    if m >= 0:
+        c = com_of(e, x, pose, obj_f)
+        r = obj_f[x][OF_BOUND] + 1e-3
+        mf, mi = map_f[m], map_i[m]
+        bx0 = ti.max(ti.cast(ti.floor((c[0] - r - mf[0]) / mf[2]), ti.i32), 0)
+        bx1 = ti.min(ti.cast(ti.floor((c[0] + r - mf[0]) / mf[2]), ti.i32), mi[0] - 1) + 1
+        by0 = ti.max(ti.cast(ti.floor((c[1] - r - mf[1]) / mf[2]), ti.i32), 0)
+        by1 = ti.min(ti.cast(ti.floor((c[1] + r - mf[1]) / mf[2]), ti.i32), mi[1] - 1) + 1
+        nby = mi[1]
+    for px in range(obj_i[x][OI_P0], obj_i[x][OI_P1]):
+        for bx in range(bx0, bx1):
+            for by in range(by0, by1):
+                q0, q1 = obj_i[y][OI_P0], obj_i[y][OI_P1]
+                if m >= 0:
+                    slot = map_i[m][2] + bx * nby + by
+                    q0, q1 = bucket_off[slot], bucket_off[slot + 1]
+                for q in range(q0, q1):
+                    py = q
+                    if m >= 0:
+                        py = bucket_item[q]
+                    pa, pb = px, py
+                    if x != a:
+                        pa, pb = py, px
+                    f, n, d, pt = piece_mtv(e, pa, pb, tol, piece_i, wv)
+                    if f and d > depth:
+                        found, normal, depth, point = 1, n, d, pt
+    return found, normal, depth, point

@@ -1,0 +1,125 @@
+"""The planar world's Taichi arrays: the static model (objects, pieces, grid-map indices) shared by all envs, the
+per-env state (poses, velocities, commands, world-frame pieces) and the contact step's per-env tables."""
+from __future__ import annotations
+
+import numpy as np
+import taichi as ti
+
+from .. import backend
+from ..kernels import planar_layout as L
+from .objects import KINDS, KINEMATICS
+from .reports import ContactArrays
+from .shapes import CIRCLE, POLYGON, SEGMENT
+
+_KIND_CODE = {CIRCLE: 0, POLYGON: 1, SEGMENT: 2}
+
+
+def _nd(dtype, shape, data=None, width=None):
+    arr = ti.ndarray(ti.types.vector(width, dtype) if width else dtype, shape)
+    if data is not None:
+        np_dtype = np.int32 if dtype == ti.i32 else backend.np_real()
+        arr.from_numpy(np.ascontiguousarray(np.asarray(data).reshape(arr.shape + ((width,) if width else ())),
+                                            dtype=np_dtype))
+    return arr
+
+
+class PlanarArrays:
+    """Every array of a built planar world (see ``kernels/planar_layout.py`` for the packed columns)."""
+
+    STATE = ("pose", "vel", "cmd", "pair_i", "pair_f", "env_i")
+
+    def __init__(self, world):
+        real, i32 = backend.ti_real(), ti.i32
+        specs, ne = world._specs, world.n_envs
+        nk = len(specs)
+        obj_i = np.zeros((nk, L.N_OI), np.int64)
+        obj_f = np.zeros((nk, L.N_OF))
+        piece_i, lv = [], []
+        map_i, map_f, offsets, items = [], [], [], []
+        for k, s in enumerate(specs):
+            p0 = len(piece_i)
+            for piece in s.pieces:
+                piece_i.append((_KIND_CODE[piece.kind], len(lv), len(piece.vertices), k))
+                if piece.kind == CIRCLE:
+                    lv.append((*piece.vertices[0], piece.radius, 0.0))
+                else:
+                    lv.extend((*v, *nrm) for v, nrm in zip(piece.vertices, piece.normals))
+            grid = -1
+            if s.grid is not None:
+                grid = len(map_i)
+                map_i.append((s.grid.shape[0], s.grid.shape[1], len(offsets), 0))
+                map_f.append((*s.grid.origin, s.grid.cell))
+                offsets.extend(s.grid.offsets + len(items))
+                items.extend(s.grid.items + p0)
+            obj_i[k] = (KINDS[s.kind], KINEMATICS.get(s.kinematics, L.KIN_NONE), p0, len(piece_i), grid)
+            movable = s.kind != "static"
+            obj_f[k] = (1.0 / s.mass if movable else 0.0, 1.0 / s.inertia if movable else 0.0, s.friction,
+                        s.restitution, s.friction * s.mass * world.gravity if movable else 0.0, s.bound,
+                        *s.props.center, s.wheelbase, np.sqrt(s.inertia / s.mass) if movable else 0.0)
+        cap = world.max_pairs
+        params = np.zeros(L.N_PARAMS)
+        params[[L.P_DT, L.P_G, L.P_SLOP, L.P_REST, L.P_ITERS]] = (world.dt, world.gravity, world.slop,
+                                                                world.rest_tolerance, world.iterations)
+        # rounding noise of coordinates of order 10 m: about 1e-15 m in f64, 1e-6 m in f32
+        params[L.P_MOVE_TOL] = 1e-12 if backend.np_real() == np.float64 else 1e-7
+        self.params = _nd(real, (L.N_PARAMS,), params)
+        self.obj_i = _nd(i32, (nk,), obj_i, L.N_OI)
+        self.obj_f = _nd(real, (nk,), obj_f, L.N_OF)
+        self.piece_i = _nd(i32, (len(piece_i),), np.array(piece_i), 4)
+        self.lv = _nd(real, (len(lv),), np.array(lv), 4)
+        nm = max(len(map_i), 1)
+        self.map_i = _nd(i32, (nm,), np.array(map_i or [(0, 0, 0, 0)]), 4)
+        self.map_f = _nd(real, (nm,), np.array(map_f or [(0.0, 0.0, 1.0)]), 3)
+        self.bucket_off = _nd(i32, (max(len(offsets), 1),), np.array(offsets or [0]))
+        self.bucket_item = _nd(i32, (max(len(items), 1),), np.array(items or [0]))
+        self.pose = _nd(real, (ne, nk), np.stack([s.pose for s in specs], axis=1), 4)
+        self.pose0 = _nd(real, (ne, nk), None, 4)
+        self.vel = _nd(real, (ne, nk), np.stack([s.velocity for s in specs], axis=1), 3)
+        self.cmd = _nd(real, (ne, nk), np.stack([s.command for s in specs], axis=1), 2)
+        self.wv = _nd(real, (ne, len(lv)), None, 4)
+        self.pair_i = _nd(i32, (ne, cap), None, 4)
+        self.pair_f = _nd(real, (ne, cap), None, L.N_PF)
+        self.order_tmp = _nd(i32, (ne, cap))
+        self.blk = _nd(real, (ne, 2 * cap), None, 3)
+        self.blk_next = _nd(i32, (ne, 2 * cap))
+        self.obj_s = _nd(i32, (ne, nk + 2), None, L.N_OS)
+        self.env_i = _nd(i32, (ne,), None, 4)
+        self.n_objects = nk
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute every world-frame piece from the poses (after poses were set from outside)."""
+        from ..kernels.planar_motion import refresh_all
+
+        refresh_all(self.obj_i, self.piece_i, self.lv, self.pose, self.wv)
+
+    def snapshot(self) -> dict:
+        return {name: getattr(self, name).to_numpy() for name in self.STATE}
+
+    def load(self, arrays: dict) -> None:
+        for name in self.STATE:
+            getattr(self, name).from_numpy(np.ascontiguousarray(arrays[name]))
+        self.refresh()
+
+    def contacts(self) -> ContactArrays:
+        """The recorded pairs of the last step, in sweep order, compacted to the front of each env's rows."""
+        pi, pf = self.pair_i.to_numpy(), self.pair_f.to_numpy().astype(np.float64)
+        n = self.env_i.to_numpy()[:, L.EI_PAIRS]
+        ne, cap = pi.shape[:2]
+        rank = np.arange(cap)[None, :]
+        order = np.where(rank < n[:, None], pi[:, :, L.PI_ORDER], 0)
+        pi = np.take_along_axis(pi, order[:, :, None], axis=1)
+        pf = np.take_along_axis(pf, order[:, :, None], axis=1)
+        valid = (rank < n[:, None]) & ((pi[:, :, L.PI_FLAGS] & L.F_RECORDED) != 0)
+        pack = np.argsort(~valid, axis=1, kind="stable")
+        pi = np.take_along_axis(pi, pack[:, :, None], axis=1)
+        pf = np.take_along_axis(pf, pack[:, :, None], axis=1)
+        count = valid.sum(axis=1)
+        width = int(count.max()) if ne else 0
+        pi, pf = pi[:, :width], pf[:, :width]
+        keep = np.arange(width)[None, :] < count[:, None]
+        a = np.where(keep, pi[:, :, L.PI_A], -1).astype(np.int64)
+        b = np.where(keep, pi[:, :, L.PI_B], -1).astype(np.int64)
+        pf = np.where(keep[:, :, None], pf, 0.0)
+        return ContactArrays(count.astype(np.int64), a, b, pf[:, :, [L.PF_NX, L.PF_NY]], pf[:, :, L.PF_DEPTH],
+                             pf[:, :, [L.PF_PX, L.PF_PY]], pf[:, :, L.PF_FORCE])

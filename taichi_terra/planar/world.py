@@ -1,0 +1,379 @@
+"""The planar contact world: 2D robots and objects that push, slide and turn, batched over envs.
+
+A step is two kernel launches whatever the number of objects and envs: the kinematic step (driven objects
+follow their commands, passive bodies coast under ground friction) and the contact step
+(``kernels/planar_contact.py``), which separates overlapping objects by position-based dynamics.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from typing import ClassVar
+
+import numpy as np
+import shapely
+
+from .. import backend
+from ..kernels import planar_layout as L
+from ..validation import as_float_array, check_finite, check_int, check_positive
+from .objects import COMMANDS, KINDS, KINEMATICS, ObjectSpec, PlanarObject, check_env, per_env
+from .reports import Contact, ContactArrays, ObjectContactArrays, object_view
+from .shapes import circle_piece, geometry_pieces, grid_boundary, line_pieces, mass_properties
+
+#: gap left between separated bodies [m]
+CONTACT_SLOP = 1e-6
+#: bodies closer than this rest against each other [m]
+REST_TOLERANCE = 1e-5
+#: most Gauss-Seidel sweeps per step
+CONTACT_ITERATIONS = 32
+
+
+def _nonneg(name: str, value) -> float:
+    v = check_finite(name, value)
+    if v < 0.0:
+        raise ValueError(f"{name} must be >= 0, got {value!r}")
+    return v
+
+
+def _unit(name: str, value) -> float:
+    v = _nonneg(name, value)
+    if v > 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    return v
+
+
+class World:
+    """A batched 2D world of static, passive and driven objects in position-based contact.
+
+    Args:
+        dt: step time [s], > 0.
+        n_envs: independent copies of the world, each with its own states and commands (>= 1).
+        gravity: [m/s^2] >= 0; ground friction of a body is ``friction * mass * gravity``.
+        friction: default friction coefficient of objects (ground and surfaces), >= 0.
+        restitution: default restitution of objects in [0, 1] (a pair uses the mean of its two).
+        iterations: most Gauss-Seidel sweeps per step (>= 1).
+        slop: gap left between separated bodies [m], >= 0.
+        rest_tolerance: bodies closer than this rest against each other [m], >= 0.
+        max_pairs: candidate pairs kept per env per step (default: min(n (n - 1) / 2, 16 n) for n objects);
+            more are dropped and counted (:meth:`get_pair_overflow`).
+    """
+
+    is_planar = True
+
+    def __init__(self, dt: float = 0.1, n_envs: int = 1, gravity: float = 9.81, friction: float = 0.5, *,
+                 restitution: float = 0.0, iterations: int = CONTACT_ITERATIONS, slop: float = CONTACT_SLOP,
+                 rest_tolerance: float = REST_TOLERANCE, max_pairs: int | None = None):
+        self.dt = check_positive("dt", dt)
+        self.n_envs = check_int("n_envs", n_envs, 1)
+        self.gravity = _nonneg("gravity", gravity)
+        self.friction = _nonneg("friction", friction)
+        self.restitution = _unit("restitution", restitution)
+        self.iterations = check_int("iterations", iterations, 1)
+        self.slop = _nonneg("slop", slop)
+        self.rest_tolerance = _nonneg("rest_tolerance", rest_tolerance)
+        self._max_pairs = None if max_pairs is None else check_int("max_pairs", max_pairs, 1)
+        self._specs: list[ObjectSpec] = []
+        self.objects: list[PlanarObject] = []
+        self.time = 0.0
+        self._built = False
+
+    # -- building --------------------------------------------------------------------------------------------
+
+    def add_circle(self, radius: float, **options) -> PlanarObject:
+        """A disc of ``radius`` [m] centred on its body frame. Options as in :meth:`add_geometry`."""
+        return self._add("circle", [circle_piece((0.0, 0.0), check_positive("radius", radius))], **options)
+
+    def add_rectangle(self, width: float, height: float, **options) -> PlanarObject:
+        """A ``width`` x ``height`` [m] rectangle centred on its body frame, width along the heading."""
+        w, h = check_positive("width", width) / 2, check_positive("height", height) / 2
+        return self.add_polygon([(-w, -h), (w, -h), (w, h), (-w, h)], **options)
+
+    def add_polygon(self, vertices, **options) -> PlanarObject:
+        """A simple polygon from its (n, 2) vertices [m] in the body frame, convex or not (a non-convex one is
+        split into constrained Delaunay triangles). Degenerate polygons raise ValueError."""
+        v = as_float_array("vertices", vertices)
+        if v.ndim != 2 or v.shape[1] != 2 or v.shape[0] < 3 or not np.all(np.isfinite(v)):
+            raise ValueError(f"vertices must be a finite (n >= 3, 2) array, got shape {v.shape}")
+        return self.add_geometry(shapely.Polygon(v), **options)
+
+    def add_linestring(self, points, **options) -> PlanarObject:
+        """A wall along the (n, 2) points [m] (a closed pen repeats its first point last); static only."""
+        p = as_float_array("points", points)
+        if p.ndim != 2 or p.shape[1] != 2 or p.shape[0] < 2 or not np.all(np.isfinite(p)):
+            raise ValueError(f"points must be a finite (n >= 2, 2) array, got shape {p.shape}")
+        pieces = line_pieces(p)
+        if not pieces:
+            raise ValueError("points must contain two distinct points")
+        options.setdefault("kind", "static")
+        return self._add("linestring", pieces, **options)
+
+    def add_compound(self, parts, **options) -> PlanarObject:
+        """One rigid object made of several parts (shapely polygons or line strings, or ``("circle", (cx, cy),
+        r)`` tuples), in the body frame; its mass is spread over their area."""
+        if isinstance(parts, (str, bytes)) or not hasattr(parts, "__iter__"):
+            raise TypeError("parts must be a list of shapely geometries or ('circle', (cx, cy), r) tuples")
+        parts = list(parts)
+        if not parts:
+            raise ValueError("parts must not be empty")
+        pieces = [p for i, part in enumerate(parts) for p in geometry_pieces(f"parts[{i}]", part)]
+        return self._add("compound", pieces, **options)
+
+    def add_geometry(self, geometry, **options) -> PlanarObject:
+        """Any shapely geometry in the body frame (polygons, line strings, or collections of them).
+
+        Keyword options (all objects):
+            kind: 'static' (immovable), 'passive' (pushed, coasts under ground friction) or 'driven' (follows
+                velocity commands); default 'driven' when ``kinematics`` is given, else 'passive'.
+            position: (x, y) [m] of the body frame, default (0, 0); angle: heading [rad], default 0.
+            mass: [kg] > 0 (passive and driven; default 1); static objects take none.
+            friction: >= 0 (default: the world's); restitution: in [0, 1] (default: the world's).
+            inertia: [kg m^2] > 0 about the centre of mass (default: a uniform body of this shape).
+            kinematics: 'diff', 'omni' or 'acker' (driven only); wheelbase: [m] > 0 (acker, default 1).
+            name: a label (default: '<shape><index>').
+        """
+        return self._add("geometry", geometry_pieces("geometry", geometry), **options)
+
+    def add_grid_map(self, occupancy, resolution: float, origin=(0.0, 0.0), *, friction=None,
+                     name: str | None = None) -> PlanarObject:
+        """A static occupancy-grid map: ``occupancy[ix, iy]`` (truthy: occupied) is the cell spanning
+        ``origin + resolution * ([ix, ix + 1], [iy, iy + 1])`` [m]. Its boundary is a set of segments, and a
+        bucket index hands each object only the segments near it. A map cannot be moved."""
+        occ = np.asarray(occupancy)
+        if occ.ndim != 2 or occ.size == 0 or occ.dtype.kind not in "biuf":
+            raise ValueError(f"occupancy must be a non-empty 2D array of booleans or numbers, got shape {occ.shape}")
+        res = check_positive("resolution", resolution)
+        org = as_float_array("origin", origin)
+        if org.shape != (2,) or not np.all(np.isfinite(org)):
+            raise ValueError(f"origin must be 2 finite numbers, got {origin!r}")
+        grid = grid_boundary(occ > 0.5 if occ.dtype.kind == "f" else occ.astype(bool), res, org)
+        if len(grid.segments) == 0:
+            raise ValueError("occupancy has no occupied cell")
+        pieces = [p for seg in grid.segments for p in line_pieces(seg)]
+        return self._add("map", pieces, kind="static", friction=friction, name=name, _grid=grid)
+
+    def _add(self, shape: str, pieces, *, kind=None, position=(0.0, 0.0), angle=0.0, mass=None, friction=None,
+             restitution=None, inertia=None, kinematics=None, wheelbase=None, name=None, _grid=None):
+        if self._built:
+            raise RuntimeError("the world is built (it has stepped); add objects before the first step")
+        if kinematics is not None and kinematics not in KINEMATICS:
+            raise ValueError(f"kinematics must be one of {sorted(KINEMATICS)} or None, got {kinematics!r}")
+        kind = kind if kind is not None else ("driven" if kinematics is not None else "passive")
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
+        if (kind == "driven") != (kinematics is not None):
+            raise ValueError(f"kinematics is required for a driven object and not allowed for a {kind} one "
+                             f"(kind={kind!r}, kinematics={kinematics!r})")
+        props = mass_properties(pieces)
+        if kind == "static":
+            if mass is not None and not (isinstance(mass, numbers.Real) and math.isinf(mass) and mass > 0):
+                raise ValueError("mass: a static object is immovable; leave mass unset (or inf)")
+            if inertia is not None:
+                raise ValueError("inertia: a static object is immovable; leave inertia unset")
+            m = I = math.inf
+        else:
+            if props.area <= 0.0:
+                raise ValueError(f"a {kind} object needs an area (mass spreads over it); line strings are static")
+            m = check_positive("mass", 1.0 if mass is None else mass)
+            I = props.inertia(m) if inertia is None else check_positive("inertia", inertia)
+        if wheelbase is not None and kinematics != "acker":
+            raise ValueError("wheelbase applies to 'acker' kinematics only")
+        pos = as_float_array("position", position)
+        if pos.shape != (2,) or not np.all(np.isfinite(pos)):
+            raise ValueError(f"position must be 2 finite numbers (x, y) [m], got {position!r}")
+        ang = check_finite("angle", angle)
+        index = len(self._specs)
+        pose = np.tile([pos[0], pos[1], ang, 0.0], (self.n_envs, 1))
+        spec = ObjectSpec(
+            name=str(name) if name is not None else f"{shape}{index}", kind=kind, pieces=pieces, props=props,
+            mass=m, inertia=I, friction=self.friction if friction is None else _nonneg("friction", friction),
+            restitution=self.restitution if restitution is None else _unit("restitution", restitution),
+            kinematics=kinematics, wheelbase=1.0 if wheelbase is None else check_positive("wheelbase", wheelbase),
+            grid=_grid, pose=pose, velocity=np.zeros((self.n_envs, 3)), command=np.zeros((self.n_envs, 2)))
+        self._specs.append(spec)
+        obj = PlanarObject(self, index, spec)
+        self.objects.append(obj)
+        return obj
+
+    @property
+    def driven(self) -> list[PlanarObject]:
+        """The driven objects, in the order :meth:`set_commands` takes their commands."""
+        return [o for o in self.objects if o.kind == "driven"]
+
+    @property
+    def max_pairs(self) -> int:
+        n = len(self._specs)
+        return self._max_pairs if self._max_pairs is not None else max(1, min(n * (n - 1) // 2, 16 * n))
+
+    def build(self) -> None:
+        """Allocate the arrays (done by the first :meth:`step`); objects cannot be added afterwards."""
+        if self._built:
+            return
+        if not self._specs:
+            raise RuntimeError("the world has no objects; add some before stepping")
+        from .model import PlanarArrays
+
+        self._arrays = PlanarArrays(self)
+        self._built = True
+
+    # -- stepping --------------------------------------------------------------------------------------------
+
+    def step(self, n: int = 1) -> None:
+        """Advance every env by ``n`` steps of ``dt``: two kernel launches per step."""
+        n = check_int("n", n, 0)
+        self.build()
+        from ..kernels.planar_contact import contact_step
+        from ..kernels.planar_motion import advance
+
+        a = self._arrays
+        for _ in range(n):
+            advance(a.params, a.obj_i, a.obj_f, a.piece_i, a.lv, a.pose, a.pose0, a.vel, a.cmd, a.wv)
+            contact_step(a.params, a.obj_i, a.obj_f, a.piece_i, a.lv, a.map_i, a.map_f, a.bucket_off,
+                         a.bucket_item, a.pose, a.pose0, a.vel, a.cmd, a.wv, a.pair_i, a.pair_f, a.order_tmp,
+                         a.blk, a.blk_next, a.obj_s, a.env_i)
+            self.time += self.dt
+
+    def set_commands(self, commands) -> None:
+        """Commands of every driven object (:attr:`driven` order): shape (n_driven, 2) for every env or
+        (n_envs, n_driven, 2). Each row's meaning depends on the object's kinematics (``objects.COMMANDS``)."""
+        drivers = self.driven
+        arr = as_float_array("commands", commands)
+        nd = len(drivers)
+        if arr.shape == (nd, 2):
+            arr = np.broadcast_to(arr, (self.n_envs, nd, 2))
+        if arr.shape != (self.n_envs, nd, 2):
+            raise ValueError(f"commands must have shape (n_driven={nd}, 2) or (n_envs={self.n_envs}, {nd}, 2), "
+                             f"got {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("commands must be finite")
+        if not self._built:
+            for k, o in enumerate(drivers):
+                o._spec.command = np.array(arr[:, k])
+            return
+        cmd = self._arrays.cmd.to_numpy()
+        cmd[:, [o.index for o in drivers]] = arr
+        self._arrays.cmd.from_numpy(np.ascontiguousarray(cmd, dtype=backend.np_real()))
+
+    # -- state access ----------------------------------------------------------------------------------------
+
+    def get_poses(self, env=None) -> np.ndarray:
+        """(x, y, heading) of every object: (n_envs, n_objects, 3), or (n_objects, 3) for one env."""
+        return self._get("pose", slice(None), env)[..., :3]
+
+    def get_velocities(self, env=None) -> np.ndarray:
+        """(vx, vy, yaw rate) of every object's centre of mass: (n_envs, n_objects, 3) or (n_objects, 3)."""
+        return self._get("velocity", slice(None), env)
+
+    _FIELDS: ClassVar[dict] = {"pose": ("pose", 4), "velocity": ("vel", 3), "command": ("cmd", 2)}
+
+    def _get(self, what: str, index, env):
+        env = check_env(env, self.n_envs)
+        if self._built:
+            data = getattr(self._arrays, self._FIELDS[what][0]).to_numpy().astype(np.float64)
+            out = data[:, index]
+        else:
+            attr = {"pose": "pose", "velocity": "velocity", "command": "command"}[what]
+            out = np.stack([getattr(s, attr) for s in self._specs], axis=1)[:, index] \
+                if not isinstance(index, int) else getattr(self._specs[index], attr).copy()
+        return out if env is None else out[env]
+
+    def _set_state(self, what: str, index: int, value, env) -> None:
+        spec = self._specs[index]
+        env = check_env(env, self.n_envs)
+        width = {"pose": 3, "velocity": 3, "command": 2}[what]
+        if what == "pose" and spec.grid is not None:
+            raise ValueError("a grid map cannot be moved: its boundary is fixed in the world frame")
+        if what == "command" and spec.kind != "driven":
+            raise ValueError(f"command: {spec.name} is {spec.kind}; only driven objects take commands")
+        if what == "velocity" and spec.kind == "static":
+            raise ValueError(f"velocity: {spec.name} is static and cannot move")
+        if env is None:
+            rows = per_env(what, value, width, self.n_envs)
+        else:
+            rows = per_env(what, value, width, 1)
+        envs = slice(None) if env is None else slice(env, env + 1)
+        if not self._built:
+            getattr(spec, what)[envs, :width] = rows
+            return
+        name = self._FIELDS[what][0]
+        arr = getattr(self._arrays, name)
+        data = arr.to_numpy()
+        data[envs, index, :width] = rows
+        arr.from_numpy(np.ascontiguousarray(data))
+        if what == "pose":
+            self._arrays.refresh()
+
+    # -- reports ---------------------------------------------------------------------------------------------
+
+    def get_contacts(self, env=None) -> ContactArrays:
+        """The last step's contacts, one row per touching pair, for every env (or one env: the env axis is
+        kept with length 1). See :class:`ContactArrays`."""
+        env = check_env(env, self.n_envs)
+        if not self._built:
+            z = np.zeros((self.n_envs, 0))
+            out = ContactArrays(np.zeros(self.n_envs, np.int64), z.astype(np.int64), z.astype(np.int64),
+                                np.zeros((self.n_envs, 0, 2)), z, np.zeros((self.n_envs, 0, 2)), z)
+        else:
+            out = self._arrays.contacts()
+        if env is not None:
+            out = ContactArrays(*(getattr(out, f)[env:env + 1] for f in ContactArrays.__dataclass_fields__))
+        return out
+
+    def get_object_contacts(self, env=None) -> ObjectContactArrays:
+        """The last step's contacts from each object's side (:class:`ObjectContactArrays`)."""
+        return object_view(self.get_contacts(env), len(self._specs))
+
+    def get_contact_list(self, env: int = 0) -> list[Contact]:
+        """The last step's contacts in env ``env`` as :class:`Contact` records (objects as handles)."""
+        if check_env(env, self.n_envs) is None:
+            raise ValueError("env must be an int in [0, n_envs) for a contact list")
+        c = self.get_contacts(env)
+        return [Contact(self.objects[c.a[0, i]], self.objects[c.b[0, i]], c.normal[0, i].copy(),
+                        float(c.depth[0, i]), c.point[0, i].copy(), float(c.force[0, i])) for i in range(c.count[0])]
+
+    def _env_info(self, column: int, env):
+        env = check_env(env, self.n_envs)
+        data = self._arrays.env_i.to_numpy()[:, column] if self._built else np.zeros(self.n_envs, np.int32)
+        return data if env is None else int(data[env])
+
+    def get_sweeps(self, env=None):
+        """Gauss-Seidel sweeps the last step ran, per env (at most ``iterations``)."""
+        return self._env_info(L.EI_SWEEPS, env)
+
+    def get_pair_count(self, env=None):
+        """Candidate pairs the last step considered, per env."""
+        return self._env_info(L.EI_PAIRS, env)
+
+    def get_pair_overflow(self, env=None):
+        """Candidate pairs dropped in the last step because the pair table (``max_pairs``) was full, per env."""
+        return self._env_info(L.EI_DROPPED, env)
+
+    # -- checkpoints -----------------------------------------------------------------------------------------
+
+    def checkpoint(self) -> dict:
+        """A copy of every env's state (poses, velocities, commands, last contacts) and the time."""
+        self.build()
+        return {"time": self.time, **self._arrays.snapshot()}
+
+    def restore(self, checkpoint: dict) -> None:
+        """Return to a :meth:`checkpoint` of this world; stepping from it replays bit for bit."""
+        self.build()
+        if not isinstance(checkpoint, dict) or "time" not in checkpoint:
+            raise TypeError("checkpoint must come from this world's checkpoint()")
+        self._arrays.load(checkpoint)
+        self.time = checkpoint["time"]
+
+    # -- drawing ---------------------------------------------------------------------------------------------
+
+    def draw_data(self, env: int = 0) -> dict:
+        """World-frame geometry of env ``env`` for a 2D viewer (see ``taichi_terra.viewer.PlanarViewer``)."""
+        from .drawing import draw_data
+
+        return draw_data(self, check_env(env, self.n_envs) or 0)
+
+    @staticmethod
+    def command_meaning(kinematics: str) -> str:
+        """What a command (u0, u1) means for a kinematics model."""
+        if kinematics not in COMMANDS:
+            raise ValueError(f"kinematics must be one of {sorted(COMMANDS)}, got {kinematics!r}")
+        return COMMANDS[kinematics]
+
