@@ -28,11 +28,13 @@ class Scene:
 
     Attributes:
         world: the world to run.
-        camera: an :class:`~taichi_terra.viewer.OrbitCamera`, or ``None`` to frame everything.
-        follow: a body for the camera to follow, or ``None``.
+        camera: an :class:`~taichi_terra.viewer.OrbitCamera` (a planar world: ``(cx, cy, half_height)`` [m]),
+            or ``None`` to frame everything.
+        follow: a body for the camera to follow (a planar world: an object with an ``index``), or ``None``.
         envs: envs to draw (``None``: env 0; ``"all"`` or a list: tiled).
         controller: called as ``controller(world)`` before each frame's steps (scripted pushes and drags).
-        viewer_options: further :class:`~taichi_terra.viewer.Viewer` keyword arguments.
+        viewer_options: further keyword arguments of the viewer: :class:`~taichi_terra.viewer.Viewer`, or
+            :class:`~taichi_terra.viewer.PlanarViewer` for a planar world (``world.is_planar``).
         report: called as ``report(world)`` at the end; returns text printed as the scene's result.
     """
 
@@ -124,6 +126,7 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str) -> dict:
 
     import taichi_terra as tt
 
+    from .planar_viewer import PlanarViewer
     from .recorder import Recorder
     from .viewer import Viewer
 
@@ -131,8 +134,10 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str) -> dict:
     scene = scene_build(args)
     world = scene.world
     recorder = Recorder(args.record, args.fps) if args.record is not None else None
-    viewer = Viewer(world, width=args.width, height=args.height, headless=args.headless, envs=scene.envs,
-                    camera=scene.camera, follow=scene.follow, title=f"taichi_terra: {name}", **scene.viewer_options)
+    viewer_class = PlanarViewer if getattr(world, "is_planar", False) else Viewer  # 2D view of a planar world
+    viewer = viewer_class(world, width=args.width, height=args.height, headless=args.headless, envs=scene.envs,
+                          camera=scene.camera, follow=scene.follow, title=f"taichi_terra: {name}",
+                          **scene.viewer_options)
     start = world.checkpoint()
     t_begin = world.time
 
