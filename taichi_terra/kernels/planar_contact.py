@@ -2,8 +2,8 @@
 
 Per env, in order:
 
-1. candidates: every pair something can move whose bounding circles come within the margin (two steps of the
-   fastest object's travel plus the slop), in object order;
+1. candidates: every pair something can move whose bounding circles, and then whose convex pieces, come within
+   the margin (two steps of the fastest object's travel, plus the slop and the rest tolerance), in object order;
 2. anchored order: pairs sorted by their contact-graph distance from immovable objects (min, then max of the
    two levels; ties keep object order), so a wall contact is handled before the robot contact behind it;
 3. Gauss-Seidel sweeps: each overlapping pair is separated along its SAT normal, the depth shared in proportion
@@ -313,7 +313,9 @@ def contact_step(params: ti.types.ndarray(), obj_i: ti.types.ndarray(), obj_f: t
             obj_s[e, k][OS_SEEN] = 0
             if obj_i[k][OI_KIND] != STATIC:
                 travel = ti.max(travel, vec2(vel[e, k][0], vel[e, k][1]).norm())
-        margin = 2.0 * travel * dt + slop
+        # two steps of the fastest travel plus the slop, and at least the rest tolerance, so that resting
+        # contacts are reported whether or not anything moves
+        margin = 2.0 * travel * dt + slop + rest
         n, dropped = candidates(e, nk, cap, margin, pose, obj_i, obj_f, map_i, map_f, pair_i, pair_f)
         env_i[e] = ti.Vector([n, dropped, 0, 0])
         # pass 0 keeps the candidates whose pieces come within the margin (so a long wall is a neighbour only

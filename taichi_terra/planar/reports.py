@@ -79,8 +79,8 @@ class ContactArrays:
 class ObjectContactArrays:
     """Every contact of the last step as seen by each of its two objects, for every env.
 
-    Rows are grouped by ``owner`` (ascending object index), each contact appearing once for each of its two
-    objects; the first ``count[e]`` rows of env ``e`` are valid (``owner`` -1 pads). ``other`` is the object
+    Rows are grouped by ``owner`` (ascending object index), in contact order within a group, each contact
+    appearing once for each of its two objects; the first ``count[e]`` rows of env ``e`` are valid (``owner`` -1 pads). ``other`` is the object
     touched, ``normal`` points from ``other`` toward ``owner``, ``point`` [m], ``depth`` [m], ``force`` [N].
     ``per_object`` (n_envs, n_objects) counts the reports of each object.
     """
@@ -97,13 +97,13 @@ class ObjectContactArrays:
 
 def object_view(c: ContactArrays, n_objects: int) -> ObjectContactArrays:
     """Each contact of ``c`` twice, once from each object's side, grouped by object."""
-    ne = c.a.shape[0]
-    owner = np.concatenate([c.a, c.b], axis=1)
-    other = np.concatenate([c.b, c.a], axis=1)
-    normal = np.concatenate([c.normal, -c.normal], axis=1)
-    point = np.concatenate([c.point, c.point], axis=1)
-    depth = np.concatenate([c.depth, c.depth], axis=1)
-    force = np.concatenate([c.force, c.force], axis=1)
+    ne, width = c.a.shape
+
+    def both(x, y):  # contact i's rows from a's and from b's side, next to each other
+        return np.stack([x, y], axis=2).reshape((ne, 2 * width) + x.shape[2:])
+
+    owner, other, normal = both(c.a, c.b), both(c.b, c.a), both(c.normal, -c.normal)
+    point, depth, force = both(c.point, c.point), both(c.depth, c.depth), both(c.force, c.force)
     key = np.where(owner >= 0, owner, n_objects)  # padding last
     order = np.argsort(key, axis=1, kind="stable")
     take = lambda x: np.take_along_axis(x, order.reshape(order.shape + (1,) * (x.ndim - 2)), axis=1)
