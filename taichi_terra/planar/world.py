@@ -86,7 +86,7 @@ class World:
     def add_rectangle(self, width: float, height: float, **options) -> PlanarObject:
         """A ``width`` x ``height`` [m] rectangle centred on its body frame, width along the heading."""
         w, h = check_positive("width", width) / 2, check_positive("height", height) / 2
-        return self.add_polygon([(-w, -h), (w, -h), (w, h), (-w, h)], **options)
+        return self._add("rectangle", geometry_pieces("rectangle", shapely.box(-w, -h, w, h)), **options)
 
     def add_polygon(self, vertices, **options) -> PlanarObject:
         """A simple polygon from its (n, 2) vertices [m] in the body frame, convex or not (a non-convex one is
@@ -94,7 +94,7 @@ class World:
         v = as_float_array("vertices", vertices)
         if v.ndim != 2 or v.shape[1] != 2 or v.shape[0] < 3 or not np.all(np.isfinite(v)):
             raise ValueError(f"vertices must be a finite (n >= 3, 2) array, got shape {v.shape}")
-        return self.add_geometry(shapely.Polygon(v), **options)
+        return self._add("polygon", geometry_pieces("vertices", shapely.Polygon(v)), **options)
 
     def add_linestring(self, points, **options) -> PlanarObject:
         """A wall along the (n, 2) points [m] (a closed pen repeats its first point last); static only."""
