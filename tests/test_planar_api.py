@@ -222,8 +222,10 @@ def test_bad_commands_states_and_envs():
         box.set_command([1.0, 0.0])
     with pytest.raises(ValueError, match="cannot be moved"):
         grid.set_pose([0, 0, 0])
-    with pytest.raises(ValueError, match="static"):
+    with pytest.raises(ValueError, match="only passive"):
         wall.set_velocity([1, 0, 0])
+    with pytest.raises(ValueError, match="by its command"):
+        robot.set_velocity([1, 0, 0])
     with pytest.raises(ValueError, match="env"):
         robot.get_pose(env=2)
     with pytest.raises(ValueError, match="pose"):

@@ -6,6 +6,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SCRIPT = textwrap.dedent("""
@@ -111,3 +112,36 @@ def test_vulkan_box_on_soil_matches_cpu():
     assert vk[0] == pytest.approx(cpu[0], abs=1e-6)
     assert vk[2] == pytest.approx(0.12, rel=1e-5)
     assert vk[3] == pytest.approx(cpu[3], rel=1e-3)
+
+
+PLANAR_PUSH = textwrap.dedent("""
+    import taichi_terra as tt
+    tt.init(arch={arch!r}, precision="f32")
+    from taichi_terra import planar
+    world = planar.World(dt=0.1, n_envs=4)
+    robot = world.add_rectangle(0.6, 0.4, kinematics="diff", mass=20.0, friction=1.0)
+    boxes = [world.add_rectangle(0.3, 0.3, mass=1.0, position=(0.5 + 0.31 * i, 0.0)) for i in range(10)]
+    world.add_linestring([(3.94, -1.0), (3.94, 1.0)])
+    robot.set_command([0.5, 0.0])
+    world.step(25)
+    print(*world.get_poses(3)[:11].ravel(), world.get_sweeps(3))
+""")
+
+
+@pytest.mark.parametrize("arch", ["cpu", "vulkan"])
+def test_f32_planar_push_packs_boxes_against_wall(arch):
+    """Reference: the packed row's closed form (and IR-SIM's result on the same scene): ten 0.3 m boxes flush
+    against the wall at x = 3.94 m, one slop (1e-6 m) apart, are centred at 3.79 - slop - (0.3 + slop) i m and
+    the robot stops at 0.64 m less eleven slops, headings 0. In f32 coordinates of a few metres round to
+    2.4e-7 m per operation, so positions are checked to 2e-6 m; the cpu f64 test checks them to the slop."""
+    out = subprocess.run([sys.executable, "-c", PLANAR_PUSH.format(arch=arch)], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    values = [float(v) for v in out.stdout.split()[-34:]]
+    poses = np.array(values[:33]).reshape(11, 3)
+    slop = 1e-6  # each pair rests one slop apart
+    boxes = 3.94 - 0.15 - slop - (0.3 + slop) * np.arange(10)[::-1]
+    assert poses[0, 0] == pytest.approx(boxes[0] - 0.45 - slop, abs=2e-6)
+    assert poses[1:, 0] == pytest.approx(boxes, abs=2e-6)
+    assert np.abs(poses[:, 1:]).max() < 1e-6
+    assert values[-1] <= 2

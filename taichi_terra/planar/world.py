@@ -284,8 +284,9 @@ class World:
             raise ValueError("a grid map cannot be moved: its boundary is fixed in the world frame")
         if what == "command" and spec.kind != "driven":
             raise ValueError(f"command: {spec.name} is {spec.kind}; only driven objects take commands")
-        if what == "velocity" and spec.kind == "static":
-            raise ValueError(f"velocity: {spec.name} is static and cannot move")
+        if what == "velocity" and spec.kind != "passive":
+            raise ValueError(f"velocity: {spec.name} is {spec.kind}; only passive bodies take a velocity "
+                             "(a driven object moves by its command)")
         if env is None:
             rows = per_env(what, value, width, self.n_envs)
         else:
