@@ -22,6 +22,8 @@ RUNS = {
     "slope_and_wall": ["--seconds", "5", "--fps", "12", "--width", "560", "--height", "315"],
     "many_worlds": ["--seconds", "3", "--fps", "12", "--width", "560", "--height", "420"],
     "cradle_and_pile": ["--seconds", "3", "--fps", "12", "--width", "560", "--height", "315"],
+    "push_boxes": ["--seconds", "12.5", "--fps", "10", "--width", "560", "--height", "420"],
+    "robot_crowd": ["--seconds", "12", "--fps", "10", "--width", "560", "--height", "420"],
 }
 
 
