@@ -307,7 +307,7 @@ def contact_step(params: ti.types.ndarray(), obj_i: ti.types.ndarray(), obj_f: t
     dt, slop, rest = params[P_DT], params[P_SLOP], params[P_REST]
     iterations = ti.cast(params[P_ITERS], ti.i32)
     for e in range(ne):
-        # 1. candidates: bounding circles within two steps of the fastest travel
+        # 1. candidates: bounding circles within the margin
         travel = 0.0
         for k in range(nk):
             obj_s[e, k][OS_SEEN] = 0
@@ -318,8 +318,9 @@ def contact_step(params: ti.types.ndarray(), obj_i: ti.types.ndarray(), obj_f: t
         margin = 2.0 * travel * dt + slop + rest
         n, dropped = candidates(e, nk, cap, margin, pose, obj_i, obj_f, map_i, map_f, pair_i, pair_f)
         env_i[e] = ti.Vector([n, dropped, 0, 0])
-        # pass 0 keeps the candidates whose pieces come within the margin (so a long wall is a neighbour only
-        # of what is near it); passes 1.. are the sweeps. One loop, so the overlap test is written once.
+        # 2. pass 0 keeps the candidates whose pieces come within the margin (so a long wall is a neighbour
+        # only of what is near it) and sorts them outward from immovable objects; 3. passes 1.. are the
+        # sweeps. One loop, so that the overlap test is compiled once.
         n_touch = 0
         sweeps = 0
         for it in range(iterations + 1):
