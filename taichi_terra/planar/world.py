@@ -263,23 +263,21 @@ class World:
         """(vx, vy, yaw rate) of every object's centre of mass: (n_envs, n_objects, 3) or (n_objects, 3)."""
         return self._get("velocity", slice(None), env)
 
-    _FIELDS: ClassVar[dict] = {"pose": ("pose", 4), "velocity": ("vel", 3), "command": ("cmd", 2)}
+    #: state name -> (array of the built world, columns a setter writes)
+    _FIELDS: ClassVar[dict] = {"pose": ("pose", 3), "velocity": ("vel", 3), "command": ("cmd", 2)}
 
     def _get(self, what: str, index, env):
         env = check_env(env, self.n_envs)
         if self._built:
-            data = getattr(self._arrays, self._FIELDS[what][0]).to_numpy().astype(np.float64)
-            out = data[:, index]
-        else:
-            attr = {"pose": "pose", "velocity": "velocity", "command": "command"}[what]
-            out = np.stack([getattr(s, attr) for s in self._specs], axis=1)[:, index] \
-                if not isinstance(index, int) else getattr(self._specs[index], attr).copy()
+            out = getattr(self._arrays, self._FIELDS[what][0]).to_numpy().astype(np.float64)[:, index]
+        else:  # the builder's (n_envs, width) rows of each object
+            out = np.stack([getattr(s, what) for s in self._specs], axis=1)[:, index]
         return out if env is None else out[env]
 
     def _set_state(self, what: str, index: int, value, env) -> None:
         spec = self._specs[index]
         env = check_env(env, self.n_envs)
-        width = {"pose": 3, "velocity": 3, "command": 2}[what]
+        name, width = self._FIELDS[what]
         if what == "pose" and spec.grid is not None:
             raise ValueError("a grid map cannot be moved: its boundary is fixed in the world frame")
         if what == "command" and spec.kind != "driven":
@@ -287,15 +285,11 @@ class World:
         if what == "velocity" and spec.kind != "passive":
             raise ValueError(f"velocity: {spec.name} is {spec.kind}; only passive bodies take a velocity "
                              "(a driven object moves by its command)")
-        if env is None:
-            rows = per_env(what, value, width, self.n_envs)
-        else:
-            rows = per_env(what, value, width, 1)
+        rows = per_env(what, value, width, self.n_envs if env is None else 1)
         envs = slice(None) if env is None else slice(env, env + 1)
         if not self._built:
             getattr(spec, what)[envs, :width] = rows
             return
-        name = self._FIELDS[what][0]
         arr = getattr(self._arrays, name)
         data = arr.to_numpy()
         data[envs, index, :width] = rows
