@@ -34,6 +34,17 @@ def check_int(name: str, value, minimum: int) -> int:
     return int(value)
 
 
+def check_env(env, n_envs: int) -> int | None:
+    """``None`` (every env) or an env index in [0, n_envs), returned as int."""
+    if env is None:
+        return None
+    if isinstance(env, bool) or not isinstance(env, (int, np.integer)):
+        raise TypeError(f"env must be None or an int, got {type(env).__name__}")
+    if not 0 <= int(env) < n_envs:
+        raise ValueError(f"env must be in [0, {n_envs}), got {env}")
+    return int(env)
+
+
 def as_float_array(name: str, value, what: str = "numbers") -> np.ndarray:
     """``value`` as a float64 array; booleans, strings and objects are rejected with a TypeError."""
     raw = np.asarray(value)

@@ -18,7 +18,8 @@ from .materials import DEFAULT_MATERIAL, MaterialTable
 from .contacts import ContactQueries, ContactSet  # noqa: F401  (ContactSet: public via world)
 from .rays import RayCaster
 from .terrain.builder import TerrainBuilder
-from .validation import as_float_array, as_vector, check_finite, check_int, check_positive, rotation_to_quat
+from .validation import (as_float_array, as_vector, check_env, check_finite, check_int, check_positive,
+                         rotation_to_quat)
 
 
 # the array arguments of the step kernel, in order (names of Model / State arrays). At most 31: on Vulkan
@@ -484,12 +485,7 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
 
     # ------------------------------------------------------------------ per-body state
     def _check_env(self, env) -> None:
-        if env is None:
-            return
-        if isinstance(env, bool) or not isinstance(env, (int, np.integer)):
-            raise TypeError(f"env must be None or an int, got {type(env).__name__}")
-        if not 0 <= int(env) < self._n_envs:
-            raise ValueError(f"env must be in [0, {self._n_envs}), got {env}")
+        check_env(env, self._n_envs)
 
     def _parse_value(self, quantity: str, value, env) -> np.ndarray:
         """Validate a setter value; returns shape (n_target_envs or 1, width)."""

@@ -33,14 +33,6 @@ def per_env(name: str, value, width: int, n_envs: int) -> np.ndarray:
     return np.array(arr)
 
 
-def check_env(env, n_envs: int):
-    if env is None:
-        return None
-    if isinstance(env, bool) or not isinstance(env, (int, np.integer)) or not 0 <= int(env) < n_envs:
-        raise ValueError(f"env must be None or an int in [0, {n_envs}), got {env!r}")
-    return int(env)
-
-
 @dataclass
 class ObjectSpec:
     """Everything the builder knows about one object (body frame, SI units)."""

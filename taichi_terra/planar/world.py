@@ -15,8 +15,8 @@ import shapely
 
 from .. import backend
 from ..kernels import planar_layout as L
-from ..validation import as_float_array, check_finite, check_int, check_positive
-from .objects import COMMANDS, KINDS, KINEMATICS, ObjectSpec, PlanarObject, check_env, per_env
+from ..validation import as_float_array, check_env, check_finite, check_int, check_positive
+from .objects import COMMANDS, KINDS, KINEMATICS, ObjectSpec, PlanarObject, per_env
 from .reports import Contact, ContactArrays, ObjectContactArrays, object_view
 from .shapes import circle_piece, geometry_pieces, grid_boundary, line_pieces, mass_properties
 
@@ -324,6 +324,9 @@ class World:
         c = self.get_contacts(env)
         return [Contact(self.objects[c.a[0, i]], self.objects[c.b[0, i]], c.normal[0, i].copy(),
                         float(c.depth[0, i]), c.point[0, i].copy(), float(c.force[0, i])) for i in range(c.count[0])]
+
+    def _check_env(self, env) -> None:
+        check_env(env, self.n_envs)
 
     def _env_info(self, column: int, env):
         env = check_env(env, self.n_envs)

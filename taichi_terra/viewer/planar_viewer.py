@@ -21,8 +21,9 @@ import types
 
 import numpy as np
 
-from ..validation import as_vector, check_positive
+from ..validation import as_vector, check_env, check_positive
 from . import window as _window
+from .base import WindowViewer
 from .viewer import Viewer, _rgb
 
 #: colours by role, RGB in [0, 1]; ``colors=`` overrides any of them
@@ -55,7 +56,7 @@ def _rows(data: dict, key: str, *shape) -> np.ndarray:
     return np.asarray(data[key], dtype=np.float64).reshape((-1, *shape))
 
 
-class PlanarViewer:
+class PlanarViewer(WindowViewer):
     """Draws a planar world in a GGUI window (``headless=False``) or offscreen (``headless=True``).
 
     Args:
@@ -119,10 +120,9 @@ class PlanarViewer:
 
     # ------------------------------------------------------------------ setup
     def _check_env(self, env) -> None:
-        if isinstance(env, bool) or not isinstance(env, (int, np.integer)):
-            raise TypeError(f"env must be an int, got {type(env).__name__}")
-        if not 0 <= int(env) < self.world.n_envs:
-            raise ValueError(f"env must be in [0, {self.world.n_envs}), got {env}")
+        if env is None:
+            raise TypeError("env must be an int, got None")
+        check_env(env, self.world.n_envs)
 
     @staticmethod
     def _parse_camera(camera) -> np.ndarray:
@@ -281,39 +281,6 @@ class PlanarViewer:
             vf, _ = self._upload("points", canvas_uv(points), None)
             canvas.circles(vf, CONTACT_PX / self.height, color=self.colors["contact"])  # radius: height fraction
         self.stats["frames"] += 1
-
-    def _draw(self) -> None:
-        import taichi as ti
-
-        # GGUI's own staging kernels warn about f64 -> f32 casts when the default float is f64
-        ti.set_logging_level(ti.ERROR)
-        try:
-            self._render()
-        finally:
-            ti.set_logging_level(ti.WARN)
-
-    def capture(self) -> np.ndarray:
-        """Draw the current state and return the image, uint8 RGB of shape (height, width, 3), row 0 at the top."""
-        self._draw()
-        img = self._window.get_image_buffer_as_numpy()
-        return np.ascontiguousarray(np.flipud(np.round(np.clip(img[:, :, :3], 0.0, 1.0) * 255.0)
-                                              .astype(np.uint8).transpose(1, 0, 2)))
-
-    def show(self) -> None:
-        """Draw the current state in the window (interactive viewers)."""
-        if self.headless:
-            raise RuntimeError("show() needs a window; a headless viewer returns frames from capture()")
-        self._draw()
-        self._window.show()
-
-    @property
-    def running(self) -> bool:
-        """False once the window was closed (or Escape pressed)."""
-        return _window.owns(self) and self._window.running
-
-    def close(self) -> None:
-        """Destroy the window if this viewer holds it."""
-        _window.release(self)
 
     # ------------------------------------------------------------------ interaction
     def select_env(self, env: int) -> None:
