@@ -195,6 +195,7 @@ def test_zoom_pan_drag_and_follow_move_the_drawing():
 
     p0 = where()
     assert np.abs(p0 - (97.5, 77.5)).max() < 0.5
+    assert np.allclose(viewer.unproject(viewer.project([(0.3, 0.2), (-1.0, 2.5)])), [(0.3, 0.2), (-1.0, 2.5)])
     viewer.apply_key("Right")
     assert np.abs(where() - p0 - (-12.0, 0.0)).max() < 0.5
     viewer.apply_key("Up")

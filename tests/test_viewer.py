@@ -230,6 +230,48 @@ def test_orbit_camera_controls():
             OrbitCamera(**kwargs)
 
 
+def test_view_rays_invert_the_projection_and_find_what_a_pixel_shows():
+    """Reference: ``project`` (the renderer's matrices). Points along each pixel's ray project back onto that
+    pixel; the ray through a box's projected centre, cast with ray_test, hits that box from the eye's side."""
+    cam = OrbitCamera(target=(0.2, -0.1, 0.3), distance=2.5, yaw=0.7, pitch=math.radians(25.0), fov=50.0)
+    px = np.array([[0.5, 0.5], [80.0, 60.0], [159.5, 119.5], [10.25, 100.75]])
+    eye, d = cam.rays(px, W, H)
+    assert np.allclose(eye, cam.eye) and np.allclose(np.linalg.norm(d, axis=1), 1.0)
+    for t in (0.5, 2.0, 7.0):  # GGUI's matrices are float32: 1e-7 relative, a few 1e-5 px here
+        assert np.abs(cam.project(eye + t * d, W, H) - px).max() < 1e-3
+    world = tt.World()
+    box = world.add_box(0.2, 0.2, 0.2, 1.0)
+    box.set_position([0.1, 0.0, 0.25])
+    _, ray = cam.rays(cam.project(box.get_position(0), W, H), W, H)
+    hit = world.ray_test(eye, ray[0], 10.0)
+    assert hit.object is box and np.dot(hit.normal, ray[0]) < 0.0
+    assert np.linalg.norm(hit.point - box.get_position(0)) <= 0.1 * math.sqrt(3) + 1e-9
+    for bad in ([1.0, 2.0, 3.0], [[np.nan, 1.0]]):
+        with pytest.raises(ValueError, match="pixels"):
+            cam.rays(bad, W, H)
+
+
+def test_viewer_reports_its_colours_tiles_and_overlay(rut_world):
+    """What the drawing tests compare against: body colours from the palette by index, the tile offsets,
+    and the overlay's rectangle, which holds the text and nothing outside it changes when it is turned on."""
+    world, bed, plate = rut_world
+    cam = OrbitCamera(target=(0.0, 0.0, 0.0), distance=2.0, yaw=-math.pi / 2, pitch=math.radians(50.0))
+    plain = Viewer(world, headless=True, width=W, height=H, camera=cam, overlay=False)
+    assert np.allclose(plain.body_colors, [PALETTE[plate.index]])
+    assert plain.tile_offsets.shape == (1, 3) and not plain.tile_offsets.any()
+    assert plain.overlay_box is None
+    base = plain.capture()
+    text = Viewer(world, headless=True, width=W, height=H, camera=cam, overlay=True)
+    x0, y0, x1, y1 = text.overlay_box
+    assert (x0, y0) == (0, 0) and 0 < x1 <= W and 0 < y1 <= H
+    img = text.capture()
+    changed = np.any(img != base, axis=2)
+    assert changed[y0:y1, x0:x1].any()
+    changed[y0:y1, x0:x1] = False
+    assert not changed.any()
+    text.close()
+
+
 def test_recorder_writes_mp4_with_ffmpeg(tmp_path, rut_world):
     """MP4 recording pipes the frames to ffmpeg (.ci/run installs it): the file holds every frame at the rate."""
     import shutil

@@ -79,17 +79,39 @@ class OrbitCamera:
         camera.up(0.0, 0.0, 1.0)
         camera.fov(float(self.fov))
 
-    def project(self, points, width: int, height: int) -> np.ndarray:
-        """Pixel coordinates (column, row from the top-left) where GGUI draws world ``points`` [m], shape
-        (k, 2); points behind the eye give NaN. Uses the same view and projection matrices as the renderer."""
+    def _view_projection(self, width: int, height: int) -> np.ndarray:
+        """GGUI's view times projection matrix (row vectors: ``[x, y, z, 1] @ m`` gives clip coordinates)."""
         import taichi as ti
 
         cam = ti.ui.Camera()
         self.apply(cam)
-        m = np.asarray(cam.get_view_matrix(), float) @ np.asarray(cam.get_projection_matrix(width / height), float)
+        return np.asarray(cam.get_view_matrix(), float) @ np.asarray(cam.get_projection_matrix(width / height), float)
+
+    def project(self, points, width: int, height: int) -> np.ndarray:
+        """Pixel coordinates (column, row from the top-left) where GGUI draws world ``points`` [m], shape
+        (k, 2); points behind the eye give NaN. Uses the same view and projection matrices as the renderer.
+        Pixel ``(i, j)`` covers columns ``[i, i + 1)`` and rows ``[j, j + 1)``: its centre is ``(i + 0.5, j + 0.5)``."""
+        m = self._view_projection(width, height)
         pts = np.atleast_2d(np.asarray(points, float))
         h = np.concatenate([pts, np.ones((len(pts), 1))], axis=1) @ m
         with np.errstate(divide="ignore", invalid="ignore"):
             ndc = h[:, :2] / h[:, 3:4]
         ndc[h[:, 3] <= 0.0] = np.nan
         return np.stack([(ndc[:, 0] + 1.0) * 0.5 * width, (1.0 - ndc[:, 1]) * 0.5 * height], axis=1)
+
+    def rays(self, pixels, width: int, height: int):
+        """The view rays through image positions: the inverse of :meth:`project`.
+
+        ``pixels``: (column, row) positions from the top-left, shape (k, 2) (a pixel's centre is at
+        ``(i + 0.5, j + 0.5)``). Returns ``(origin, directions)``: the eye [m], shape (3,), and unit world
+        directions, shape (k, 3). Cast them with ``World.ray_test_batch`` to find what a pixel shows.
+        """
+        px = np.atleast_2d(np.asarray(pixels, float))
+        if px.ndim != 2 or px.shape[1] != 2 or not np.all(np.isfinite(px)):
+            raise ValueError(f"pixels must be finite (column, row) pairs of shape (k, 2), got shape {px.shape}")
+        inv = np.linalg.inv(self._view_projection(width, height))
+        ndc = np.stack([2.0 * px[:, 0] / width - 1.0, 1.0 - 2.0 * px[:, 1] / height], axis=1)
+        h = np.concatenate([ndc, np.full((len(px), 1), 0.5), np.ones((len(px), 1))], axis=1) @ inv
+        eye = self.eye
+        d = h[:, :3] / h[:, 3:4] - eye
+        return eye, d / np.linalg.norm(d, axis=1, keepdims=True)

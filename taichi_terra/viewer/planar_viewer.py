@@ -172,6 +172,20 @@ class PlanarViewer(WindowViewer):
         s = 0.5 * self.height / half  # pixels per metre
         return np.stack([0.5 * self.width + (p[:, 0] - cx) * s - 0.5, 0.5 * self.height - (p[:, 1] - cy) * s - 0.5], 1)
 
+    def unproject(self, pixels, env: int | None = None) -> np.ndarray:
+        """World points [m], shape (N, 2), drawn at pixel positions (column, row) of shape (N, 2) in ``env``'s
+        tile (default: the shown env): the inverse of :meth:`project`."""
+        px = np.asarray(pixels, float).reshape(-1, 2)
+        cx, cy, half = self.camera
+        s = 0.5 * self.height / half  # pixels per metre
+        p = np.stack([cx + (px[:, 0] + 0.5 - 0.5 * self.width) / s, cy - (px[:, 1] + 0.5 - 0.5 * self.height) / s], 1)
+        return p - self._offsets[self._tile(self.env if env is None else env)]
+
+    @property
+    def tile_offsets(self) -> np.ndarray:
+        """Where each tile is drawn: the translation [m] added to env ``envs[t]``'s geometry, shape (n_tiles, 2)."""
+        return self._offsets.copy()
+
     def _frame_geometry(self):
         """This frame's triangles, lines and contact points in world metres (tile offsets applied):
         triangle vertices (3T, 2) and colours (3T, 3), line endpoints (2L, 2) and colours (2L, 3), points (K, 2)."""

@@ -29,7 +29,10 @@ from .tessellate import tessellate
 COLOR_MODES = ("base", "sinkage", "plastic_sinkage")
 #: body colours, cycled by body index
 PALETTE = ((0.85, 0.33, 0.2), (0.2, 0.5, 0.8), (0.95, 0.7, 0.15), (0.35, 0.7, 0.35), (0.6, 0.4, 0.75),
-           (0.85, 0.45, 0.6), (0.25, 0.7, 0.7), (0.55, 0.55, 0.55))
+           (0.85, 0.45, 0.6), (0.25, 0.7, 0.7), (0.55, 0.4, 0.25))  # none grey: bodies stand out from the ground
+GROUND_SHADES = (0.68, 0.78)  # the ground plane's checkers: RGB (s, s, 1.02 s)
+CONTACT_COLOR = (0.95, 0.15, 0.1)
+FORCE_COLOR = (0.1, 0.2, 0.9)
 
 
 def _rgb(name, value) -> tuple:
@@ -54,6 +57,16 @@ def _index_field(indices: np.ndarray):
     f = ti.field(ti.i32, max(indices.size, 3))
     if indices.size:
         f.from_numpy(np.ascontiguousarray(indices.reshape(-1), dtype=np.int32))
+    return f
+
+
+def _identity_transform():
+    """A one-element 4 x 4 float32 matrix field holding the identity: the instance transform of every mesh
+    (see :meth:`Viewer._mesh`)."""
+    import taichi as ti
+
+    f = ti.Matrix.field(4, 4, ti.f32, 1)
+    f.from_numpy(np.eye(4, dtype=np.float32)[None])
     return f
 
 
@@ -154,6 +167,25 @@ class Viewer(WindowViewer):
         """The envs drawn, one per tile."""
         return list(self._envs)
 
+    @property
+    def tile_offsets(self) -> np.ndarray:
+        """Where each tile is drawn: the translation [m] added to env ``envs[t]``'s geometry, shape (n_tiles, 3)."""
+        return self._offsets.copy()
+
+    @property
+    def body_colors(self) -> np.ndarray:
+        """Each body's RGB colour in [0, 1] (before lighting), shape (n_bodies, 3), in body index order."""
+        return np.array([PALETTE[b.index % len(PALETTE)] for b in self.world.bodies], float).reshape(-1, 3)
+
+    @property
+    def overlay_box(self):
+        """The text overlay's rectangle in pixels, ``(x0, y0, x1, y1)`` from the top-left, or ``None`` when the
+        overlay is off."""
+        if not self.overlay:
+            return None
+        w, h = self._overlay_size()
+        return 0, 0, math.ceil((0.01 + w) * self.width) + 1, math.ceil((0.01 + h) * self.height) + 1
+
     def _scene_bounds(self):
         """(lo, hi) corners [m] of one env's content: map grids and bodies (env 0's poses)."""
         pts = []
@@ -185,6 +217,7 @@ class Viewer(WindowViewer):
         self._build_bodies()
         self._build_ground()
         self._contact_cap = 0
+        self._identity = _identity_transform()
 
     def _build_terrain(self) -> None:
         import taichi as ti
@@ -293,7 +326,7 @@ class Viewer(WindowViewer):
                 k = len(verts)
                 verts += [[x, y, ground.height], [x + cell, y, ground.height], [x + cell, y + cell, ground.height],
                           [x, y + cell, ground.height]]
-                shade = 0.78 if (i + j) % 2 else 0.68
+                shade = GROUND_SHADES[(i + j) % 2]
                 cols += [[shade, shade, shade * 1.02]] * 4
                 idx += [k, k + 1, k + 2, k, k + 2, k + 3]
         self._g_verts = _field(len(verts), np.array(verts))
@@ -397,13 +430,19 @@ class Viewer(WindowViewer):
         self._c_pts.from_numpy(buf)
         radius = 0.004 * max(float(np.max(self._bounds[1] - self._bounds[0])), 0.5)
         if self.show_contacts:
-            scene.particles(self._c_pts, radius, color=(0.95, 0.15, 0.1), index_count=k)
+            scene.particles(self._c_pts, radius, color=CONTACT_COLOR, index_count=k)
         if self.show_forces:
             lines = np.zeros((2 * self._contact_cap, 3), np.float32)
             lines[0:2 * k:2] = pts
             lines[1:2 * k:2] = pts + self.force_scale * forces
             self._c_lines.from_numpy(lines)
-            scene.lines(self._c_lines, 2.0, color=(0.1, 0.2, 0.9), vertex_count=2 * k)
+            scene.lines(self._c_lines, 2.0, color=FORCE_COLOR, vertex_count=2 * k)
+
+    def _overlay_size(self):
+        """Width and height of the overlay as fractions of the image (it starts at (0.01, 0.01))."""
+        lines = 2 if self.headless else 4
+        return (min(0.98, (250.0 if self.headless else 340.0) / self.width),
+                min(0.98, (30.0 + 18.0 * lines) / self.height))
 
     def _overlay(self) -> None:
         now, t_sim, steps = time.perf_counter(), self.world.time, self.world._steps
@@ -417,9 +456,7 @@ class Viewer(WindowViewer):
         sps, rtf = self._rates
         shown = f"env {self.env}" if len(self._envs) == 1 else f"{len(self._envs)} envs"
         gui = self._window.get_gui()
-        lines = 2 if self.headless else 4
-        with gui.sub_window("taichi_terra", 0.01, 0.01, min(0.98, (250.0 if self.headless else 340.0) / self.width),
-                            min(0.98, (30.0 + 18.0 * lines) / self.height)):
+        with gui.sub_window("taichi_terra", 0.01, 0.01, *self._overlay_size()):
             gui.text(f"t = {t_sim:.3f} s   {shown}{'   paused' if self.paused else ''}")
             gui.text(f"{sps:,.0f} steps/s   real time x{rtf:.2f}")
             if not self.headless:
@@ -447,19 +484,33 @@ class Viewer(WindowViewer):
         light = self.camera.eye + self.camera.distance * (0.4 * right + 0.8 * up)
         scene.point_light(tuple(map(float, light)), (0.75, 0.75, 0.75))
         if self._g_verts is not None:
-            scene.mesh(self._g_verts, indices=self._g_idx, normals=self._g_normals, per_vertex_color=self._g_colors)
+            self._mesh(scene, self._g_verts, self._g_idx, self._g_normals, self._g_colors, self._g_idx.shape[0])
         if self._n_terrain_idx:
-            scene.mesh(self._t_verts, indices=self._t_idx, normals=self._t_normals, per_vertex_color=self._t_colors,
-                       index_count=self._n_terrain_idx, two_sided=True)
+            self._mesh(scene, self._t_verts, self._t_idx, self._t_normals, self._t_colors, self._n_terrain_idx,
+                       two_sided=True)
         if self._b_verts is not None:
-            scene.mesh(self._b_verts, indices=self._b_idx, normals=self._b_normals, per_vertex_color=self._b_colors,
-                       index_count=self._n_body_idx)
+            self._mesh(scene, self._b_verts, self._b_idx, self._b_normals, self._b_colors, self._n_body_idx)
         self._draw_contacts(scene)
         canvas = win.get_canvas()
         canvas.set_background_color(self.background)
         canvas.scene(scene)
         self._overlay()
         self.stats["frames"] += 1
+
+    def _mesh(self, scene, vertices, indices, normals, colors, index_count: int, two_sided: bool = False) -> None:
+        """Submit one mesh to GGUI, as a single instance placed by an identity transform.
+
+        GGUI's mesh vertex shader (Taichi 1.7) always reads a per-instance model matrix from a storage buffer
+        and blends it in as ``I * (1 - a) + M * a``, with ``a = 0`` for a plain ``scene.mesh``. That buffer is
+        then never written: it holds whatever the driver's memory held before. Where that happens to be a NaN
+        or an infinity, ``M * 0`` is NaN, every vertex of the mesh is NaN and the whole mesh vanishes from the
+        frame (intermittently, since it depends on memory reuse; on lavapipe, about half the frames of
+        ``scenes/cradle_and_pile.py`` lost a mesh). ``mesh_instance`` with our own identity transform fills the buffer, so
+        ``M = I`` and ``a = 1``.
+        """
+        scene.mesh_instance(vertices, indices=indices, normals=normals, per_vertex_color=colors,
+                            two_sided=two_sided, transforms=self._identity, instance_count=1,
+                            index_count=int(index_count))
 
     # ------------------------------------------------------------------ interaction
     def select_env(self, env: int) -> None:
