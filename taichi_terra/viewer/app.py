@@ -4,7 +4,10 @@ A scene script defines ``build(args) -> Scene`` and calls :func:`main`. Every sc
 
     --arch cpu|cuda|vulkan|gpu   --precision f32|f64   --envs N   --headless   --seconds S
     --record PATH (.gif, .mp4 or a folder of PNG frames)   --still PATH (.png)   --fps F
-    --width W --height H   --quiet
+    --width W --height H   --quiet | --progress
+
+A headless run shows a progress bar (``tqdm``) on stderr when stderr is a terminal; ``--progress`` shows it
+anyway (a log file, CI), ``--quiet`` neither the bar nor the report.
 
 All arguments (including the output paths) are checked before Taichi starts. Frames are drawn at ``--fps``
 frames per simulated second, independent of the physics time step: each frame advances the world by the
@@ -63,7 +66,10 @@ def parser(description: str, *, seconds: float = 4.0, envs: int = 1, fps: float 
     p.add_argument("--fps", type=float, default=fps, help=f"frames per simulated second (default: {fps:g})")
     p.add_argument("--width", type=int, default=width, help=f"image width [px] (default: {width})")
     p.add_argument("--height", type=int, default=height, help=f"image height [px] (default: {height})")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    talk = p.add_mutually_exclusive_group()
+    talk.add_argument("--quiet", action="store_true", help="no progress bar and no report")
+    talk.add_argument("--progress", action="store_true",
+                      help="show the progress bar even when stderr is not a terminal")
     return p
 
 
@@ -97,31 +103,22 @@ def parse(p: argparse.ArgumentParser, argv=None) -> argparse.Namespace:
     return args
 
 
-class _Progress:
-    """A one-line text progress bar on stderr."""
+def _progress_bar(total: int, args: argparse.Namespace):
+    """A ``tqdm`` bar over the frames of a headless run, on stderr; disabled with ``--quiet``, and when stderr
+    is not a terminal unless ``--progress`` asks for it."""
+    from tqdm import tqdm
 
-    def __init__(self, total: int, enabled: bool):
-        self.total, self.enabled, self.shown = total, enabled, -1
-        self.t0 = time.perf_counter()
-
-    def update(self, done: int, sim_time: float) -> None:
-        if not self.enabled:
-            return
-        pct = int(100 * done / self.total)
-        if pct == self.shown and done != self.total:
-            return
-        self.shown = pct
-        bar = "#" * (pct // 4) + "." * (25 - pct // 4)
-        rate = done / max(time.perf_counter() - self.t0, 1e-9)
-        sys.stderr.write(f"\r[{bar}] {pct:3d}%  t = {sim_time:6.2f} s  {rate:5.1f} frames/s")
-        if done == self.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+    shown = args.headless and not args.quiet and (args.progress or sys.stderr.isatty())
+    return tqdm(total=total, unit="frame", disable=not shown, file=sys.stderr, dynamic_ncols=True, leave=True)
 
 
-def run(scene_build: Callable, args: argparse.Namespace, name: str) -> dict:
+def run(scene_build: Callable, args: argparse.Namespace, name: str, *, on_finish: Callable | None = None) -> dict:
     """Initialise Taichi, build the scene, run it for ``args.seconds`` and draw/record it. Returns timing:
-    ``frames``, ``steps``, ``sim_time`` [s], ``wall_s``, ``physics_s`` and ``render_s`` (wall seconds)."""
+    ``frames``, ``steps``, ``sim_time`` [s], ``wall_s``, ``physics_s`` and ``render_s`` (wall seconds).
+
+    ``on_finish``, if given, is called as ``on_finish(viewer, world)`` once, right after the last frame (and the
+    still) is drawn and before the viewer closes: a place to take more pictures or measurements of the end state.
+    """
     import taichi as ti
 
     import taichi_terra as tt
@@ -142,7 +139,7 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str) -> dict:
     t_begin = world.time
 
     n_frames = max(1, math.ceil(args.seconds * args.fps - 1e-9))
-    progress = _Progress(n_frames, args.headless and not args.quiet)
+    progress = _progress_bar(n_frames, args)
     counters = {"frame": 0, "steps": 0, "physics_s": 0.0, "render_s": 0.0}
 
     def reset():  # the r key: back to the start (recording goes on)
@@ -182,7 +179,8 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str) -> dict:
                 if not args.headless:
                     viewer.show()
                 counters["render_s"] += time.perf_counter() - tb
-                progress.update(counters["frame"], world.time)
+                progress.set_postfix_str(f"t = {world.time:.2f} s", refresh=False)
+                progress.update(1)
                 if not args.headless:  # keep to real time
                     lag = (world.time - t_begin) - (time.perf_counter() - t0)
                     if lag > 0.0:
@@ -196,8 +194,12 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str) -> dict:
                     from PIL import Image
 
                     Image.fromarray(image if image is not None else viewer.capture()).save(args.still)
+                progress.close()
                 _report(args, name, scene, world, counters, time.perf_counter() - t0, t_begin)
+                if on_finish is not None:
+                    on_finish(viewer, world)
     finally:
+        progress.close()
         if recorder is not None:
             recorder.close()
         viewer.close()
@@ -219,6 +221,7 @@ def _report(args, name, scene, world, counters, wall, t_begin) -> None:
             print(f"wrote {path}{' (when the window closes)' if path == args.record and not args.headless else ''}")
 
 
-def main(scene_build: Callable, name: str, description: str, argv=None, **defaults) -> dict:
+def main(scene_build: Callable, name: str, description: str, argv=None, *, on_finish: Callable | None = None,
+         **defaults) -> dict:
     """Parse the command line (``argv``, default ``sys.argv[1:]``), then :func:`run` the scene."""
-    return run(scene_build, parse(parser(description, **defaults), argv), name)
+    return run(scene_build, parse(parser(description, **defaults), argv), name, on_finish=on_finish)
