@@ -1,0 +1,319 @@
+"""What a viewer's picture should show, pixel by pixel, worked out from the world's own geometry.
+
+3D viewer: each sampled pixel's view ray (``OrbitCamera.rays``, the inverse of the renderer's projection) is
+cast in the env of every tile with ``World.ray_test_batch``; the nearest hit names the body, height map or ground
+that the pixel must show. Lighting (an ambient and a point light, both grey) scales an object's colour by one
+factor k in [0.45, 1.2] in all three channels, so a pixel shows object X when it equals k times X's colour
+(a soil bed coloured by sinkage: a non-negative mix of its base and rut colours) to within 8-bit rounding,
+plus, on a height map, the colour change across the cell (the rasterizer interpolates vertex colours over a
+triangle, the oracle bilinearly over the cell).
+
+Planar viewer: flat colours, no lighting. A pixel inside an object (its pieces posed by ``get_pose``) shows the
+colour of its kind, the topmost kind where objects overlap; elsewhere the background.
+
+Samples near an edge (the five rays at the pixel and 1.5 px to each side do not agree on the object) are left
+out, and so are pixels covered by the drawing's marks (contact dots, lines, the text overlay).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+QUANT = 1.5  # [8-bit levels] rounding of the stored colour and of the lighting factor
+K_RANGE = (0.40, 1.25)  # lighting factor: ambient 0.45 to ambient + point light 1.2, with rounding margin
+STENCIL = 1.5  # [px] side offsets of the edge test
+
+
+@dataclass
+class Verdict:
+    """Samples per object: ``expected[key]`` interior samples the geometry says show object ``key``, and
+    ``matched[key]`` of them that do; ``wrong`` lists (pixel, key, rgb) of those that do not."""
+
+    expected: dict = field(default_factory=dict)
+    matched: dict = field(default_factory=dict)
+    wrong: list = field(default_factory=list)
+
+    def add(self, key, ok: bool, px, rgb) -> None:
+        self.expected[key] = self.expected.get(key, 0) + 1
+        self.matched[key] = self.matched.get(key, 0) + int(ok)
+        if not ok:
+            self.wrong.append((tuple(float(c) for c in px), key, tuple(int(c) for c in rgb)))
+
+    def fraction(self, key) -> float:
+        return self.matched.get(key, 0) / max(self.expected.get(key, 0), 1)
+
+    def failing(self, min_fraction: float) -> list:
+        """(key, matched, expected) of the objects shown in fewer than ``min_fraction`` of their samples."""
+        return [(k, self.matched[k], self.expected[k]) for k in sorted(self.expected, key=str)
+                if self.fraction(k) < min_fraction]
+
+    def objects(self) -> list:
+        """Keys of the objects sampled (bodies, maps, planar objects and walls), without ground and background."""
+        return [k for k in self.expected if k[0] not in ("ground", "background")]
+
+
+@dataclass
+class Expectation:
+    """What the sampled pixels must show: for sample i, object ``keys[i]``, as a lit mix of ``bases[i]``
+    (m, 3) within ``tol[i]`` levels (``lit`` False: exactly one of ``bases[i]``, unlit), unless the pixel
+    shows one of the ``marks`` colours (drawn over everything)."""
+
+    px: np.ndarray
+    keys: list
+    bases: list
+    tol: np.ndarray
+    lit: bool
+    marks: np.ndarray
+    near: list = field(default_factory=list)  # (key, pixels (k, 2)): a line drawn within 1 px of each
+
+    def judge(self, image: np.ndarray) -> Verdict:
+        v = Verdict()
+        rgb = pixel_rgb(image, self.px)
+        n = len(rgb)
+        pairs = np.stack([np.concatenate([b, b])[:2] for b in self.bases]) if n else np.zeros((0, 2, 3))
+        if self.lit:
+            marked = np.zeros(n, bool)
+            for m in self.marks:
+                marked |= shows(rgb, np.broadcast_to(m, (n, 1, 3)), 3 * QUANT)
+            ok = shows(rgb, pairs, self.tol)
+        else:
+            marked = (np.abs(255.0 * self.marks[None] - rgb[:, None]).max(axis=2) <= QUANT).any(axis=1)
+            ok = (np.abs(255.0 * pairs - rgb[:, None]).max(axis=2) <= self.tol[:, None]).any(axis=1)
+        for i in np.nonzero(~marked)[0]:
+            v.add(self.keys[i], bool(ok[i]), self.px[i], rgb[i])
+        for key, colour, pts in self.near:  # lines: some pixel of the 3 x 3 block around each point
+            for q in pts:
+                c, r = int(np.floor(q[0])), int(np.floor(q[1]))
+                block = image[max(r - 1, 0):r + 2, max(c - 1, 0):c + 2].reshape(-1, 3).astype(float)
+                ok = bool(len(block)) and bool((np.abs(block - 255.0 * colour).max(axis=1) <= QUANT).any())
+                v.add(key, ok, q, block[len(block) // 2] if len(block) else (0, 0, 0))
+        return v
+
+
+# ---------------------------------------------------------------------------------------------- colour fits
+def fit_residual(rgb: np.ndarray, bases: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Least squares of pixels ``rgb`` (n, 3) [8-bit] as a non-negative mix ``sum_i w_i b_i`` of one or two
+    colours ``bases`` (n, m, 3) in [0, 1], m = 1 or 2, scaled to 8 bits. Channels at 255 (clipped by the
+    lighting) only require the mix to reach 254. Returns the RMS residual per pixel [8-bit levels] and the
+    brightness of the fit relative to the brightest basis (the lighting factor for m = 1)."""
+    p = np.asarray(rgb, float)
+    b = 255.0 * np.asarray(bases, float)
+    free = p < 254.5  # unclipped channels carry the fit
+    best_r = np.full(len(p), np.inf)
+    best_k = np.zeros(len(p))
+    m = b.shape[1]
+    for pick in ([0], [1], [0, 1]) if m == 2 else ([0],):
+        a = b[:, pick, :]  # (n, j, 3)
+        aw = a * free[:, None, :]
+        g = np.einsum("njc,nkc->njk", aw, a) + 1e-9 * np.eye(len(pick))
+        w = np.linalg.solve(g, np.einsum("njc,nc->nj", aw, p)[..., None])[..., 0]
+        ok = np.all(w >= 0.0, axis=1)
+        fit = np.einsum("nj,njc->nc", w, a)
+        err = np.where(free, p - fit, np.maximum(254.0 - fit, 0.0))
+        r = np.sqrt(np.mean(err ** 2, axis=1))
+        r[~ok] = np.inf
+        k = np.linalg.norm(fit, axis=1) / np.maximum(np.linalg.norm(b, axis=2).max(axis=1), 1e-9)
+        better = r < best_r
+        best_r[better], best_k[better] = r[better], k[better]
+    return best_r, best_k
+
+
+def shows(rgb, bases, tol) -> np.ndarray:
+    """Pixels that show a lit object of colour ``bases`` (see :func:`fit_residual`) within ``tol`` levels."""
+    r, k = fit_residual(rgb, bases)
+    return (r <= tol) & (k >= K_RANGE[0]) & (k <= K_RANGE[1])
+
+
+def sample_grid(width: int, height: int, step: int) -> np.ndarray:
+    """Pixel centres (column + 0.5, row + 0.5) every ``step`` pixels, shape (k, 2)."""
+    cols, rows = np.meshgrid(np.arange(step // 2, width, step), np.arange(step // 2, height, step))
+    return np.stack([cols.ravel(), rows.ravel()], 1) + 0.5
+
+
+def in_box(px, box) -> np.ndarray:
+    if box is None:
+        return np.zeros(len(px), bool)
+    x0, y0, x1, y1 = box
+    return (px[:, 0] >= x0) & (px[:, 0] < x1) & (px[:, 1] >= y0) & (px[:, 1] < y1)
+
+
+def pixel_rgb(image: np.ndarray, px: np.ndarray) -> np.ndarray:
+    col = np.clip(np.floor(px[:, 0]).astype(int), 0, image.shape[1] - 1)
+    row = np.clip(np.floor(px[:, 1]).astype(int), 0, image.shape[0] - 1)
+    return image[row, col].astype(float)
+
+
+# ---------------------------------------------------------------------------------------------- 3D viewer
+def cast_pixels(viewer, world, px: np.ndarray) -> dict:
+    """The first thing each pixel's view ray meets across the viewer's tiles: ``kind`` (0 none, 1 ground,
+    2 height map, 3 body), ``index``, ``tile``, ``point`` (in the env's own frame) [m]."""
+    eye, d = viewer.camera.rays(px, viewer.width, viewer.height)
+    offsets = viewer.tile_offsets
+    origins = np.tile(eye, (world.n_envs, len(px), 1))
+    for t, e in enumerate(viewer.envs):
+        origins[e] = eye - offsets[t]  # the tile's env, seen from the eye moved by the tile's offset
+    hits = world.ray_test_batch(origins, np.broadcast_to(d, origins.shape), 1e4)
+    envs = np.array(viewer.envs)
+    dist = hits["distance"][envs]  # (n_tiles, k)
+    tile = np.argmin(dist, axis=0)
+    k = np.arange(len(px))
+    kind = np.where(np.isfinite(dist[tile, k]), hits["kind"][envs][tile, k], 0)
+    return {"kind": kind, "index": hits["index"][envs][tile, k], "tile": tile, "point": hits["point"][envs][tile, k]}
+
+
+def _map_colour(viewer, hm, env, points):
+    """(colour bases (n, m, 3), tolerance (n,)) of a height map at world ``points`` of ``env``: its vertex
+    colours interpolated over the cell, mixed towards the rut colour on a soil bed coloured by sinkage."""
+    local = (np.asarray(points) - hm.get_position()) @ hm.get_rotation_matrix()
+    nx, ny = hm.x_samples, hm.y_samples
+    gx = (local[:, 0] - (hm.center_x - 0.5 * hm.x_size)) / (hm.x_size / (nx - 1))
+    gy = (local[:, 1] - (hm.center_y - 0.5 * hm.y_size)) / (hm.y_size / (ny - 1))
+    x0 = np.clip(np.floor(gx).astype(int), 0, nx - 2)
+    y0 = np.clip(np.floor(gy).astype(int), 0, ny - 2)
+    fx, fy = np.clip(gx - x0, 0, 1)[:, None], np.clip(gy - y0, 0, 1)[:, None]
+    c = hm.get_colors().reshape(ny, nx, 3)
+    corners = np.stack([c[y0, x0], c[y0, x0 + 1], c[y0 + 1, x0], c[y0 + 1, x0 + 1]], 1)
+    base = ((1 - fx) * (1 - fy)) * corners[:, 0] + (fx * (1 - fy)) * corners[:, 1] + \
+        ((1 - fx) * fy) * corners[:, 2] + (fx * fy) * corners[:, 3]
+    spread = np.ptp(corners, axis=1).max(axis=1)  # the colour change across the cell
+    tol = QUANT + 255.0 * K_RANGE[1] * spread
+    if hm.is_soil and viewer.color_by != "base":
+        rut = np.broadcast_to(np.asarray(viewer.rut_color, float), base.shape)
+        return np.stack([base, rut], 1), tol
+    return base[:, None, :], tol
+
+
+def _interior(casts: list, keys=("kind", "index", "tile")) -> np.ndarray:
+    """Samples whose stencil rays all meet the same object in the same tile."""
+    c0 = casts[0]
+    ok = np.ones(len(c0[keys[0]]), bool)
+    for c in casts[1:]:
+        for k in keys:
+            ok &= c[k] == c0[k]
+    return ok
+
+
+STENCIL_OFFSETS = np.array([[0.0, 0.0], [STENCIL, 0.0], [-STENCIL, 0.0], [0.0, STENCIL], [0.0, -STENCIL]])
+
+
+def expect_3d(viewer, world, px: np.ndarray) -> Expectation:
+    """What a 3D viewer's pixels at positions ``px`` (k, 2) must show, from ray casts in the current state."""
+    from taichi_terra.viewer.viewer import CONTACT_COLOR, FORCE_COLOR, GROUND_SHADES
+
+    px = px[~in_box(px, viewer.overlay_box)]
+    casts = [cast_pixels(viewer, world, px + o) for o in STENCIL_OFFSETS]
+    c0 = casts[0]
+    keep = np.nonzero(_interior(casts))[0]
+    keys, bases, tol = [], [], []
+    colours = viewer.body_colors
+    background = np.asarray(viewer.background, float)
+    ground = np.array([1.0, 1.0, 1.02]) * GROUND_SHADES[1]
+    for i in keep:
+        kind, index, tile = int(c0["kind"][i]), int(c0["index"][i]), int(c0["tile"][i])
+        if kind == 0:  # unlit: the background colour itself (k = 1)
+            keys.append(("background",)), bases.append(background[None]), tol.append(QUANT)
+        elif kind == 1:  # the ground is drawn as a finite checkered square; beyond it the background shows
+            keys.append(("ground",)), bases.append(np.stack([ground, background])), tol.append(2 * QUANT)
+        elif kind == 3:
+            keys.append(("body", index, tile)), bases.append(colours[index][None]), tol.append(QUANT)
+        else:
+            b, t = _map_colour(viewer, world.heightmaps[index], viewer.envs[tile], c0["point"][i:i + 1])
+            keys.append(("map", index, tile)), bases.append(b[0]), tol.append(t[0])
+    return Expectation(px[keep], keys, bases, np.array(tol), True, np.array([CONTACT_COLOR, FORCE_COLOR]))
+
+
+def centre_pixels(viewer, world) -> np.ndarray:
+    """Where each body's centre and each height map's grid centre project, in every tile, shape (k, 2)."""
+    pts = []
+    for t, e in enumerate(viewer.envs):
+        off = viewer.tile_offsets[t]
+        for body in world.bodies:
+            pts.append(body.get_position(e) + off)
+        for hm in world.heightmaps:  # the grid sample nearest its centre, on the surface
+            nx, ny = hm.x_samples, hm.y_samples
+            h = hm.get_surface_heights(e)[(ny // 2) * nx + nx // 2]
+            local = np.array([hm.center_x + (nx // 2 - 0.5 * (nx - 1)) * hm.x_size / (nx - 1),
+                              hm.center_y + (ny // 2 - 0.5 * (ny - 1)) * hm.y_size / (ny - 1), h])
+            pts.append(hm.get_rotation_matrix() @ local + hm.get_position() + off)
+    uv = viewer.camera.project(np.array(pts).reshape(-1, 3), viewer.width, viewer.height)
+    uv = uv[np.all(np.isfinite(uv), axis=1)]
+    inside = (uv[:, 0] >= 0) & (uv[:, 0] < viewer.width) & (uv[:, 1] >= 0) & (uv[:, 1] < viewer.height)
+    return np.floor(uv[inside]) + 0.5  # the pixel the centre falls in
+
+
+# ---------------------------------------------------------------------------------------------- planar viewer
+def _object_shapes(world, env: int) -> list:
+    """(kind code, shapely geometry in world metres) of every object with area, in object order."""
+    from shapely.geometry import Point, Polygon
+    from shapely.ops import unary_union
+
+    from taichi_terra.planar.shapes import CIRCLE, POLYGON
+
+    out = []
+    for obj in world.objects:
+        x, y, h = obj.get_pose(env)[:3]
+        c, s = np.cos(h), np.sin(h)
+        rot = np.array([[c, -s], [s, c]])
+        parts = []
+        for piece in obj._spec.pieces:
+            v = piece.vertices @ rot.T + (x, y)
+            if piece.kind == CIRCLE:
+                parts.append(Point(v[0]).buffer(piece.radius, 64))
+            elif piece.kind == POLYGON:
+                parts.append(Polygon(v))
+        if parts:
+            out.append((obj.index, {"static": 0, "passive": 1, "driven": 2}[obj.kind], unary_union(parts)))
+    return out
+
+
+def expect_planar(viewer, world, px: np.ndarray) -> Expectation:
+    """What a planar viewer's pixels at positions ``px`` (k, 2) must show: the kind colour of the topmost object
+    containing the pixel centre, or the background; and every wall (segment piece) drawn along its length."""
+    import shapely
+
+    from taichi_terra.planar.shapes import SEGMENT
+
+    kind_rgb = np.array([viewer.colors[k] for k in ("static", "passive", "driven")])
+    marks = np.array([viewer.colors[k] for k in ("segment", "spin", "heading", "contact")])
+    shapes = {e: _object_shapes(world, e) for e in viewer.envs}
+    tops = []
+    for o in STENCIL_OFFSETS:  # planar ``project`` puts pixel centres at integers
+        top = np.full(len(px), -1)
+        top_kind = np.full(len(px), -1)
+        tile = np.full(len(px), -1)
+        clash = np.zeros(len(px), bool)
+        for t, e in enumerate(viewer.envs):
+            pts = viewer.unproject(px + o - 0.5, env=e)
+            for index, kind, geom in shapes[e]:
+                inside = shapely.contains_xy(geom, pts[:, 0], pts[:, 1])
+                clash |= inside & (top_kind == kind)
+                higher = inside & (kind > top_kind)
+                top[higher], top_kind[higher], tile[higher] = index, kind, t
+                clash[higher] = False
+        top[clash] = -2  # two objects of one kind overlap here: the drawing order decides, skip
+        tops.append({"top": top, "tile": tile})
+    keep = np.nonzero(_interior(tops, ("top", "tile")) & (tops[0]["top"] != -2))[0]
+    kinds = {o.index: {"static": 0, "passive": 1, "driven": 2}[o.kind] for o in world.objects}
+    keys, bases = [], []
+    for i in keep:
+        obj, t = int(tops[0]["top"][i]), int(tops[0]["tile"][i])
+        if obj < 0:
+            keys.append(("background",)), bases.append(np.asarray(viewer.background, float)[None])
+        else:
+            keys.append(("object", obj, t)), bases.append(kind_rgb[kinds[obj]][None])
+    near = []
+    for t, e in enumerate(viewer.envs):  # walls: points along each segment, away from its ends
+        for obj in world.objects:
+            x, y, h = obj.get_pose(e)[:3]
+            rot = np.array([[np.cos(h), -np.sin(h)], [np.sin(h), np.cos(h)]])
+            for piece in obj._spec.pieces:
+                if piece.kind == SEGMENT:
+                    a, b = piece.vertices @ rot.T + (x, y)
+                    f = np.linspace(0.2, 0.8, 4)[:, None]
+                    pts = viewer.project(a + f * (b - a), env=e) + 0.5
+                    pts = pts[(pts[:, 0] >= 1) & (pts[:, 0] < viewer.width - 1) & (pts[:, 1] >= 1)
+                              & (pts[:, 1] < viewer.height - 1)]
+                    if len(pts):
+                        near.append((("wall", obj.index, t), np.asarray(viewer.colors["segment"], float), pts))
+    return Expectation(px[keep], keys, bases, np.full(len(keep), QUANT), False, marks, near)
