@@ -8,8 +8,9 @@ factor k in [0.45, 1.2] in all three channels, so a pixel shows object X when it
 plus, on a height map, the colour change across the cell (the rasterizer interpolates vertex colours over a
 triangle, the oracle bilinearly over the cell).
 
-Planar viewer: flat colours, no lighting. A pixel inside an object (its pieces posed by ``get_pose``) shows the
-colour of its kind, the topmost kind where objects overlap; elsewhere the background.
+Planar viewer: flat colours, no lighting. A pixel inside an object (``get_geometry``: its shape at its pose) shows
+the colour of its kind, the topmost kind where objects overlap; elsewhere the background. Walls (the objects'
+lines) must be drawn along their length.
 
 Samples near an edge (the five rays at the pixel and 1.5 px to each side do not agree on the object) are left
 out, and so are pixels covered by the drawing's marks (contact dots, lines, the text overlay).
@@ -243,28 +244,19 @@ def centre_pixels(viewer, world) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------- planar viewer
-def _object_shapes(world, env: int) -> list:
-    """(kind code, shapely geometry in world metres) of every object with area, in object order."""
-    from shapely.geometry import Point, Polygon
-    from shapely.ops import unary_union
+def _areas_and_lines(world, env: int):
+    """Each object's area ((index, kind code, polygonal geometry), objects with area only) and its lines
+    ((index, LineString), walls and grid-map boundaries), posed in env ``env`` [m]."""
+    import shapely
 
-    from taichi_terra.planar.shapes import CIRCLE, POLYGON
-
-    out = []
+    areas, lines = [], []
     for obj in world.objects:
-        x, y, h = obj.get_pose(env)[:3]
-        c, s = np.cos(h), np.sin(h)
-        rot = np.array([[c, -s], [s, c]])
-        parts = []
-        for piece in obj._spec.pieces:
-            v = piece.vertices @ rot.T + (x, y)
-            if piece.kind == CIRCLE:
-                parts.append(Point(v[0]).buffer(piece.radius, 64))
-            elif piece.kind == POLYGON:
-                parts.append(Polygon(v))
-        if parts:
-            out.append((obj.index, {"static": 0, "passive": 1, "driven": 2}[obj.kind], unary_union(parts)))
-    return out
+        parts = shapely.get_parts(obj.get_geometry(env))
+        polys = [g for g in parts if g.geom_type == "Polygon"]
+        if polys:
+            areas.append((obj.index, {"static": 0, "passive": 1, "driven": 2}[obj.kind], shapely.union_all(polys)))
+        lines += [(obj.index, g) for g in parts if g.geom_type == "LineString"]
+    return areas, lines
 
 
 def expect_planar(viewer, world, px: np.ndarray) -> Expectation:
@@ -272,11 +264,9 @@ def expect_planar(viewer, world, px: np.ndarray) -> Expectation:
     containing the pixel centre, or the background; and every wall (segment piece) drawn along its length."""
     import shapely
 
-    from taichi_terra.planar.shapes import SEGMENT
-
     kind_rgb = np.array([viewer.colors[k] for k in ("static", "passive", "driven")])
     marks = np.array([viewer.colors[k] for k in ("segment", "spin", "heading", "contact")])
-    shapes = {e: _object_shapes(world, e) for e in viewer.envs}
+    posed = {e: _areas_and_lines(world, e) for e in viewer.envs}
     tops = []
     for o in STENCIL_OFFSETS:  # planar ``project`` puts pixel centres at integers
         top = np.full(len(px), -1)
@@ -285,7 +275,7 @@ def expect_planar(viewer, world, px: np.ndarray) -> Expectation:
         clash = np.zeros(len(px), bool)
         for t, e in enumerate(viewer.envs):
             pts = viewer.unproject(px + o - 0.5, env=e)
-            for index, kind, geom in shapes[e]:
+            for index, kind, geom in posed[e][0]:
                 inside = shapely.contains_xy(geom, pts[:, 0], pts[:, 1])
                 clash |= inside & (top_kind == kind)
                 higher = inside & (kind > top_kind)
@@ -304,16 +294,12 @@ def expect_planar(viewer, world, px: np.ndarray) -> Expectation:
             keys.append(("object", obj, t)), bases.append(kind_rgb[kinds[obj]][None])
     near = []
     for t, e in enumerate(viewer.envs):  # walls: points along each segment, away from its ends
-        for obj in world.objects:
-            x, y, h = obj.get_pose(e)[:3]
-            rot = np.array([[np.cos(h), -np.sin(h)], [np.sin(h), np.cos(h)]])
-            for piece in obj._spec.pieces:
-                if piece.kind == SEGMENT:
-                    a, b = piece.vertices @ rot.T + (x, y)
-                    f = np.linspace(0.2, 0.8, 4)[:, None]
-                    pts = viewer.project(a + f * (b - a), env=e) + 0.5
-                    pts = pts[(pts[:, 0] >= 1) & (pts[:, 0] < viewer.width - 1) & (pts[:, 1] >= 1)
-                              & (pts[:, 1] < viewer.height - 1)]
-                    if len(pts):
-                        near.append((("wall", obj.index, t), np.asarray(viewer.colors["segment"], float), pts))
+        for index, line in posed[e][1]:
+            xy = np.asarray(line.coords)
+            f = np.linspace(0.2, 0.8, 4)[:, None, None]
+            pts = viewer.project((xy[:-1] + f * (xy[1:] - xy[:-1])).reshape(-1, 2), env=e) + 0.5
+            pts = pts[(pts[:, 0] >= 1) & (pts[:, 0] < viewer.width - 1) & (pts[:, 1] >= 1)
+                      & (pts[:, 1] < viewer.height - 1)]
+            if len(pts):
+                near.append((("wall", index, t), np.asarray(viewer.colors["segment"], float), pts))
     return Expectation(px[keep], keys, bases, np.full(len(keep), QUANT), False, marks, near)

@@ -157,6 +157,30 @@ def test_draw_data_shapes():
     assert d["poses"].shape == (13, 3) and d["bounds"][0] <= -1.3 and d["bounds"][2] >= 4.9
 
 
+def test_geometry_is_the_shape_at_its_pose():
+    """Reference: the builder's shapes. A posed rectangle keeps its area and has its centroid at the pose; an L
+    (non-convex, split into triangles) merges back into one polygon of its area; a disc's 64-gon has the area
+    r^2 (64/2) sin(2 pi/64); a wall is a line; every env has its own pose."""
+    w = planar.World(n_envs=2)
+    box = w.add_rectangle(0.4, 0.2, mass=1.0, position=(1.0, 2.0))
+    ell = w.add_polygon([(0, 0), (0.5, 0), (0.5, 0.1), (0.1, 0.1), (0.1, 0.4), (0, 0.4)], mass=1.0)
+    disc = w.add_circle(0.3, mass=1.0, position=(-1.0, 0.0))
+    wall = w.add_linestring([(3, -1), (3, 1)])
+    box.set_pose([-2.0, 0.5, math.pi / 2], env=1)
+    g0, g1 = box.get_geometry(0), box.get_geometry(1)
+    assert g0.area == pytest.approx(0.08) and g1.area == pytest.approx(0.08)
+    assert np.allclose(g0.centroid.coords[0], (1.0, 2.0)) and np.allclose(g1.centroid.coords[0], (-2.0, 0.5))
+    assert np.allclose(g1.bounds, (-2.1, 0.3, -1.9, 0.7))  # turned a quarter: 0.2 wide, 0.4 high
+    assert ell.get_geometry().geom_type == "Polygon" and ell.get_geometry().area == pytest.approx(0.5 * 0.1 + 0.1 * 0.3)
+    assert disc.get_geometry().area == pytest.approx(0.09 * 32 * math.sin(2 * math.pi / 64))
+    assert shapely.get_type_id(wall.get_geometry()) == 1 and wall.get_geometry().length == pytest.approx(2.0)
+    for bad, err in ((None, TypeError), (2, ValueError), (1.0, TypeError)):
+        with pytest.raises(err, match="env"):
+            box.get_geometry(bad)
+    with pytest.raises(ValueError, match="circle_sides"):
+        disc.get_geometry(0, circle_sides=3)
+
+
 # -- bad input -------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs,err,match", [

@@ -119,6 +119,32 @@ class PlanarObject:
     def get_command(self, env=None) -> np.ndarray:
         return self._world._get("command", self.index, env)
 
+    def get_geometry(self, env: int = 0, *, circle_sides: int = 64):
+        """The object's shape posed in env ``env``, as a shapely geometry in world metres: its polygons and
+        discs (each disc as a regular polygon of ``circle_sides`` sides inscribed in it) merged into one area,
+        and its segments (walls, grid-map boundaries) as lines beside it."""
+        import shapely
+        from shapely.geometry import LineString, Point, Polygon
+
+        from .shapes import CIRCLE, POLYGON
+
+        if isinstance(env, bool) or not isinstance(env, (int, np.integer)):
+            raise TypeError(f"env must be an int, got {env!r}")
+        if isinstance(circle_sides, bool) or not isinstance(circle_sides, (int, np.integer)) or circle_sides < 8:
+            raise ValueError(f"circle_sides must be an int >= 8, got {circle_sides!r}")
+        x, y, h = self.get_pose(env)
+        rot = np.array([[math.cos(h), -math.sin(h)], [math.sin(h), math.cos(h)]])
+        parts = []
+        for piece in self._spec.pieces:
+            v = piece.vertices @ rot.T + (x, y)
+            if piece.kind == CIRCLE:  # quad_segs: sides per quarter circle
+                parts.append(Point(v[0]).buffer(piece.radius, quad_segs=max(2, int(circle_sides) // 4)))
+            elif piece.kind == POLYGON:
+                parts.append(Polygon(v))
+            else:
+                parts.append(LineString(v))
+        return shapely.unary_union(parts)
+
     def get_contact_reports(self, env: int = 0) -> list:
         """This object's contacts in env ``env`` in the last step, from its side (:class:`ContactReport`)."""
         return [c.report(self) for c in self._world.get_contact_list(env) if c.a is self or c.b is self]
