@@ -66,7 +66,7 @@ class Expectation:
     tol: np.ndarray
     lit: bool
     marks: np.ndarray
-    near: list = field(default_factory=list)  # (key, pixels (k, 2)): a line drawn within 1 px of each
+    near: list = field(default_factory=list)  # (key, colour, pixels (k, 2)): that colour within 1 px of each
 
     def judge(self, image: np.ndarray) -> Verdict:
         v = Verdict()
