@@ -43,8 +43,8 @@ def _stage_kernels():
     """Kernels that run one stage of a step on a world's arrays, ``n`` times per env."""
     import taichi as ti
 
-    from taichi_terra.kernels.broadphase import broadphase, reach
-    from taichi_terra.kernels.layout import PF_AXIS, PF_DT, PF_MARGIN
+    from taichi_terra.kernels.collision.broadphase import broadphase, reach
+    from taichi_terra.kernels.common.layout import PF_AXIS, PF_DT, PF_MARGIN
     from taichi_terra.kernels.step import find_contacts
 
     nd = ti.types.ndarray()

@@ -8,7 +8,7 @@ traction opposite the end-of-step slip, and no power put into the body.
 
 import taichi as ti
 
-from taichi_terra.kernels.soil import soil_pressure, solve_soil_row
+from taichi_terra.kernels.soil.law import soil_pressure, solve_soil_row
 
 N_POINTS = 32
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .kernels import layout as L
+from .kernels.common import layout as L
 
 
 @dataclass

@@ -11,7 +11,7 @@ import taichi as ti
 
 from .backend import np_real, ti_real
 from .bodies.shapes import ShapeType
-from .kernels.layout import (B_MAT, B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, B_US, F_INFL, F_MASS, F_RAD,
+from .kernels.common.layout import (B_MAT, B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, B_US, F_INFL, F_MASS, F_RAD,
                              HM_SOIL0, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES,
                              PAIR_SOIL,
                              ivec8)

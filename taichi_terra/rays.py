@@ -1,6 +1,6 @@
 """Ray casts from Python: one ray (``World.ray_test``) or many per env in one kernel launch
 (``World.ray_test_batch``), against the ground, every height map and soil bed (with its pose) and every body.
-The kernel is ``kernels/rays.py``."""
+The kernel is ``kernels/collision/rays.py``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -77,7 +77,7 @@ class RayCaster:
         import taichi as ti
 
         from . import backend
-        from .kernels.rays import cast_rays
+        from .kernels.collision.rays import cast_rays
 
         ne = self.n_envs
         o = self._ray_array("origins", origins, (3,))

@@ -59,7 +59,7 @@ class State:
         self.soil_state = ti.ndarray(ti.types.vector(4, real), (ne, max(model.n_soil_samples, 1)))
         if soil0 is not None and model.n_soil_samples:
             self.soil_state.from_numpy(np.ascontiguousarray(soil0, dtype=np_real()))
-        from .kernels.layout import N_PARAMS
+        from .kernels.common.layout import N_PARAMS
 
         self.params = ti.ndarray(real, (N_PARAMS,))
         # per soil-bed sample row: a revision that advances whenever a height in the row changes (never

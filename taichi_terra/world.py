@@ -392,7 +392,7 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
 
     def _upload_params(self) -> None:
         """Write dt, gravity and the solver settings into the kernels' parameter arrays."""
-        from .kernels import layout as L
+        from .kernels.common import layout as L
 
         cfg = self.solver
         pf = np.zeros(L.N_PARAMS)

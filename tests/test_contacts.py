@@ -222,7 +222,7 @@ def _tangential(c, i):
 
 
 def test_resting_boxes_report_no_internal_friction():
-    """Reference: static equilibrium with the least tangential impulses (kernels/relax.py). A box resting
+    """Reference: static equilibrium with the least tangential impulses (kernels/solver/relax.py). A box resting
     on the ground and a box resting on it need no friction at all: the sweep's self-cancelling tangential
     impulses (before: 0.55 to 0.8 of each contact's normal impulse) are removed, and the motion is unchanged
     (both stay put)."""

@@ -1,4 +1,4 @@
-"""Soil constitutive law of one quadrature point: SoilMaterial and the @ti.func rows in kernels/soil.py.
+"""Soil constitutive law of one quadrature point: SoilMaterial and the @ti.func rows in kernels/soil/law.py.
 
 References: spec ``deformable_terrain.md`` ("Constitutive model", "Defaults and valid values", "Traction buildup")
 and ``reference/solver_math.md`` ("Soil row"). The rows are exercised through small kernels defined here.
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import taichi as ti
 
-from taichi_terra.kernels.soil import soil_pressure, solve_soil_normal, solve_soil_shear
+from taichi_terra.kernels.soil.law import soil_pressure, solve_soil_normal, solve_soil_shear
 from taichi_terra.terrain.soil import SOIL_FIELDS, SoilMaterial
 
 G = 9.81

@@ -1,1 +1,2 @@
-"""Taichi kernels and functions, grouped by pipeline stage (math, shapes, collision, dynamics, contact, step)."""
+"""Taichi kernels and functions in subpackages by subsystem: ``common`` (math, array layout), ``collision``,
+``solver``, ``dynamics``, ``soil``, ``planar`` and ``render``; ``step.py`` holds the step kernel."""

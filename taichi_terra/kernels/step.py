@@ -6,9 +6,9 @@ bit-identical and an env's result does not depend on how many envs run beside it
 """
 import taichi as ti
 
-from .broadphase import broadphase, shape_pair_capacity
-from .collision import collide_pair, collide_shape_pair
-from .contact import (
+from .collision.broadphase import broadphase, shape_pair_capacity
+from .collision.pairs import collide_pair, collide_shape_pair
+from .solver.contact import (
     apply_impulse,
     clamp_to_cone,
     contact_frame,
@@ -17,10 +17,10 @@ from .contact import (
     relative_velocity,
     solve_rigid_row,
 )
-from .dynamics import free_velocity, integrate_link, link_inv_inertia, link_rotation
-from .heightmap import hm_pose
-from .impact import resolve_impacts
-from .layout import (
+from .dynamics.free_body import free_velocity, integrate_link, link_inv_inertia, link_rotation
+from .collision.heightmap import hm_pose
+from .solver.impact import resolve_impacts
+from .common.layout import (
     B_NPT,
     B_PT0,
     B_QS,
@@ -64,12 +64,12 @@ from .layout import (
     PF_TOL,
     PF_WARM_START,
 )
-from .math import vec3, vec4
-from .relax import relax_internal_friction
-from .rows import material_index, pair_entry, row_links, warm_start_slot
-from .shapes import footprint_width
-from .soil import solve_soil_row
-from .soil_history import commit_soil, soil_point
+from .common.math import vec3, vec4
+from .solver.relax import relax_internal_friction
+from .solver.rows import material_index, pair_entry, row_links, warm_start_slot
+from .collision.shapes import footprint_width
+from .soil.law import solve_soil_row
+from .soil.history import commit_soil, soil_point
 
 mat3 = ti.math.mat3
 

@@ -6,7 +6,7 @@ import numpy as np
 import taichi as ti
 
 from .. import backend
-from ..kernels import planar_layout as L
+from ..kernels.planar import layout as L
 from .objects import KINDS, KINEMATICS
 from .reports import ContactArrays
 from .shapes import CIRCLE, POLYGON, SEGMENT
@@ -24,7 +24,7 @@ def _nd(dtype, shape, data=None, width=None):
 
 
 class PlanarArrays:
-    """Every array of a built planar world (see ``kernels/planar_layout.py`` for the packed columns)."""
+    """Every array of a built planar world (see ``kernels/planar/layout.py`` for the packed columns)."""
 
     STATE = ("pose", "vel", "cmd", "pair_i", "pair_f", "env_i")
 
@@ -89,7 +89,7 @@ class PlanarArrays:
 
     def refresh(self) -> None:
         """Recompute every world-frame piece from the poses (after poses were set from outside)."""
-        from ..kernels.planar_motion import refresh_all
+        from ..kernels.planar.motion import refresh_all
 
         refresh_all(self.obj_i, self.piece_i, self.lv, self.pose, self.wv)
 

@@ -2,7 +2,7 @@
 
 A step is two kernel launches whatever the number of objects and envs: the kinematic step (driven objects
 follow their commands, passive bodies coast under ground friction) and the contact step
-(``kernels/planar_contact.py``), which separates overlapping objects by position-based dynamics.
+(``kernels/planar/contact.py``), which separates overlapping objects by position-based dynamics.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 import shapely
 
 from .. import backend
-from ..kernels import planar_layout as L
+from ..kernels.planar import layout as L
 from ..validation import as_float_array, check_env, check_finite, check_int, check_positive
 from .objects import COMMANDS, KINDS, KINEMATICS, ObjectSpec, PlanarObject, per_env
 from .reports import Contact, ContactArrays, ObjectContactArrays, object_view
@@ -221,8 +221,8 @@ class World:
         """Advance every env by ``n`` steps of ``dt``: two kernel launches per step."""
         n = check_int("n", n, 0)
         self.build()
-        from ..kernels.planar_contact import contact_step
-        from ..kernels.planar_motion import advance
+        from ..kernels.planar.contact import contact_step
+        from ..kernels.planar.motion import advance
 
         a = self._arrays
         for _ in range(n):

@@ -4,7 +4,7 @@ Per env and per sample the bed keeps the total sinkage ``s`` [m] (downward displ
 the permanent (plastic) sinkage ``s_p`` [m] and the accumulated loaded slip ``j`` [m]. The current
 surface is the undeformed surface lowered by ``s`` along the bed's local z. Bodies touch the bed through
 one quadrature point per sample under their footprint (a vertical ray from the sample to the body), whose
-force follows the soil's pressure and shear laws (``kernels/soil.py``), solved inside the contact sweep.
+force follows the soil's pressure and shear laws (``kernels/soil/law.py``), solved inside the contact sweep.
 
 Each sample stands for the rectangle of half-spacings around it (``sample_areas``), whole when its ray hits
 the body: a flat body's quadrature area is exact when its edges fall midway between samples, and otherwise

@@ -345,7 +345,7 @@ class Viewer(WindowViewer):
     def _update_terrain(self) -> None:
         import taichi as ti
 
-        from ..kernels.render import COLOR_BASE, terrain_rows
+        from ..kernels.render.meshes import COLOR_BASE, terrain_rows
 
         settings = (self.color_by, self.color_range, self.rut_color, self.sinkage_scale)
         redraw_all = settings != self._drawn_settings
@@ -397,7 +397,7 @@ class Viewer(WindowViewer):
     def _update_bodies(self) -> None:
         if self._b_verts is None:
             return
-        from ..kernels.render import body_vertices
+        from ..kernels.render.meshes import body_vertices
 
         body_vertices(self.world._state.q, self._b_local, self._b_local_n, self._b_vq, self._b_envs, self._b_offsets,
                       self._b_verts, self._b_normals)

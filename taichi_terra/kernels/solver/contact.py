@@ -7,8 +7,8 @@ bilateral pins) add their own ``solve`` function over the same velocities.
 """
 import taichi as ti
 
-from .dynamics import add_link_velocity, link_velocity
-from .math import skew, tangent_basis, vec3
+from ..dynamics.free_body import add_link_velocity, link_velocity
+from ..common.math import skew, tangent_basis, vec3
 
 mat2 = ti.math.mat2
 vec2 = ti.math.vec2

@@ -5,7 +5,7 @@ fields that GGUI draws, so a frame moves no terrain or body data through Python.
 """
 import taichi as ti
 
-from .narrowphase import body_pose
+from ..collision.narrowphase import body_pose
 
 vec3f = ti.types.vector(3, ti.f32)
 

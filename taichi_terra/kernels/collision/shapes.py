@@ -4,7 +4,7 @@ Link frames have their origin at the centre of mass; capsule and cylinder axes a
 """
 import taichi as ti
 
-from .layout import BOX, CAPSULE, CYLINDER, MESH, SPHERE
+from ..common.layout import BOX, CAPSULE, CYLINDER, MESH, SPHERE
 
 vec3 = ti.math.vec3
 

@@ -7,8 +7,8 @@ what was hit: kind (0 none, 1 ground, 2 height map, 3 body) and its index.
 """
 import taichi as ti
 
-from .layout import B_NPL, B_PL0, B_QS, B_TYPE, F_P0, F_P1, F_P2, F_P3
-from .math import is_finite, vec3
+from ..common.layout import B_NPL, B_PL0, B_QS, B_TYPE, F_P0, F_P1, F_P2, F_P3
+from ..common.math import is_finite, vec3
 from .narrowphase import body_pose
 from .shapes import shape_ray_entry, shape_sdf
 

@@ -3,7 +3,7 @@
 """
 import taichi as ti
 
-from .math import quat_to_mat, vec3, vec4
+from ..common.math import quat_to_mat, vec3, vec4
 from .shapes import cylinder_support
 
 _DEDUPE_EPS = 1e-9  # [m] two contacts of one pair closer than this are one contact

@@ -3,7 +3,7 @@ material, and the slot that held its contact feature in the last step (for warm 
 """
 import taichi as ti
 
-from .layout import (
+from ..common.layout import (
     B_MAT,
     B_QS,
     B_US,
@@ -20,7 +20,7 @@ from .layout import (
     PAIR_SHAPES,
     PAIR_SOIL,
 )
-from .math import vec3
+from ..common.math import vec3
 
 mat3 = ti.math.mat3
 

@@ -5,7 +5,7 @@ other body (its ``a`` side) to its body.
 """
 import taichi as ti
 
-from .layout import (
+from ..common.layout import (
     B_NPL,
     B_NPT,
     B_PL0,
@@ -17,7 +17,7 @@ from .layout import (
     FEAT_OTHER_POINT,
     FEAT_POINT,
 )
-from .math import closest_point_segment, closest_points_segments, vec3
+from ..common.math import closest_point_segment, closest_points_segments, vec3
 from .manifold import clipped_face_contacts
 from .narrowphase import emit, sample_point
 from .shapes import shape_sdf

@@ -22,7 +22,7 @@ from .heightmap import (
     segment_triangle_contacts,
     vertex_range,
 )
-from .layout import (
+from ..common.layout import (
     B_NPL,
     B_NPT,
     B_PL0,
@@ -54,7 +54,7 @@ from .layout import (
     PAIR_SOIL,
     SPHERE,
 )
-from .math import (
+from ..common.math import (
     is_finite,
     vec3,
     vec4,
@@ -62,7 +62,7 @@ from .math import (
 from .narrowphase import body_pose, body_sweep_speed, emit, sample_point
 from .shape_pairs import collide_polyhedral, collide_rounded, deepest_on_segment
 from .shapes import shape_exit, shape_ray_entry, shape_sdf
-from .soil import sample_area
+from ..soil.law import sample_area
 
 mat3 = ti.math.mat3
 _RIDGE_TOL = 1e-12  # [m] signed-distance tie tolerance of the ridge test

@@ -16,7 +16,7 @@ A sliding pair keeps its impulses (each opposes its own slip, as Coulomb's law s
 import taichi as ti
 
 from .contact import relative_velocity
-from .math import tangent_basis, vec3
+from ..common.math import tangent_basis, vec3
 from .rows import is_rigid_row, material_index, row_links
 
 _SAME = 1e-9  # normals differing by less, and points off a common plane by less than this times the patch size

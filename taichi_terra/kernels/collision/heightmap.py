@@ -7,7 +7,7 @@ diagonal. The map frame is placed by ``hm_frame`` (rotation rows 0-2, origin row
 """
 import taichi as ti
 
-from .math import closest_point_triangle, closest_points_segments, is_finite, vec3
+from ..common.math import closest_point_triangle, closest_points_segments, is_finite, vec3
 
 mat3 = ti.math.mat3
 

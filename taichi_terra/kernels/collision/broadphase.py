@@ -15,7 +15,7 @@ interval high end, grown radius).
 """
 import taichi as ti
 
-from .layout import (
+from ..common.layout import (
     B_NPT,
     B_QS,
     B_TYPE,
@@ -30,7 +30,7 @@ from .layout import (
     EI_PAIRS_DROPPED,
     F_RAD,
 )
-from .math import vec3
+from ..common.math import vec3
 from .narrowphase import body_sweep_speed
 
 

@@ -10,7 +10,7 @@ Every function here is a ``@ti.func`` without global state; ``float`` follows :f
 import taichi as ti
 from taichi.lang import impl
 
-from .contact import friction_disc
+from ..solver.contact import friction_disc
 
 vec2 = ti.math.vec2
 SOIL_MAX_ITERATIONS = 60

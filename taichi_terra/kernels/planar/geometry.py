@@ -13,7 +13,7 @@ Array layout (see ``taichi_terra/planar/model.py``):
 """
 import taichi as ti
 
-from .planar_layout import EPS, FEATURE_TOL, OF_BOUND, OF_COMX, OF_COMY, OI_MAP, OI_P0, OI_P1
+from .layout import EPS, FEATURE_TOL, OF_BOUND, OF_COMX, OF_COMY, OI_MAP, OI_P0, OI_P1
 
 vec2 = ti.math.vec2
 

@@ -18,8 +18,8 @@ Per env, in order:
 """
 import taichi as ti
 
-from .planar_geometry import com_of, object_mtv, refresh_object, rot
-from .planar_layout import (DRIVEN, EI_PAIRS, EI_STAMP, EI_SWEEPS, EPS, F_BOUNCE, F_FREE_A, F_FREE_B,
+from .geometry import com_of, object_mtv, refresh_object, rot
+from .layout import (DRIVEN, EI_PAIRS, EI_STAMP, EI_SWEEPS, EPS, F_BOUNCE, F_FREE_A, F_FREE_B,
                             F_NEAR, F_PUSHED, F_RECORDED, F_TOUCHING, KIN_OMNI, LEVER_TOL, OF_BOUND, OF_INV_I, OF_INV_M,
                             OF_MU, OF_REST, OF_TRACTION, OI_KIN, OI_KIND, OI_MAP, OS_BLOCK, OS_COUNT, OS_LEVEL,
                             OS_SEEN, OS_STACK, P_DT, P_ITERS, P_MOVE_TOL, P_REST, P_SLOP, PASSIVE, PF_BNX, PF_BNY, PF_DEPTH,

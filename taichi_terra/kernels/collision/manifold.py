@@ -15,8 +15,8 @@ drivers compile the whole kernel as one shader).
 import taichi as ti
 
 from .footprint import clip_to_hull, convex_hull_2d
-from .layout import B_NPL, B_NPT, B_PL0, B_PT0, B_TYPE, CYLINDER, FEAT_EDGE
-from .math import closest_points_segments, tangent_basis, vec3
+from ..common.layout import B_NPL, B_NPT, B_PL0, B_PT0, B_TYPE, CYLINDER, FEAT_EDGE
+from ..common.math import closest_points_segments, tangent_basis, vec3
 from .narrowphase import emit
 from .shapes import cylinder_support
 

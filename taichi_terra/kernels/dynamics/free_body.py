@@ -7,7 +7,7 @@ trees add their own joint types and CRBA blocks beside this one.
 """
 import taichi as ti
 
-from .math import quat_integrate, quat_to_mat, skew, vec3, vec4
+from ..common.math import quat_integrate, quat_to_mat, skew, vec3, vec4
 
 
 @ti.func

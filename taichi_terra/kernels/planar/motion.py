@@ -5,8 +5,8 @@ world-frame (vx, vy) of the centre of mass and the yaw rate.
 """
 import taichi as ti
 
-from .planar_geometry import refresh_object, rot
-from .planar_layout import (DRIVEN, KIN_ACKER, KIN_DIFF, KIN_OMNI, OF_COMX, OF_COMY, OF_GYR, OF_MU, OF_WHEELBASE,
+from .geometry import refresh_object, rot
+from .layout import (DRIVEN, KIN_ACKER, KIN_DIFF, KIN_OMNI, OF_COMX, OF_COMY, OF_GYR, OF_MU, OF_WHEELBASE,
                             OI_KIN, OI_KIND, P_DT, P_G, PASSIVE)
 
 vec2 = ti.math.vec2

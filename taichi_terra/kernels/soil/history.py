@@ -4,10 +4,10 @@ revision.
 """
 import taichi as ti
 
-from .contact import contact_frame, relative_velocity
-from .layout import FEAT_SOIL, HM_SOIL0, P_KIND, P_OTHER, PAIR_SOIL
-from .rows import row_links
-from .soil import soil_pressure
+from ..solver.contact import contact_frame, relative_velocity
+from ..common.layout import FEAT_SOIL, HM_SOIL0, P_KIND, P_OTHER, PAIR_SOIL
+from ..solver.rows import row_links
+from .law import soil_pressure
 
 
 @ti.func

@@ -1,0 +1,1 @@
+"""Contact detection: broadphase, shape pairs against the ground, height maps and each other, ray casts."""

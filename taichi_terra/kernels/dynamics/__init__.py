@@ -1,0 +1,1 @@
+"""Dynamics of the links: free velocities and the position update."""

@@ -1,0 +1,1 @@
+"""The planar (2D) contact world: geometry, contacts and motion."""

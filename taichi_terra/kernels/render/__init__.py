@@ -1,0 +1,1 @@
+"""Kernels that fill the viewer's vertex buffers."""
