@@ -44,44 +44,50 @@ def _stage_kernels():
     import taichi as ti
 
     from taichi_terra.kernels.collision.broadphase import broadphase, reach
-    from taichi_terra.kernels.common.layout import PF_AXIS, PF_DT, PF_MARGIN
+    from taichi_terra.kernels.common.arrays import ENV, SETTINGS_F, SETTINGS_I, StepData, load_offsets
+    from taichi_terra.kernels.common.schema import get, put
     from taichi_terra.kernels.step import find_contacts
 
     nd = ti.types.ndarray()
 
-    @ti.kernel
-    def broad_only(n: ti.i32, q: nd, u: nd, body_i: nd, body_f: nd, broad: nd, env_info: nd, scratch: nd,
-                   params_f: nd):
-        for e in range(q.shape[0]):
-            for _ in range(n):
-                broadphase(e, q, u, body_i, body_f, broad, env_info, scratch, ti.cast(params_f[PF_AXIS], ti.i32),
-                           params_f[PF_MARGIN], params_f[PF_DT])
+    @ti.func
+    def broad_env(D: ti.template(), e, n):
+        for _ in range(n):
+            broadphase(D, e, get(D.settings_i, e, 0, SETTINGS_I.n_bodies),
+                       get(D.settings_i, e, 0, SETTINGS_I.max_shape_pairs),
+                       get(D.settings_i, e, 0, SETTINGS_I.sweep_axis), get(D.settings_f, e, 0, SETTINGS_F.margin),
+                       get(D.settings_f, e, 0, SETTINGS_F.dt))
 
-    @ti.kernel
-    def all_pairs(n: ti.i32, q: nd, u: nd, body_i: nd, body_f: nd, env_info: nd, params_f: nd):
-        for e in range(q.shape[0]):
-            for _ in range(n):
-                found = 0
-                for i in range(body_i.shape[0]):
-                    ci, ri = reach(q, u, body_i, body_f, e, i, 0.5 * params_f[PF_MARGIN], params_f[PF_DT])
-                    for j in range(i + 1, body_i.shape[0]):
-                        cj, rj = reach(q, u, body_i, body_f, e, j, 0.5 * params_f[PF_MARGIN], params_f[PF_DT])
-                        if (ci - cj).norm() < ri + rj:
-                            found += 1
-                env_info[e][2] = found  # (kept, so the test is not optimised away; the next step rewrites it)
+    @ti.func
+    def all_pairs_env(D: ti.template(), e, n):
+        nb = get(D.settings_i, e, 0, SETTINGS_I.n_bodies)
+        half, dt = 0.5 * get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt)
+        for _ in range(n):
+            found = 0
+            for i in range(nb):
+                ci, ri = reach(D, e, i, half, dt)
+                for j in range(i + 1, nb):
+                    cj, rj = reach(D, e, j, half, dt)
+                    if (ci - cj).norm() < ri + rj:
+                        found += 1
+            put(D.env, e, 0, ENV.pairs_dropped, found)  # (kept, so the test is not optimised away)
 
-    @ti.kernel
-    def contacts_only(n: ti.i32, q: nd, u: nd, body_i: nd, body_f: nd, points: nd, planes: nd, pair_i: nd,
-                      hm_int: nd, hm_geom: nd, hm_frame: nd, hm_heights: nd, c_count: nd, c_pos: nd, c_nrm: nd,
-                      c_depth: nd, c_feat: nd, c_target: nd, soil_state: nd, broad: nd, env_info: nd, scratch: nd,
-                      params_f: nd):
-        for e in range(q.shape[0]):
-            for _ in range(n):
-                find_contacts(e, q, u, body_i, body_f, points, planes, pair_i, hm_int, hm_geom, hm_frame,
-                              hm_heights, c_count, c_pos, c_nrm, c_depth, c_feat, c_target, soil_state, broad,
-                              env_info, scratch, params_f)
+    @ti.func
+    def contacts_env(D: ti.template(), e, n):
+        for _ in range(n):
+            find_contacts(D, e)
 
-    return broad_only, all_pairs, contacts_only
+    def kernel(stage):
+        @ti.kernel
+        def run(n: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd, u: nd, state_f: nd, state_i: nd,
+                scratch_f: nd, scratch_i: nd):
+            for e in range(q.shape[0]):
+                stage(StepData(load_offsets(model_i), model_i=model_i, model_f=model_f, heights=heights, q=q,
+                               u=u, state_f=state_f, state_i=state_i, scratch_f=scratch_f, scratch_i=scratch_i),
+                      e, n)
+        return run
+
+    return kernel(broad_env), kernel(all_pairs_env), kernel(contacts_env)
 
 
 def _median_ms(fn, steps: int, repeats: int) -> float:
@@ -100,17 +106,14 @@ def _median_ms(fn, steps: int, repeats: int) -> float:
 
 def measure(world, kernels, steps: int, repeats: int) -> dict:
     broad_only, all_pairs, contacts_only = kernels
-    m, s = world._model, world._state
+    m, s, x = world._model, world._state, world._scratch
     world.step(50)
-    base = (s.q, s.u, m.body_i, m.body_f)
+    args = (m.model_i, m.model_f, m.heights, s.q, s.u, s.state_f, s.state_i, x.scratch_f, x.scratch_i)
     row = {"step": _median_ms(world.step, steps, repeats)}
-    snap = world.checkpoint()  # the stage kernels rewrite contact scratch; the step after them starts from here
-    row["broadphase"] = _median_ms(lambda n: broad_only(n, *base, s.broad, s.env_info, s.body_iw, s.params), steps, repeats)
-    row["all_pairs_test"] = _median_ms(lambda n: all_pairs(n, *base, s.env_info, s.params), steps, repeats)
-    row["contact_search"] = _median_ms(
-        lambda n: contacts_only(n, *base, m.points, m.planes, m.pair_i, m.hm_int, m.hm_geom, m.hm_frame,
-                                m.hm_heights, s.c_count, s.c_pos, s.c_nrm, s.c_depth, s.c_feat, s.c_target,
-                                s.soil_state, s.broad, s.env_info, s.body_iw, s.params), steps, repeats)
+    snap = world.checkpoint()  # the stage kernels rewrite contacts and pair tables; the step after them starts here
+    row["broadphase"] = _median_ms(lambda n: broad_only(n, *args), steps, repeats)
+    row["all_pairs_test"] = _median_ms(lambda n: all_pairs(n, *args), steps, repeats)
+    row["contact_search"] = _median_ms(lambda n: contacts_only(n, *args), steps, repeats)
     world.restore(snap)
     world.step(1)
     return row

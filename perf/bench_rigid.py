@@ -13,7 +13,8 @@ The control-loop case (``--loop-envs``, default 1 and 1024; ten spheres on the s
 ``step()`` once per control step, as a policy loop does, and reads every body's state (position,
 orientation, linear and angular velocity, all envs) each time. It reports, as medians over repeats: the
 wall time of one ``step()`` call, the kernel time of one step (``step(n)`` divided by n), the overhead of a
-call (their difference), and the time to read the state.
+call (their difference), the time to read the state through the body getters, and the time of one
+``world.get_state()`` and one ``world.set_state()`` (every body of every env).
 """
 from __future__ import annotations
 
@@ -91,8 +92,14 @@ def measure_control_loop(n_envs: int, calls: int, repeats: int) -> dict:
     read = median_per_call(lambda: read_state(world), calls)
     state = read_state(world)
     assert all(np.all(np.isfinite(a)) for arrays in state for a in arrays)
-    return {"n_envs": n_envs, "bodies": LOOP_BODIES, "step_call_s": one_call, "kernel_per_step_s": kernel,
-            "step_overhead_s": one_call - kernel, "read_state_s": read}
+    out = {"n_envs": n_envs, "bodies": LOOP_BODIES, "step_call_s": one_call, "kernel_per_step_s": kernel,
+           "step_overhead_s": one_call - kernel, "read_state_s": read}
+    if hasattr(world, "get_state"):  # every body of every env in one call each way
+        out["get_state_s"] = median_per_call(world.get_state, calls)
+        snap = world.get_state()
+        out["set_state_s"] = median_per_call(lambda: world.set_state(**snap), calls)
+        assert all(np.all(np.isfinite(a)) for a in snap.values())
+    return out
 
 
 def main(argv=None) -> dict:
@@ -148,7 +155,9 @@ def main(argv=None) -> dict:
         results["control_loop"].append(loop)
         print(f"control loop, {loop['bodies']} spheres, n_envs={n:<5d} step() {loop['step_call_s'] * 1e3:8.3f} ms "
               f"(kernel {loop['kernel_per_step_s'] * 1e3:.3f} ms, overhead {loop['step_overhead_s'] * 1e3:.3f} ms), "
-              f"reading every body's state {loop['read_state_s'] * 1e3:.3f} ms")
+              f"reading every body's state through the bodies {loop['read_state_s'] * 1e3:.3f} ms"
+              + (f", world.get_state() {loop['get_state_s'] * 1e3:.3f} ms, world.set_state() "
+                 f"{loop['set_state_s'] * 1e3:.3f} ms" if "get_state_s" in loop else ""))
     if results["runs"]:
         # the first world of the process pays for compiling (or loading from Taichi's offline cache) the step kernel
         results["compile_s"] = results["runs"][0]["first_step_s"]

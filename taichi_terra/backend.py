@@ -55,6 +55,12 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None) 
     # Taichi's advanced IR optimisations cost more than ten times the compile time of the step kernel
     # (measured: 69 s vs 6 s cold on a 2-core CPU) for step rates within noise of each other.
     kwargs["advanced_optimization"] = False
+    # On cpu every float operation runs as written (no fused multiply-adds, no reassociation): results then
+    # depend on the equations alone, not on how the compiler schedules them, so a rewrite of the kernels
+    # that keeps the arithmetic replays the same trajectories bit for bit (tests/test_golden.py). Measured
+    # on the rigid benchmark: no slower than fast math (sphere 143k vs 135k env-steps/s at 1 env).
+    if arch == "cpu":
+        kwargs["fast_math"] = False
     ti.init(**kwargs)
     _config = wanted
     return dict(_config)
@@ -84,3 +90,27 @@ def ti_real():
     import taichi as ti
 
     return ti.f64 if config()["precision"] == "f64" else ti.f32
+
+
+def host_view(arr):
+    """A numpy array that shares the memory of the Taichi ndarray ``arr`` (scalar elements), or ``None``
+    where kernels do not run in host memory (GPU backends).
+
+    On ``cpu`` kernels run synchronously in host memory, so reading or writing the view between kernel
+    launches costs a numpy copy instead of a copy kernel (``to_numpy`` launches one, about 0.3 ms and
+    more for large arrays). The view is valid for the life of ``arr``.
+    """
+    if config()["arch"] != "cpu" or tuple(arr.element_shape):
+        return None
+    import ctypes
+
+    import numpy as np
+    from taichi.lang import impl
+
+    dtype = {"f64": np.float64, "f32": np.float32, "i32": np.int32, "i64": np.int64}.get(str(arr.dtype))
+    if dtype is None:
+        return None
+    count = int(np.prod(arr.shape))
+    ptr = impl.get_runtime().prog.get_ndarray_data_ptr_as_int(arr.arr)
+    buf = (ctypes.c_char * (count * np.dtype(dtype).itemsize)).from_address(ptr)
+    return np.frombuffer(buf, dtype=dtype).reshape(arr.shape)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .kernels.common import layout as L
+from .kernels.common.arrays import CONTACT, SHAPE_PAIR
 
 
 @dataclass
@@ -33,7 +34,7 @@ class ContactQueries:
         """(first slot, count, body a, body b, label) of every pair of ``env`` with contacts in the last
         step: the static pairs, then the shape-shape pairs of the broadphase table."""
         m, s = self._model, self._state
-        counts = s.c_count.to_numpy()[env, :, 0]
+        counts = s.block("state_i", "pair_count", "count")[env, :, 0]
         out = []
         for p, (kind, b, other, _cap) in enumerate(m.pairs):
             if counts[p]:
@@ -46,9 +47,8 @@ class ContactQueries:
         return out
 
     def _shape_pair_table(self, env: int) -> np.ndarray:
-        n = int(self._state.env_info.to_numpy()[env, L.EI_PAIRS])
-        nb = max(self._model.n_bodies, 1)
-        return self._state.broad.to_numpy()[env, nb:nb + n]
+        n = int(self._state.block("state_i", "env", "shape_pairs")[env, 0, 0])
+        return self._state.block("state_i", "shape_pair")[env, :n]
 
     def get_contacts(self, env: int = 0) -> "ContactSet":
         """The contacts of ``env`` found and solved in the last step."""
@@ -57,7 +57,9 @@ class ContactQueries:
             raise TypeError("get_contacts needs one env index")
         self.build()
         s = self._state
-        arrays = {k: getattr(s, k).to_numpy()[env] for k in ("c_pos", "c_nrm", "c_depth", "c_imp")}
+        contact = s.block("state_f", "contact")[env]
+        arrays = {name: contact[:, CONTACT.columns[name][0]:sum(CONTACT.columns[name])]
+                  for name in ("position", "normal", "depth", "impulse")}
         idx, a_list, b_list, labels = [], [], [], []
         for base, count, a, b, label in self._pair_slots(int(env)):
             idx.extend(range(base, base + count))
@@ -65,8 +67,8 @@ class ContactQueries:
             b_list += [b] * count
             labels += [label] * count  # (soil contacts: depth is the gap to the rut floor)
         idx = np.array(idx, dtype=np.int64)
-        return ContactSet(arrays["c_pos"][idx].reshape(-1, 3), arrays["c_nrm"][idx].reshape(-1, 3),
-                          arrays["c_depth"][idx], arrays["c_imp"][idx].reshape(-1, 3),
+        return ContactSet(arrays["position"][idx].reshape(-1, 3), arrays["normal"][idx].reshape(-1, 3),
+                          arrays["depth"][idx, 0], arrays["impulse"][idx].reshape(-1, 3),
                           np.array(a_list, dtype=np.int64), np.array(b_list, dtype=np.int64), labels)
 
     def get_shape_pairs(self, env: int = 0) -> np.ndarray:
@@ -78,15 +80,15 @@ class ContactQueries:
             raise TypeError("get_shape_pairs needs one env index")
         self.build()
         table = self._shape_pair_table(int(env))
-        return np.ascontiguousarray(table[:, [L.DP_BODY, L.DP_OTHER]].astype(np.int64))
+        return np.ascontiguousarray(table[:, [SHAPE_PAIR.body, SHAPE_PAIR.other]].astype(np.int64))
 
     def get_contact_overflow(self, env: int | None = None) -> np.ndarray | int:
         """Contacts dropped in the last step because a pair's slots, or the pool shared by shape-shape
         pairs (``max_shape_contacts``), were full; per env (or one env)."""
         self._check_env(env)
         self.build()
-        counts = self._state.c_count.to_numpy()[:, :, 1]
-        n_dyn = self._state.env_info.to_numpy()[:, L.EI_PAIRS]
+        counts = self._state.block("state_i", "pair_count", "dropped")[:, :, 0]
+        n_dyn = self._state.block("state_i", "env", "shape_pairs")[:, 0, 0]
         n_static = self._model.n_pairs
         total = np.array([counts[e, :n_static + n_dyn[e]].sum() for e in range(self._n_envs)], dtype=np.int64)
         return total if env is None else int(total[int(env)])
@@ -97,22 +99,22 @@ class ContactQueries:
         pairs cross the limit, those the sweep met first)."""
         self._check_env(env)
         self.build()
-        dropped = self._state.env_info.to_numpy()[:, L.EI_PAIRS_DROPPED].astype(np.int64)
+        dropped = self._state.block("state_i", "env", "pairs_dropped")[:, 0, 0].astype(np.int64)
         return dropped if env is None else int(dropped[int(env)])
 
     def get_solver_sweeps(self, env: int | None = None) -> np.ndarray | int:
         """Gauss-Seidel sweeps used in the last step, per env (or one env)."""
         self._check_env(env)
         self.build()
-        used = self._state.env_info.to_numpy()[:, L.EI_SWEEPS]
+        used = self._state.block("state_i", "env", "sweeps")[:, 0, 0]
         return used if env is None else int(used[int(env)])
 
     def _soil_step_stats(self, bed, env) -> dict:
         self._check_env(env)
         self.build()
-        imps = self._state.c_imp.to_numpy()[int(env)]
-        nrms = self._state.c_nrm.to_numpy()[int(env)]
-        areas = self._state.c_target.to_numpy()[int(env), :, 1]
+        imps = self._state.block("state_f", "contact", "impulse")[int(env)]
+        nrms = self._state.block("state_f", "contact", "normal")[int(env)]
+        areas = self._state.block("state_f", "contact", "area")[int(env), :, 0]
         n_contacts, area, force = 0, 0.0, 0.0
         for base, count, _a, _b, label in self._pair_slots(int(env)):
             if label != f"soil:{bed.index}":

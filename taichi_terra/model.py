@@ -1,8 +1,9 @@
-"""The static model shared by all envs: links, shapes, contact pairs, terrain, materials.
+"""The static model shared by all envs: links, shapes, contact pairs, terrain, materials, settings.
 
-Built once by ``World.build()`` from the builder's Python descriptions into Taichi ndarrays (kernels
-take ndarrays, so they compile once per process, not once per world). After the build the topology is
-fixed; poses of static geometry and material properties may still change between steps.
+Built once by ``World.build()`` from the builder's Python descriptions into the model arrays declared in
+``kernels/common/arrays.py`` (kernels take ndarrays, so they compile once per process, not once per world).
+After the build the topology is fixed; poses of static geometry, material properties and settings may still
+change between steps. The model also fixes where every block of the per-env arrays lies (``layouts``).
 """
 from __future__ import annotations
 
@@ -11,27 +12,13 @@ import taichi as ti
 
 from .backend import np_real, ti_real
 from .bodies.shapes import ShapeType
-from .kernels.common.layout import (B_MAT, B_NPL, B_NPT, B_PL0, B_PT0, B_QS, B_TYPE, B_US, F_INFL, F_MASS, F_RAD,
-                             HM_SOIL0, P_BODY, P_CAP, P_KIND, P_OTHER, P_SLOT, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES,
-                             PAIR_SOIL,
-                             ivec8)
+from .kernels.common import arrays as A
+from .kernels.common.layout import PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES, PAIR_SOIL
 from .validation import quat_to_matrix
-
 
 #: extra contact slots per pair for height-map triangles and terrain samples under a shape
 _HEIGHTMAP_EXTRA = {ShapeType.SPHERE: 8, ShapeType.CAPSULE: 24, ShapeType.BOX: 24, ShapeType.CYLINDER: 24,
                     ShapeType.MESH: 24}
-
-
-def _ndarray(dtype, data: np.ndarray, element_dims: int):
-    """An ndarray holding ``data``, whose last ``element_dims`` axes are the element (vector/matrix);
-    an empty ``data`` gives a one-element placeholder (kernels never read it)."""
-    shape = data.shape[: data.ndim - element_dims]
-    if not data.size:
-        return ti.ndarray(dtype, (1,) * max(len(shape), 1))
-    arr = ti.ndarray(dtype, shape)
-    arr.from_numpy(np.ascontiguousarray(data))
-    return arr
 
 
 def _collision_heights(hm) -> np.ndarray:
@@ -72,41 +59,17 @@ def shape_pair_limits(shapes, max_pairs=None, max_contacts=None) -> tuple[int, i
 
 
 class Model:
-    """Static arrays; see ``kernels/layout.py`` for the packed column meanings."""
+    """The model arrays (``model_i``, ``model_f``, ``heights``; declared in ``kernels/common/arrays.py``) and
+    the layouts of every array of the world: the row count of each block follows from the scene."""
 
     def __init__(self, shapes, materials, body_materials, ground, heightmaps, max_shape_pairs=None,
                  max_shape_contacts=None):
-        real = np_real()
-        tr = ti_real()
-        vec2, vec3, vec4, mat3 = (ti.types.vector(2, tr), ti.types.vector(3, tr), ti.types.vector(4, tr),
-                                  ti.types.matrix(3, 3, tr))
+        self.real = np_real()
         nb = len(shapes)
         self.n_bodies = nb
-        self.nq = 7 * nb
-        self.nv = 6 * nb
-        # ---- links and shapes
-        body_i = np.zeros((nb, 8), np.int32)
-        body_f = np.zeros((nb, 8), real)
-        pts, pls = [], []
-        n_pts = n_pls = 0
-        for b, sh in enumerate(shapes):
-            body_i[b, B_TYPE] = int(sh.type)
-            body_i[b, B_PT0], body_i[b, B_NPT] = n_pts, len(sh.points)
-            body_i[b, B_PL0], body_i[b, B_NPL] = n_pls, len(sh.planes)
-            body_i[b, B_QS], body_i[b, B_US] = 7 * b, 6 * b
-            body_i[b, B_MAT] = body_materials[b]
-            body_f[b, 0:4] = sh.params
-            body_f[b, F_INFL], body_f[b, F_RAD], body_f[b, F_MASS] = sh.inflation, sh.bounding_radius, sh.mass
-            pts.append(sh.points)
-            pls.append(sh.planes)
-            n_pts += len(sh.points)
-            n_pls += len(sh.planes)
-        self.body_i = _ndarray(ivec8, body_i, 1)
-        self.body_f = _ndarray(ti.types.vector(8, tr), body_f, 1)
-        inertia = np.array([sh.inertia for sh in shapes], real).reshape(nb, 3, 3)
-        self.body_inertia = _ndarray(mat3, inertia, 2)
-        self.points = _ndarray(vec3, np.concatenate(pts).astype(real) if pts else np.zeros((0, 3), real), 1)
-        self.planes = _ndarray(vec4, np.concatenate(pls).astype(real) if n_pls else np.zeros((0, 4), real), 1)
+        self.nq = A.Q_FREE.stride * nb
+        self.nv = A.U_FREE.stride * nb
+        self.ground = ground
         # ---- static contact pairs: each shape with the ground and each height map (shape-shape pairs are found
         #      per step by the broadphase and take their slots from a shared pool after the static slots)
         pairs = []
@@ -119,63 +82,141 @@ class Model:
                     pairs.append((PAIR_SOIL, b, m, pair_capacity(PAIR_SOIL, sh, spacing=spacing)))
                 else:
                     pairs.append((PAIR_HEIGHTMAP, b, m, pair_capacity(PAIR_HEIGHTMAP, sh)))
+        self.pairs = pairs
         self.n_pairs = len(pairs)
-        pair_i = np.zeros((max(len(pairs), 1), 8), np.int32)
-        slot = 0
-        for p, (kind, b, other, cap) in enumerate(pairs):
-            pair_i[p, P_KIND], pair_i[p, P_BODY], pair_i[p, P_OTHER] = kind, b, other
-            pair_i[p, P_SLOT], pair_i[p, P_CAP] = slot, cap
-            slot += cap
-        self.pool_start = slot
+        self._pair_slots = list(np.cumsum([0] + [cap for *_x, cap in pairs])[:-1].astype(int))
+        self.pool_start = int(sum(cap for *_x, cap in pairs))
         self.max_shape_pairs, self.max_shape_contacts = shape_pair_limits(shapes, max_shape_pairs,
                                                                           max_shape_contacts)
-        self.n_slots = slot + self.max_shape_contacts
-        self.pairs = pairs
-        self._pair_slots = [int(pair_i[p, P_SLOT]) for p in range(len(pairs))]
-        self.pair_i = _ndarray(ivec8, pair_i, 1)
-        # (friction, restitution): one row per static pair, then the table of every material pair
+        self.n_slots = self.pool_start + self.max_shape_contacts
         self.n_materials = len(materials.names)
-        self.pair_mat = ti.ndarray(vec2, (self.n_pairs + self.n_materials ** 2,))
-        self.update_materials(materials, body_materials, ground, heightmaps)
-        # ---- height maps (concatenated samples) and their poses
-        nm = len(heightmaps)
-        hm_int = np.zeros((max(nm, 1), 8), np.int32)
-        hm_geom = np.zeros((max(nm, 1), HM_SOIL0 + 8), real)
-        heights = []
-        off = soil_off = soil_row = 0
-        self.soil_row_offsets = []  # first soil-bed sample row of each map, for row revisions (-1: rigid map)
-        self.soil_offsets = []  # first soil sample of each map (-1: rigid map)
-        for m, hm in enumerate(heightmaps):
-            n_samples = hm.x_samples * hm.y_samples
+        # ---- height maps: samples concatenated; soil beds also number their samples and sample rows
+        self.soil_offsets, self.soil_row_offsets = [], []  # per map: first soil sample / sample row (-1: rigid)
+        n_samples = n_soil = n_soil_rows = 0
+        sample0 = []
+        for hm in heightmaps:
             is_soil = getattr(hm, "is_soil", False)
-            hm_int[m, :5] = (off, hm.x_samples, hm.y_samples, soil_off if is_soil else -1,
-                          soil_row if is_soil else -1)
-            hm_geom[m, :HM_SOIL0] = (hm.x_size, hm.y_size, hm.center_x, hm.center_y)
-            if is_soil:
-                hm_geom[m, HM_SOIL0:] = hm.material.as_array()
-            self.soil_offsets.append(soil_off if is_soil else -1)
-            self.soil_row_offsets.append(soil_row if is_soil else -1)
-            soil_row += hm.y_samples if is_soil else 0
-            heights.append(_collision_heights(hm))
-            off += n_samples
-            soil_off += n_samples if is_soil else 0
-        self.n_soil_samples = soil_off
-        self.n_soil_rows = soil_row
-        self.hm_int = _ndarray(ti.types.vector(8, ti.i32), hm_int, 1)
-        self.hm_geom = _ndarray(ti.types.vector(HM_SOIL0 + 8, tr), hm_geom, 1)
-        self.hm_heights = _ndarray(tr, np.concatenate(heights).astype(real) if heights else np.zeros(1, real), 0)
-        # pose of each map frame: rows 0-2 the rotation (map to world), row 3 the origin [m]
-        self.hm_frame = ti.ndarray(ti.types.matrix(4, 3, tr), (max(nm, 1),))
-        self.update_heightmap_poses(heightmaps)
+            sample0.append(n_samples)
+            self.soil_offsets.append(n_soil if is_soil else -1)
+            self.soil_row_offsets.append(n_soil_rows if is_soil else -1)
+            n_samples += hm.x_samples * hm.y_samples
+            n_soil += hm.x_samples * hm.y_samples if is_soil else 0
+            n_soil_rows += hm.y_samples if is_soil else 0
+        self.n_soil_samples, self.n_soil_rows = n_soil, n_soil_rows
+        n_points = sum(len(sh.points) for sh in shapes)
+        n_planes = sum(len(sh.planes) for sh in shapes)
+        # ---- the layout of every array: row counts per block
+        n_pair_rows = self.n_pairs + self.max_shape_pairs
+        rows = {
+            "model_i": {"offsets": 1, "settings_i": 1, "body": nb, "pair": self.n_pairs, "map": len(heightmaps)},
+            "model_f": {"settings_f": 1, "body": nb, "point": n_points, "plane": n_planes,
+                        "pair_material": self.n_pairs + self.n_materials ** 2, "map": len(heightmaps)},
+            "heights": {"sample": n_samples},
+            "q": {"free_body": nb}, "u": {"free_body": nb},
+            "state_f": {"contact": self.n_slots, "soil": n_soil},
+            "state_i": {"env": 1, "pair_count": n_pair_rows, "feature": self.n_slots, "sweep_order": nb,
+                        "shape_pair": self.max_shape_pairs, "prev_shape_pair": self.max_shape_pairs},
+            "control": {"body_load": nb},
+            "scratch_f": {"link": nb, "reach": nb, "row": self.n_slots},
+            "scratch_i": {"row": self.n_slots, "sweep": nb},
+            "soil_rev": {"row_revision": n_soil_rows},
+        }
+        self.layouts = {a.name: a.layout(rows[a.name]) for a in A.ARENAS}
+        # ---- model_i
+        li = self.layouts["model_i"]
+        self.data_i = li.empty(self.real)
+        offsets = li.view(self.data_i, "offsets")[0]
+        for arena in A.ARENAS:
+            for block in arena.blocks:
+                if block is not A.OFFSETS:
+                    offsets[A.offset_column(arena, block)] = self.layouts[arena.name].offsets[block.name]
+        body = li.view(self.data_i, "body")
+        n_pts = n_pls = 0
+        for b, sh in enumerate(shapes):
+            body[b, A.BODY_I.shape] = int(sh.type)
+            body[b, A.BODY_I.point0], body[b, A.BODY_I.n_points] = n_pts, len(sh.points)
+            body[b, A.BODY_I.plane0], body[b, A.BODY_I.n_planes] = n_pls, len(sh.planes)
+            body[b, A.BODY_I.q0], body[b, A.BODY_I.u0] = A.Q_FREE.stride * b, A.U_FREE.stride * b
+            body[b, A.BODY_I.material] = body_materials[b]
+            n_pts += len(sh.points)
+            n_pls += len(sh.planes)
+        pair = li.view(self.data_i, "pair")
+        for p, (kind, b, other, cap) in enumerate(pairs):
+            pair[p, [A.PAIR.kind, A.PAIR.body, A.PAIR.other, A.PAIR.slot0, A.PAIR.capacity]] = (
+                kind, b, other, self._pair_slots[p], cap)
+        hmap = li.view(self.data_i, "map")
+        for m, hm in enumerate(heightmaps):
+            hmap[m, [A.MAP_I.sample0, A.MAP_I.nx, A.MAP_I.ny, A.MAP_I.soil0, A.MAP_I.soil_row0]] = (
+                sample0[m], hm.x_samples, hm.y_samples, self.soil_offsets[m], self.soil_row_offsets[m])
+        settings = li.view(self.data_i, "settings_i")[0]
+        for col, value in (("n_static_pairs", self.n_pairs), ("pool0", self.pool_start),
+                           ("n_materials", self.n_materials), ("n_soil_samples", n_soil), ("n_bodies", nb),
+                           ("n_maps", len(heightmaps)), ("max_shape_pairs", self.max_shape_pairs),
+                           ("n_slots", self.n_slots)):
+            settings[getattr(A.SETTINGS_I, col)] = value
+        # ---- model_f
+        lf = self.layouts["model_f"]
+        self.data_f = lf.empty(self.real)
+        body = lf.view(self.data_f, "body")
+        for b, sh in enumerate(shapes):
+            body[b, A.BODY_F.params:A.BODY_F.params + 4] = sh.params
+            body[b, A.BODY_F.inflation], body[b, A.BODY_F.radius] = sh.inflation, sh.bounding_radius
+            body[b, A.BODY_F.mass] = sh.mass
+            body[b, A.BODY_F.inertia:A.BODY_F.inertia + 9] = np.asarray(sh.inertia, np.float64).reshape(9)
+        if n_points:
+            lf.view(self.data_f, "point")[...] = np.concatenate([sh.points for sh in shapes])
+        if n_planes:
+            lf.view(self.data_f, "plane")[...] = np.concatenate([sh.planes for sh in shapes if len(sh.planes)])
+        hmap = lf.view(self.data_f, "map")
+        for m, hm in enumerate(heightmaps):
+            if getattr(hm, "is_soil", False):
+                hmap[m, A.MAP_F.soil:A.MAP_F.soil + 8] = hm.material.as_array()
+        # ---- the arrays
+        self.model_i = self._ndarray(A.MODEL_I, self.data_i)
+        self.model_f = self._ndarray(A.MODEL_F, self.data_f)
+        self.heights = self._ndarray(A.HEIGHTS, self.layouts["heights"].empty(self.real))
+        self._materials_args = (materials, body_materials, ground, heightmaps)
+        self.update_materials(materials, body_materials, ground, heightmaps, upload=False)
+        self.update_heightmap_data(heightmaps, upload=False)
+        self.update_heightmap_poses(heightmaps, upload=False)
+        self._settings_key = None
+        self.model_i.from_numpy(self.data_i)
+        self.model_f.from_numpy(self.data_f)
+
+    def _ndarray(self, arena, data: np.ndarray):
+        arr = ti.ndarray(arena.ti_dtype(ti_real()), data.shape)
+        arr.from_numpy(data)
+        return arr
+
+    def arrays(self) -> dict:
+        """The model's arrays by name."""
+        return {"model_i": self.model_i, "model_f": self.model_f, "heights": self.heights}
 
     def pair_slot(self, p: int) -> int:
         """First contact slot of pair ``p``."""
-        return self._pair_slots[p]
+        return int(self._pair_slots[p])
 
-    def update_materials(self, materials, body_materials, ground, heightmaps) -> None:
+    def set_settings(self, floats: dict, ints: dict) -> None:
+        """Write the float and integer settings (columns of ``settings_f`` / ``settings_i`` by name); the
+        arrays are uploaded only when a value changed."""
+        key = (tuple(sorted(floats.items())), tuple(sorted(ints.items())))
+        if key == self._settings_key:
+            return
+        sf = self.layouts["model_f"].view(self.data_f, "settings_f")[0]
+        for col, value in floats.items():
+            c0, w = A.SETTINGS_F.columns[col]
+            sf[c0:c0 + w] = value
+        si = self.layouts["model_i"].view(self.data_i, "settings_i")[0]
+        for col, value in ints.items():
+            si[getattr(A.SETTINGS_I, col)] = value
+        self.model_f.from_numpy(self.data_f)
+        self.model_i.from_numpy(self.data_i)
+        self._settings_key = key
+
+    def update_materials(self, materials, body_materials, ground, heightmaps, upload: bool = True) -> None:
         """Refresh each pair's (friction, restitution) from the material table."""
         nm = self.n_materials
-        mat = np.zeros((self.n_pairs + nm * nm, 2), np_real())
+        mat = self.layouts["model_f"].view(self.data_f, "pair_material")
         for p, (kind, b, other, _cap) in enumerate(self.pairs):
             if kind == PAIR_GROUND:
                 other_mat = materials.index(ground.material)
@@ -185,25 +226,30 @@ class Model:
         for i in range(nm):
             for j in range(nm):
                 mat[self.n_pairs + i * nm + j] = materials.lookup(i, j)
-        self.pair_mat.from_numpy(mat)
+        if upload:
+            self.model_f.from_numpy(self.data_f)
 
-    def update_heightmap_data(self, heightmaps) -> None:
+    def update_heightmap_data(self, heightmaps, upload: bool = True) -> None:
         """Rewrite the collision samples and grid geometry of every map (after ``HeightMap.update``)."""
-        real = np_real()
-        geom = self.hm_geom.to_numpy()
+        lf = self.layouts["model_f"]
+        hmap = lf.view(self.data_f, "map")
         heights = []
         for m, hm in enumerate(heightmaps):
-            geom[m, :HM_SOIL0] = (hm.x_size, hm.y_size, hm.center_x, hm.center_y)
+            hmap[m, A.MAP_F.size:A.MAP_F.size + 2] = (hm.x_size, hm.y_size)
+            hmap[m, A.MAP_F.centre:A.MAP_F.centre + 2] = (hm.center_x, hm.center_y)
             heights.append(_collision_heights(hm))
-        self.hm_geom.from_numpy(geom)
         if heights:
-            self.hm_heights.from_numpy(np.concatenate(heights).astype(real))
+            data = self.layouts["heights"].empty(self.real)
+            self.layouts["heights"].view(data, "sample")[:, 0] = np.concatenate(heights)
+            self.heights.from_numpy(data)
+        if upload:
+            self.model_f.from_numpy(self.data_f)
 
-    def update_heightmap_poses(self, heightmaps) -> None:
-        nm = max(len(heightmaps), 1)
-        pos = np.zeros((nm, 3), np_real())
-        rot = np.tile(np.eye(3), (nm, 1, 1)).astype(np_real())
+    def update_heightmap_poses(self, heightmaps, upload: bool = True) -> None:
+        """Rewrite every map's pose (rotation map to world, origin [m])."""
+        hmap = self.layouts["model_f"].view(self.data_f, "map")
         for m, hm in enumerate(heightmaps):
-            pos[m] = hm.get_position()
-            rot[m] = quat_to_matrix(hm.get_orientation())
-        self.hm_frame.from_numpy(np.ascontiguousarray(np.concatenate([rot, pos[:, None, :]], axis=1)))
+            hmap[m, A.MAP_F.rotation:A.MAP_F.rotation + 9] = quat_to_matrix(hm.get_orientation()).reshape(9)
+            hmap[m, A.MAP_F.origin:A.MAP_F.origin + 3] = hm.get_position()
+        if upload:
+            self.model_f.from_numpy(self.data_f)

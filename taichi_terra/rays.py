@@ -119,8 +119,8 @@ class RayCaster:
         m, s = self._model, self._state
         ground = self.ground
         cast_rays(arrays[0], arrays[1], len_nd, m.n_bodies, len(self.heightmaps), int(ground is not None),
-                  ground.height if ground is not None else 0.0, s.q, m.body_i, m.body_f, m.planes, m.hm_int,
-                  m.hm_geom, m.hm_frame, m.hm_heights, s.soil_state, out_t, out_n, out_what)
+                  ground.height if ground is not None else 0.0, m.model_i, m.model_f, m.heights, s.q, s.state_f,
+                  out_t, out_n, out_what)
         t = out_t.to_numpy().astype(np.float64)
         what = out_what.to_numpy().astype(np.int64)
         hit = what[..., 0] != 0

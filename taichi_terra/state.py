@@ -1,74 +1,113 @@
-"""Per-env state: generalized coordinates and velocities, applied loads, contact lists and caches.
+"""Per-env arrays: State (what evolves), Control (what the user applies), Scratch (rebuilt every step).
 
-Every array has the env index first. A checkpoint is a copy of all of them.
+Every array has the env index first and is declared in ``kernels/common/arrays.py``; a checkpoint copies
+State and Control (``arrays.CHECKPOINTED``), never Scratch.
 """
 from __future__ import annotations
 
 import numpy as np
 import taichi as ti
 
-from .backend import np_real, ti_real
+from .backend import host_view, np_real, ti_real
+from .kernels.common import arrays as A
 
 
-class State:
-    #: arrays copied by checkpoints (scratch arrays rebuilt every step are not)
-    PERSISTENT = ("q", "u", "f_ext", "t_ext", "c_count", "c_pos", "c_nrm", "c_depth", "c_feat",
-                  "c_imp", "broad", "env_info", "soil_state")
+class _Arrays:
+    """A group of per-env arrays, allocated from their layouts, with numpy access by block."""
 
-    def __init__(self, model, n_envs: int, q0: np.ndarray, u0: np.ndarray, f0: np.ndarray, t0: np.ndarray,
+    ARENAS: tuple = ()
+
+    def __init__(self, model, n_envs: int):
+        self._layouts = {a.name: model.layouts[a.name] for a in self.ARENAS}
+        self._views = {}
+        for arena in self.ARENAS:
+            size = self._layouts[arena.name].size
+            arr = ti.ndarray(arena.ti_dtype(ti_real()), (n_envs, size))
+            arr.fill(0)
+            setattr(self, arena.name, arr)
+            self._views[arena.name] = host_view(arr)
+
+    def arrays(self) -> dict:
+        return {a.name: getattr(self, a.name) for a in self.ARENAS}
+
+    def read(self, name: str) -> np.ndarray:
+        """The whole array ``name`` as numpy (shape (n_envs, size)); on cpu a view of the array's memory
+        (copy it before the next step if it must stay as it is)."""
+        view = self._views[name]
+        return view if view is not None else getattr(self, name).to_numpy()
+
+    def write(self, name: str, data: np.ndarray) -> None:
+        """Replace the whole array ``name``."""
+        view = self._views[name]
+        if view is not None:
+            view[...] = data
+        else:
+            getattr(self, name).from_numpy(np.ascontiguousarray(data))
+
+    def block(self, name: str, block: str, col: str | None = None) -> np.ndarray:
+        """A copy of one block (shape (n_envs, rows, stride)) or one of its columns (n_envs, rows, width)."""
+        return np.array(self._layouts[name].view(self.read(name), block, col))
+
+    def set_block(self, name: str, block: str, col: str | None, values, envs=slice(None)) -> None:
+        """Write one block or column for the envs ``envs`` (the rest of the array is kept)."""
+        view = self._views[name]
+        data = view if view is not None else getattr(self, name).to_numpy()
+        self._layouts[name].view(data, block, col)[envs] = values
+        if view is None:
+            getattr(self, name).from_numpy(data)
+
+
+class State(_Arrays):
+    """Generalized coordinates ``q`` and velocities ``u``, the last step's contacts and warm-start cache
+    (``state_f``, ``state_i``), and the soil beds' row revisions (``soil_rev``, not checkpointed)."""
+
+    ARENAS = (A.Q, A.U, A.STATE_F, A.STATE_I, A.SOIL_REV)
+
+    def __init__(self, model, n_envs: int, q0: np.ndarray | None, u0: np.ndarray | None,
                  soil0: np.ndarray | None = None):
-        real = ti_real()
-        vec3, mat3 = ti.types.vector(3, real), ti.types.matrix(3, 3, real)
-        ne, nb = n_envs, max(model.n_bodies, 1)
-        ns, npair = max(model.n_slots, 1), max(model.n_pairs + model.max_shape_pairs, 1)
-        self.q = ti.ndarray(real, (ne, max(model.nq, 1)))
-        self.u = ti.ndarray(real, (ne, max(model.nv, 1)))
-        self.f_ext = ti.ndarray(vec3, (ne, nb))
-        self.t_ext = ti.ndarray(vec3, (ne, nb))
-        if model.n_bodies:
-            for arr, data in ((self.q, q0), (self.u, u0), (self.f_ext, f0), (self.t_ext, t0)):
-                arr.from_numpy(np.ascontiguousarray(data, dtype=np_real()))
-        self.body_iw = ti.ndarray(mat3, (ne, nb))
-        # per pair (the static pairs, then this step's shape-shape pairs): contacts found this step, contacts
-        # dropped because the pair's slots (or the shared pool) were full
-        self.c_count = ti.ndarray(ti.types.vector(2, ti.i32), (ne, npair))
-        self.c_pos = ti.ndarray(vec3, (ne, ns))
-        self.c_nrm = ti.ndarray(vec3, (ne, ns))
-        self.c_depth = ti.ndarray(real, (ne, ns))
-        # feature id of each slot's contact this step and in the last step (-1: none), for warm starts
-        self.c_feat = ti.ndarray(ti.types.vector(2, ti.i32), (ne, ns))
-        self.c_feat.fill(-1)
-        # impulse of each slot's contact in the last step [N s] (world frame): what get_contacts reports and
-        # what the next step's warm start looks up
-        self.c_imp = ti.ndarray(vec3, (ne, ns))
-        self.c_w = ti.ndarray(mat3, (ne, ns))
-        self.c_lam = ti.ndarray(vec3, (ne, ns))
-        # row parameters: [0] target normal velocity (rigid rows) or effective width b (soil rows) [m/s or m],
-        # [1] the quadrature area of a soil row [m^2]
-        self.c_target = ti.ndarray(ti.types.vector(2, real), (ne, ns))
-        self.c_list = ti.ndarray(ti.types.vector(4, ti.i32), (ne, ns))  # (slot, pair, body a, body b) of each row
-        # sweeps, shape pairs now and last step, pairs dropped (kernels/layout.py EI_*)
-        self.env_info = ti.ndarray(ti.types.vector(4, ti.i32), (ne,))
-        # broadphase order and the shape-pair tables of this and the last step (kernels/layout.py)
-        mp = model.max_shape_pairs
-        broad = np.zeros((ne, nb + 2 * mp, 4), np.int32)
-        broad[:, :nb, 0] = np.arange(nb)
-        self.broad = ti.ndarray(ti.types.vector(4, ti.i32), (ne, nb + 2 * mp))
-        self.broad.from_numpy(broad)
-        # per soil sample: total sinkage, plastic sinkage, loaded slip, loaded-last-step flag (terrain/deformable.py)
-        self.soil_state = ti.ndarray(ti.types.vector(4, real), (ne, max(model.n_soil_samples, 1)))
+        super().__init__(model, n_envs)
+        real = np_real()
+        if q0 is not None:
+            self.write("q", np.asarray(q0, real))
+            self.write("u", np.asarray(u0, real))
+        state_i = self.read("state_i").copy()
+        lay = self._layouts["state_i"]
+        lay.view(state_i, "feature")[...] = -1
+        lay.view(state_i, "sweep_order", "body")[..., 0] = np.arange(model.n_bodies)
+        self.write("state_i", state_i)
         if soil0 is not None and model.n_soil_samples:
-            self.soil_state.from_numpy(np.ascontiguousarray(soil0, dtype=np_real()))
-        from .kernels.common.layout import N_PARAMS
+            state_f = self.read("state_f").copy()
+            self._layouts["state_f"].view(state_f, "soil")[...] = soil0
+            self.write("state_f", state_f)
 
-        self.params = ti.ndarray(real, (N_PARAMS,))
-        # per soil-bed sample row: a revision that advances whenever a height in the row changes (never
-        # cleared, not part of checkpoints: renderers compare it with the revision they last drew)
-        self.soil_rev = ti.ndarray(ti.i64, (ne, max(model.n_soil_rows, 1)))
+    def soil_base(self, soil0: int) -> int:
+        """Where soil sample ``soil0`` starts in ``state_f`` (-1 stays -1: a rigid map)."""
+        if soil0 < 0:
+            return -1
+        return self._layouts["state_f"].offsets["soil"] + soil0 * A.SOIL.stride
 
-    def snapshot(self) -> dict[str, np.ndarray]:
-        return {name: getattr(self, name).to_numpy() for name in self.PERSISTENT}
 
-    def load(self, arrays: dict[str, np.ndarray]) -> None:
-        for name in self.PERSISTENT:
-            getattr(self, name).from_numpy(np.ascontiguousarray(arrays[name]))
+class Control(_Arrays):
+    """What the user applies between steps: each body's external force and torque (``control``)."""
+
+    ARENAS = (A.CONTROL,)
+
+
+class Scratch(_Arrays):
+    """Rebuilt by every step: link responses, broadphase spheres, solver rows (``scratch_f``,
+    ``scratch_i``)."""
+
+    ARENAS = (A.SCRATCH_F, A.SCRATCH_I)
+
+
+def snapshot(state: State, control: Control) -> dict[str, np.ndarray]:
+    """Copies of the checkpointed arrays by name."""
+    groups = {**state.arrays(), **control.arrays()}
+    return {name: np.array(state.read(name) if name in state.arrays() else control.read(name))
+            for name in A.CHECKPOINTED if name in groups}
+
+
+def load(state: State, control: Control, arrays: dict[str, np.ndarray]) -> None:
+    """Write the checkpointed arrays back."""
+    for name in A.CHECKPOINTED:
+        (state if name in state.arrays() else control).write(name, arrays[name])

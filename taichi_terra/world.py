@@ -1,8 +1,8 @@
-"""World: builder calls, ``build()``, ``step()``, checkpoints and contact queries.
+"""World: builder calls, ``build()``, ``step()``, state access for control loops, checkpoints.
 
-``step(n)`` is one launch of the ``simulate`` kernel (one launch per step on vulkan) (``kernels/step.py``): per env, per step, the
-narrowphase fills each pair's contact slots (``kernels/collision.py``), then free velocities, contact
-rows, Gauss-Seidel sweeps and integration follow (``kernels/dynamics.py``, ``kernels/contact.py``).
+``step(n)`` is one launch of the ``simulate`` kernel (``kernels/step.py``; one launch per step on vulkan),
+whose docstring lists the stages of a step in order. The kernel binds the arrays declared in
+``kernels/common/arrays.py``: the Model (``model.py``), State, Control and Scratch (``state.py``).
 """
 from __future__ import annotations
 
@@ -14,25 +14,11 @@ import numpy as np
 from . import backend
 from .bodies import shapes as _shapes
 from .bodies.body import _SLOTS, Body
-from .materials import DEFAULT_MATERIAL, MaterialTable
 from .contacts import ContactQueries, ContactSet  # noqa: F401  (ContactSet: public via world)
+from .materials import DEFAULT_MATERIAL, MaterialTable
 from .rays import RayCaster
 from .terrain.builder import TerrainBuilder
-from .validation import (as_float_array, as_vector, check_env, check_finite, check_int, check_positive,
-                         rotation_to_quat)
-
-
-# the array arguments of the step kernel, in order (names of Model / State arrays). At most 31: on Vulkan
-# (lavapipe) a kernel's 32nd array argument was silently left unbound (its writes lost), and a 34th crashed.
-MAX_KERNEL_ARRAYS = 31
-SIMULATE_ARGS = ("q", "u", "f_ext", "t_ext", "body_i", "body_f", "body_inertia", "points",
-                 "planes", "pair_i", "pair_mat", "hm_int", "hm_geom", "hm_frame", "hm_heights",
-                 "body_iw", "c_count", "c_pos", "c_nrm", "c_depth", "c_feat", "c_imp",
-                 "c_w", "c_lam", "c_target", "c_list", "broad", "env_info", "soil_state", "soil_rev", "params")
-MODEL_ARRAYS = ("body_i", "body_f", "body_inertia", "points", "planes", "pair_i", "pair_mat", "hm_int", "hm_geom",
-                "hm_frame", "hm_heights")
-STATE_ARRAYS = tuple(name for name in SIMULATE_ARGS if name not in MODEL_ARRAYS)
-assert len(SIMULATE_ARGS) <= MAX_KERNEL_ARRAYS, "the step kernel takes too many arrays for Vulkan: pack some"
+from .validation import as_float_array, as_vector, check_env, check_finite, check_int, check_positive, rotation_to_quat
 
 
 def _element_type(arr):
@@ -75,6 +61,11 @@ class SolverConfig:
     contact_margin: float = 5e-3
     warm_start: bool = True
     terrain_warm_start: bool = True
+
+    def key(self) -> tuple:
+        """Every setting, as a tuple (what a world compares to know whether they changed)."""
+        return (self.max_sweeps, self.tolerance, self.slop, self.erp, self.max_push, self.restitution_threshold,
+                self.contact_margin, self.warm_start, self.terrain_warm_start)
 
     def validate(self) -> None:
         check_int("max_sweeps", self.max_sweeps, 1)
@@ -136,12 +127,15 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
         self._max_shape_contacts = (None if max_shape_contacts is None
                                     else check_int("max_shape_contacts", max_shape_contacts, 0))
         self._gravity = as_vector("gravity", gravity, 3)
+        self._gravity_key = tuple(self._gravity)
         self._n_envs = check_int("n_envs", n_envs, 1)
         if solver is not None and not isinstance(solver, SolverConfig):
             raise TypeError(f"solver must be a SolverConfig or None, got {type(solver).__name__}")
         self.solver = copy.deepcopy(solver) if solver is not None else SolverConfig()
         self.solver.validate()
-        backend.config()  # initialise Taichi if needed, before any array exists
+        # initialise Taichi if needed, before any array exists. On vulkan (lavapipe) a launch of many steps was
+        # seen to stop after a few dozen of them, so there each step is its own launch
+        self._step_chunk = 1 if backend.config()["arch"] == "vulkan" else None
         self.materials = MaterialTable()
         self._bodies: list[Body] = []
         self._body_materials: list[int] = []
@@ -151,6 +145,8 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
         self._model = None
         self._state = None
         self._step_graph = None
+        self._settings_key = None  # the solver settings, gravity and time step last validated and uploaded
+        self._scatter_index = {}  # set_state: flat positions of each quantity in q / u
         self._time = 0.0
         self._steps = 0
 
@@ -177,6 +173,7 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
     def set_gravity(self, gravity) -> None:
         """Gravity [m/s^2], shape (3,); may change between steps."""
         self._gravity = as_vector("gravity", gravity, 3)
+        self._gravity_key = tuple(self._gravity)
 
     @property
     def bodies(self) -> list:
@@ -287,7 +284,7 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
             raise TypeError("env must be an int here")
         if not self.built:
             return bed._init_state[int(env)].copy()
-        return self._state.soil_state.to_numpy()[int(env), self._soil_rows(bed)].astype(np.float64)
+        return self._state.block("state_f", "soil")[int(env), self._soil_rows(bed)].astype(np.float64)
 
     def _soil_state_set(self, bed, rows: np.ndarray, env) -> None:
         self._check_env(env)
@@ -297,10 +294,10 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
             bed._init_state[target] = rows
             bed._rev_before_build += self._changed_rows(bed, before, bed._init_state[:, :, 0])
             return
-        full = self._state.soil_state.to_numpy()
+        full = self._state.block("state_f", "soil")
         before = full[:, self._soil_rows(bed), 0].copy()
         full[target, self._soil_rows(bed)] = rows
-        self._state.soil_state.from_numpy(full)
+        self._state.set_block("state_f", "soil", None, full)
         self._bump_soil_rows(bed, self._changed_rows(bed, before, full[:, self._soil_rows(bed), 0]))
 
     @staticmethod
@@ -317,16 +314,16 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
     def _bump_soil_rows(self, bed, bump: np.ndarray) -> None:
         """Advance the row revisions of ``bed`` by ``bump``, shape (n_envs, y_samples)."""
         if np.any(bump):
-            rev = self._state.soil_rev.to_numpy()
+            rev = self._state.block("soil_rev", "row_revision", "revision")[..., 0]
             rev[:, self._soil_rev_slice(bed)] += bump
-            self._state.soil_rev.from_numpy(rev)
+            self._state.set_block("soil_rev", "row_revision", "revision", rev[..., None])
 
     def _soil_rev_get(self, bed, env) -> np.ndarray:
         self._check_env(env)
         if not self.built:
             rev = bed._rev_before_build.copy()
         else:
-            rev = self._state.soil_rev.to_numpy()[:, self._soil_rev_slice(bed)].astype(np.int64)
+            rev = self._state.block("soil_rev", "row_revision", "revision")[:, self._soil_rev_slice(bed), 0]
         return rev if env is None else rev[int(env)]
 
     def _on_heightmap_data(self, hm) -> None:
@@ -343,7 +340,7 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
         if self.built:
             return
         from .model import Model
-        from .state import State
+        from .state import Control, Scratch, State
 
         model = Model([b.shape for b in self._bodies], self.materials, self._body_materials, self._ground,
                       self._heightmaps, self._max_shape_pairs, self._max_shape_contacts)
@@ -357,58 +354,64 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
             q0 = u0 = f0 = t0 = None
         beds = [hm for hm in self._heightmaps if hm.is_soil]
         soil0 = np.concatenate([bed._init_state for bed in beds], axis=1) if beds else None
-        self._state = State(model, ne, q0, u0, f0, t0, soil0)
+        self._state = State(model, ne, q0, u0, soil0)
+        self._control = Control(model, ne)
+        if nb:
+            self._control.set_block("control", "body_load", "force", f0)
+            self._control.set_block("control", "body_load", "torque", t0)
+        self._scratch = Scratch(model, ne)
         self._model = model
         self._sweep_axis = self._broadphase_axis(q0)
         if beds:  # revisions advanced by soil-state edits made before the build
-            rev = np.zeros((ne, max(model.n_soil_rows, 1)), np.int64)
+            rev = np.zeros((ne, model.n_soil_rows, 1), np.int64)
             for bed in beds:
                 off = model.soil_row_offsets[bed.index]
-                rev[:, off:off + bed.y_samples] = bed._rev_before_build
-            self._state.soil_rev.from_numpy(rev)
+                rev[:, off:off + bed.y_samples, 0] = bed._rev_before_build
+            self._state.set_block("soil_rev", "row_revision", "revision", rev)
         self._init = []
 
     def step(self, n_steps: int = 1) -> None:
-        """Advance every env by ``n_steps`` time steps."""
-        n = check_int("n_steps", n_steps, 1)
-        if not isinstance(self.solver, SolverConfig):
-            raise TypeError(f"world.solver must be a SolverConfig, got {type(self.solver).__name__}")
-        self.solver.validate()
+        """Advance every env by ``n_steps`` time steps.
+
+        One call costs one kernel launch (one per step on vulkan); settings (``solver``, gravity) are
+        checked and uploaded only when they changed since the last call.
+        """
+        n = n_steps if type(n_steps) is int and n_steps >= 1 else check_int("n_steps", n_steps, 1)
+        if type(self.solver) is not SolverConfig:
+            if not isinstance(self.solver, SolverConfig):
+                raise TypeError(f"world.solver must be a SolverConfig, got {type(self.solver).__name__}")
+        key = (self.solver.key(), self._gravity_key, None if self._ground is None else self._ground.height)
+        changed = key != self._settings_key
+        if changed:
+            self.solver.validate()  # (before the build: a rejected call leaves the world editable)
         self.build()
-        if self._model.n_bodies == 0:
-            self._time += n * self._dt
-            self._steps += n
-            return
-        self._upload_params()
-        graph, args = self._graph()
-        # On vulkan (lavapipe) a launch of many steps was seen to stop after a few dozen of them, so there
-        # each step is its own launch; elsewhere one launch runs all n steps.
-        chunk = 1 if backend.config()["arch"] == "vulkan" else n
-        for start in range(0, n, chunk):
-            args["n_steps"] = min(chunk, n - start)
-            graph.run(args)
+        if changed:
+            if self._model.n_bodies:
+                self._upload_params()
+            self._settings_key = key
+        if self._model.n_bodies:
+            run, args = self._graph()
+            if self._step_chunk is None or self._step_chunk >= n:
+                args["n_steps"] = n
+                run(args)
+            else:  # vulkan: one launch per step
+                for start in range(0, n, self._step_chunk):
+                    args["n_steps"] = min(self._step_chunk, n - start)
+                    run(args)
         self._time += n * self._dt
         self._steps += n
 
     def _upload_params(self) -> None:
-        """Write dt, gravity and the solver settings into the kernels' parameter arrays."""
-        from .kernels.common import layout as L
-
+        """Write dt, gravity and the solver settings into the model's settings rows (the arrays are uploaded
+        only when a value changed)."""
         cfg = self.solver
-        pf = np.zeros(L.N_PARAMS)
-        pf[L.PF_DT] = self._dt
-        pf[L.PF_GX:L.PF_GZ + 1] = self._gravity
-        pf[L.PF_TOL], pf[L.PF_SLOP], pf[L.PF_ERP] = cfg.tolerance, cfg.slop, cfg.erp
-        pf[L.PF_MAX_PUSH], pf[L.PF_REST_THRESHOLD] = cfg.max_push, cfg.restitution_threshold
-        pf[L.PF_MARGIN] = cfg.contact_margin
-        pf[L.PF_GROUND_HEIGHT] = self._ground.height if self._ground is not None else 0.0
-        pf[L.PF_MAX_SWEEPS], pf[L.PF_WARM_START] = cfg.max_sweeps, float(cfg.warm_start)
-        pf[L.PF_N_PAIRS] = self._model.n_pairs
-        pf[L.PF_TERRAIN_WARM_START] = float(cfg.terrain_warm_start)
-        pf[L.PF_N_SOIL] = self._model.n_soil_samples
-        pf[L.PF_POOL0], pf[L.PF_N_MAT] = self._model.pool_start, self._model.n_materials
-        pf[L.PF_AXIS] = self._sweep_axis
-        self._state.params.from_numpy(pf.astype(backend.np_real()))
+        floats = {"dt": self._dt, "gravity": tuple(self._gravity), "tolerance": cfg.tolerance, "slop": cfg.slop,
+                  "erp": cfg.erp, "max_push": cfg.max_push, "restitution_threshold": cfg.restitution_threshold,
+                  "margin": cfg.contact_margin,
+                  "ground_height": self._ground.height if self._ground is not None else 0.0}
+        ints = {"max_sweeps": cfg.max_sweeps, "warm_start": int(cfg.warm_start),
+                "terrain_warm_start": int(cfg.terrain_warm_start), "sweep_axis": self._sweep_axis}
+        self._model.set_settings(floats, ints)
 
     def _broadphase_axis(self, q0) -> int:
         """The broadphase sweeps along the world axis, across gravity, on which the bodies' initial
@@ -423,21 +426,37 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
         return int(np.argmax(spread))
 
     def _graph(self):
-        """The step kernel as a compiled Taichi graph, built once per world: one call binds every array
-        in C++ instead of Python, so a ``step()`` costs one launch."""
+        """The step kernel as a compiled Taichi graph, built once per world: one call binds every array in
+        C++ instead of Python. Returns the function that runs it and its argument dict (``n_steps`` set by
+        the caller). A world of one env on cpu runs its env loop on the calling thread."""
         if self._step_graph is None:
             import taichi as ti
+            from taichi.lang import impl
 
-            from .kernels.step import simulate
+            from .kernels.common.arrays import ARENAS
+            from .kernels.step import simulate, simulate_serial
 
-            m, s = self._model, self._state
-            arrays = {name: getattr(m, name) for name in MODEL_ARRAYS}
-            arrays.update({name: getattr(s, name) for name in STATE_ARRAYS})
-            sym = [ti.graph.Arg(ti.graph.ArgKind.NDARRAY, name, dtype=_element_type(arrays[name]),
-                                ndim=len(arrays[name].shape)) for name in SIMULATE_ARGS]
+            arch = backend.config()["arch"]
+            kernel = simulate_serial if arch == "cpu" and self._n_envs == 1 else simulate
+            arrays = {**self._model.arrays(), **self._state.arrays(), **self._control.arrays(),
+                      **self._scratch.arrays()}
+            sym = [ti.graph.Arg(ti.graph.ArgKind.NDARRAY, a.name, dtype=_element_type(arrays[a.name]),
+                                ndim=len(arrays[a.name].shape)) for a in ARENAS]
             builder = ti.graph.GraphBuilder()
-            builder.dispatch(simulate, ti.graph.Arg(ti.graph.ArgKind.SCALAR, "n_steps", ti.i32), *sym)
-            self._step_graph = (builder.compile(), arrays)
+            builder.dispatch(kernel, ti.graph.Arg(ti.graph.ArgKind.SCALAR, "n_steps", ti.i32), *sym)
+            graph = builder.compile()
+            compiled = getattr(graph, "_compiled_graph", None)
+            if compiled is not None and hasattr(compiled, "jit_run"):
+                # the arrays' C++ handles bound once: a call skips Taichi's per-call conversion of the dict
+                args = {a.name: arrays[a.name].arr for a in ARENAS}
+                config = impl.get_runtime().prog.config()
+
+                def run(a, _run=compiled.jit_run, _config=config):
+                    _run(_config, a)
+            else:
+                args = {a.name: arrays[a.name] for a in ARENAS}
+                run = graph.run
+            self._step_graph = (run, args)
         return self._step_graph
 
     # ------------------------------------------------------------------ checkpoints
@@ -453,7 +472,9 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
     def checkpoint(self) -> Checkpoint:
         """A copy of the per-env state (coordinates, velocities, loads, contacts, warm-start cache)."""
         self.build()
-        return Checkpoint(self._state.snapshot(), self._time, self._steps, self._signature())
+        from .state import snapshot
+
+        return Checkpoint(snapshot(self._state, self._control), self._time, self._steps, self._signature())
 
     def restore(self, checkpoint: Checkpoint) -> None:
         """Return to a checkpoint; stepping on replays bit-for-bit on the same backend. A checkpoint that
@@ -468,15 +489,17 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
         if isinstance(checkpoint.step_count, bool) or not isinstance(checkpoint.step_count, int) \
                 or checkpoint.step_count < 0:
             raise ValueError(f"checkpoint.step_count must be an int >= 0, got {checkpoint.step_count!r}")
+        from .state import load, snapshot
+
         self.build()
-        current = self._state.snapshot()
+        current = snapshot(self._state, self._control)
         arrays = checkpoint.arrays if isinstance(checkpoint.arrays, dict) else {}
         for name, ref in current.items():
             got = arrays.get(name)
             if not isinstance(got, np.ndarray) or got.shape != ref.shape or got.dtype != ref.dtype:
                 raise ValueError(f"checkpoint.arrays[{name!r}] is missing or has the wrong shape or dtype "
                                  f"(expected {ref.shape} {ref.dtype})")
-        self._state.load(arrays)
+        load(self._state, self._control, arrays)
         for hm in self._heightmaps:  # the surface may differ from the one drawn: every row is a new revision
             if hm.is_soil:
                 self._bump_soil_rows(hm, np.ones((self._n_envs, hm.y_samples), np.int64))
@@ -524,26 +547,123 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
         if not self.built:
             self._init[index][name][rows, col:col + width] = vals if env is None else vals[0]
             return
-        arr_name = {"q": "q", "u": "u", "f": "f_ext", "t": "t_ext"}[name]
-        nd = getattr(self._state, arr_name)
-        full = nd.to_numpy()
-        if name in ("q", "u"):
-            start = (7 if name == "q" else 6) * index + col
-            full[rows, start:start + width] = vals if env is None else vals[0]
-        else:
-            full[rows, index, :] = vals if env is None else vals[0]
-        nd.from_numpy(full)
+        arena, block, column = _BODY_COLUMNS[quantity]
+        group = self._control if arena == "control" else self._state
+        data = group.read(arena)
+        view = group._layouts[arena].view(data, block, column)[:, index]
+        view[rows] = vals if env is None else vals[0]
+        if group._views[arena] is None:
+            group.write(arena, data)
 
     def _get_body(self, index: int, quantity: str, env) -> np.ndarray:
         self._check_env(env)
         name, col, width = _SLOTS[quantity]
         if not self.built:
             data = self._init[index][name][:, col:col + width]
-        elif name in ("q", "u"):
-            full = (self._state.q if name == "q" else self._state.u).to_numpy()
-            start = (7 if name == "q" else 6) * index + col
-            data = full[:, start:start + width]
         else:
-            data = (self._state.f_ext if name == "f" else self._state.t_ext).to_numpy()[:, index, :]
+            arena, block, column = _BODY_COLUMNS[quantity]
+            group = self._control if arena == "control" else self._state
+            data = group._layouts[arena].view(group.read(arena), block, column)[:, index]
         data = np.array(data, dtype=np.float64)
         return data if env is None else data[int(env)]
+
+    # ------------------------------------------------------------------ every body at once
+    def get_state(self) -> dict:
+        """Every body's state in every env, one array per quantity, env axis first:
+
+        - ``position``: centre of mass [m], shape (n_envs, n_bodies, 3)
+        - ``orientation``: unit quaternion (w, x, y, z), shape (n_envs, n_bodies, 4)
+        - ``linear_velocity``: of the centre of mass [m/s], shape (n_envs, n_bodies, 3)
+        - ``angular_velocity``: world frame [rad/s], shape (n_envs, n_bodies, 3)
+
+        The arrays are float64 copies of the state (views into one fresh copy of the coordinates and one of
+        the velocities), in body order (``body.index``). On cpu this reads the state in place: one call
+        costs two numpy copies.
+        """
+        nb = len(self._bodies)
+        if not self.built:
+            q = np.stack([d["q"] for d in self._init], axis=1) if nb else np.zeros((self._n_envs, 0, 7))
+            u = np.stack([d["u"] for d in self._init], axis=1) if nb else np.zeros((self._n_envs, 0, 6))
+        else:  # one contiguous copy of each array; the quantities are views into these copies
+            q = np.array(self._state.read("q")[:, :7 * nb], dtype=np.float64).reshape(self._n_envs, nb, 7)
+            u = np.array(self._state.read("u")[:, :6 * nb], dtype=np.float64).reshape(self._n_envs, nb, 6)
+        return {"position": q[..., 0:3], "orientation": q[..., 3:7], "linear_velocity": u[..., 0:3],
+                "angular_velocity": u[..., 3:6]}
+
+    def set_state(self, *, position=None, orientation=None, linear_velocity=None, angular_velocity=None,
+                  env: int | None = None) -> None:
+        """Set any of the quantities :meth:`get_state` returns, for every body at once.
+
+        With ``env=None`` each array has shape (n_envs, n_bodies, k) (every env) or (n_bodies, k) (the same
+        for every env); with ``env=i``, shape (n_bodies, k) for that env. ``k`` is 3, or 4 for the
+        orientation quaternion (w, x, y, z), which is normalised here. Every argument is checked before
+        anything is written: a bad one raises and leaves the state as it was.
+        """
+        self._check_env(env)
+        nb = len(self._bodies)
+        given = {"position": position, "orientation": orientation, "linear_velocity": linear_velocity,
+                 "angular_velocity": angular_velocity}
+        parsed = {}
+        for name, value in given.items():
+            if value is None:
+                continue
+            k = 4 if name == "orientation" else 3
+            try:
+                arr = np.asarray(value)
+            except (TypeError, ValueError) as exc:
+                raise TypeError(f"{name} must be an array of numbers") from exc
+            if arr.dtype.kind not in "iuf":
+                raise TypeError(f"{name} must be an array of numbers, got dtype {arr.dtype}")
+            shapes = [(nb, k)] + ([(self._n_envs, nb, k)] if env is None else [])
+            if arr.shape not in shapes:
+                raise ValueError(f"{name} must have shape {' or '.join(map(str, shapes))}, got {arr.shape}")
+            arr = arr.astype(np.float64, copy=False)
+            if not np.isfinite(arr).all():
+                raise ValueError(f"{name} must be finite")
+            if name == "orientation":
+                flat = arr.reshape(-1, 4)
+                norms = np.sqrt((flat * flat) @ np.ones(4))
+                if (norms < 1e-12).any():
+                    raise ValueError("orientation: every quaternion must have a nonzero norm")
+                arr = (flat / norms[:, None]).reshape(arr.shape)
+            parsed[name] = arr
+        if not parsed:
+            return
+        rows = slice(None) if env is None else int(env)
+        cols = {"position": ("q", 0), "orientation": ("q", 3), "linear_velocity": ("u", 0),
+                "angular_velocity": ("u", 3)}
+        if not self.built:
+            for name, arr in parsed.items():
+                key, c0 = cols[name]
+                for b in range(nb):
+                    self._init[b][key][rows, c0:c0 + arr.shape[-1]] = arr[..., b, :]
+            return
+        for name, arr in parsed.items():
+            key, c0 = cols[name]
+            width = 7 if key == "q" else 6
+            data = self._state.read(key)
+            flat = data.reshape(-1)
+            # the flat positions of this quantity in the (n_envs, n_bodies * width) array: one scatter
+            k = arr.shape[-1]
+            index = self._scatter_index.get((key, c0, k))
+            if index is None:  # (computed once per quantity and world)
+                per_env = (np.arange(nb)[:, None] * width + c0 + np.arange(k)[None, :]).reshape(-1)
+                index = (np.arange(self._n_envs)[:, None] * data.shape[1] + per_env[None, :])
+                self._scatter_index[(key, c0, k)] = index
+            if env is None:
+                flat[index.reshape(-1)] = np.broadcast_to(arr, (self._n_envs, nb, k)).reshape(-1)
+            else:
+                flat[index[int(env)]] = arr.reshape(-1)
+            if self._state._views[key] is None:
+                self._state.write(key, data)
+
+
+#: where each per-body quantity lives once built: (array, block, column)
+_BODY_COLUMNS = {
+    "position": ("q", "free_body", "position"),
+    "orientation": ("q", "free_body", "orientation"),
+    "linear_velocity": ("u", "free_body", "linear"),
+    "angular_velocity": ("u", "free_body", "angular"),
+    "external_force": ("control", "body_load", "force"),
+    "external_torque": ("control", "body_load", "torque"),
+}

@@ -331,12 +331,12 @@ def test_restore_rejects_damaged_checkpoints_before_loading_anything():
     w.step(5)
     before = ball.get_position(0)
     partial = dict(cp.arrays)
-    partial.pop("env_info")
+    partial.pop("state_i")
     reshaped = dict(cp.arrays, q=cp.arrays["q"][:, :3])
     other = tt.World(dt=2e-3)
     other.add_ground()
     other.add_sphere(0.1, 1.0)
-    for bad, kind, msg in ((dataclasses.replace(cp, arrays=partial), ValueError, "env_info"),
+    for bad, kind, msg in ((dataclasses.replace(cp, arrays=partial), ValueError, "state_i"),
                            (dataclasses.replace(cp, arrays=reshaped), ValueError, "'q'"),
                            (dataclasses.replace(cp, time="abc"), ValueError, "time"),
                            (other.checkpoint(), ValueError, "different layout")):

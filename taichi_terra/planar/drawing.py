@@ -11,7 +11,7 @@ def draw_data(world, env: int) -> dict:
     bounds, in metres (see ``PlanarViewer`` for the keys)."""
     world.build()
     a = world._arrays
-    pi, lv = a.piece_i.to_numpy(), a.lv.to_numpy()
+    pi, lv = a.model_block("piece"), a.model_block("vertex")
     wv = a.wv.to_numpy()[env].astype(np.float64)
     tris, tri_obj, circ, rad, circ_obj, segs, seg_obj = [], [], [], [], [], [], []
     for kind, v0, nv, obj in pi:
@@ -28,7 +28,7 @@ def draw_data(world, env: int) -> dict:
                 tris.append([v[0], v[j], v[j + 1]])
                 tri_obj.append(obj)
     c = world.get_contacts(env)
-    kinds = a.obj_i.to_numpy()[:, L.OI_KIND]
+    kinds = a.model_block("object")[:, L.OI_KIND]
     pts = np.concatenate([np.asarray(circ).reshape(-1, 2), np.asarray(segs).reshape(-1, 2),
                           np.asarray(tris).reshape(-1, 2)])
     lo, hi = (pts.min(axis=0), pts.max(axis=0)) if len(pts) else (np.zeros(2), np.ones(2))

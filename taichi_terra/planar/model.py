@@ -32,8 +32,8 @@ class PlanarArrays:
         real, i32 = backend.ti_real(), ti.i32
         specs, ne = world._specs, world.n_envs
         nk = len(specs)
-        obj_i = np.zeros((nk, L.N_OI), np.int64)
-        obj_f = np.zeros((nk, L.N_OF))
+        obj_i = np.zeros((nk, L.OBJECT_I.stride), np.int64)
+        obj_f = np.zeros((nk, L.OBJECT_F.stride))
         piece_i, lv = [], []
         map_i, map_f, offsets, items = [], [], [], []
         for k, s in enumerate(specs):
@@ -57,21 +57,41 @@ class PlanarArrays:
                         s.restitution, s.friction * s.mass * world.gravity if movable else 0.0, s.bound,
                         *s.props.center, s.wheelbase, np.sqrt(s.inertia / s.mass) if movable else 0.0)
         cap = world.max_pairs
-        params = np.zeros(L.N_PARAMS)
-        params[[L.P_DT, L.P_G, L.P_SLOP, L.P_REST, L.P_ITERS]] = (world.dt, world.gravity, world.slop,
-                                                                world.rest_tolerance, world.iterations)
+        np_real = backend.np_real()
+        # the model arenas (kernels/planar/layout.py): every block packed by column name
+        lay_i = L.MODEL_I.layout({"offsets": 1, "object": nk, "piece": len(piece_i), "map": len(map_i),
+                                  "bucket": len(offsets), "bucket_item": len(items)})
+        lay_f = L.MODEL_F.layout({"settings": 1, "object": nk, "vertex": len(lv), "map": len(map_f)})
+        model_i = lay_i.empty(np_real)
+        offs = lay_i.view(model_i, "offsets")[0]
+        for arena, block, col, _name in L.MODEL_REFS:
+            offs[getattr(L.OFFSETS, col)] = (lay_i if arena is L.MODEL_I else lay_f).offsets[block.name]
+        lay_i.view(model_i, "object")[...] = obj_i
+        if piece_i:
+            lay_i.view(model_i, "piece")[...] = np.array(piece_i)
+        if map_i:
+            lay_i.view(model_i, "map")[...] = np.array(map_i)[:, :3]
+            lay_i.view(model_i, "bucket")[:, 0] = offsets
+            lay_i.view(model_i, "bucket_item")[:, 0] = items
+        model_f = lay_f.empty(np_real)
+        settings = lay_f.view(model_f, "settings")[0]
+        settings[[L.P_DT, L.P_G, L.P_SLOP, L.P_REST, L.P_ITERS]] = (world.dt, world.gravity, world.slop,
+                                                                  world.rest_tolerance, world.iterations)
         # rounding noise of coordinates of order 10 m: about 1e-15 m in f64, 1e-6 m in f32
-        params[L.P_MOVE_TOL] = 1e-12 if backend.np_real() == np.float64 else 1e-7
-        self.params = _nd(real, (L.N_PARAMS,), params)
-        self.obj_i = _nd(i32, (nk,), obj_i, L.N_OI)
-        self.obj_f = _nd(real, (nk,), obj_f, L.N_OF)
-        self.piece_i = _nd(i32, (len(piece_i),), np.array(piece_i), 4)
-        self.lv = _nd(real, (len(lv),), np.array(lv), 4)
-        nm = max(len(map_i), 1)
-        self.map_i = _nd(i32, (nm,), np.array(map_i or [(0, 0, 0, 0)]), 4)
-        self.map_f = _nd(real, (nm,), np.array(map_f or [(0.0, 0.0, 1.0)]), 3)
-        self.bucket_off = _nd(i32, (max(len(offsets), 1),), np.array(offsets or [0]))
-        self.bucket_item = _nd(i32, (max(len(items), 1),), np.array(items or [0]))
+        settings[L.P_MOVE_TOL] = 1e-12 if np_real == np.float64 else 1e-7
+        lay_f.view(model_f, "object")[...] = obj_f
+        if lv:
+            lay_f.view(model_f, "vertex")[...] = np.array(lv)
+        if map_f:
+            lay_f.view(model_f, "map")[...] = np.array(map_f)
+        self.model_i = ti.ndarray(i32, model_i.shape)
+        self.model_i.from_numpy(model_i)
+        self.model_f = ti.ndarray(real, model_f.shape)
+        self.model_f.from_numpy(model_f)
+        self.n_vertices = len(lv)
+        self._lay_i, self._lay_f = lay_i, lay_f
+        self._model_i_np, self._model_f_np = model_i, model_f
+
         self.pose = _nd(real, (ne, nk), np.stack([s.pose for s in specs], axis=1), 4)
         self.pose0 = _nd(real, (ne, nk), None, 4)
         self.vel = _nd(real, (ne, nk), np.stack([s.velocity for s in specs], axis=1), 3)
@@ -87,11 +107,18 @@ class PlanarArrays:
         self.n_objects = nk
         self.refresh()
 
+    def model_block(self, block: str) -> np.ndarray:
+        """A copy of one block of the planar model (``object``, ``piece``, ``map``... of ``model_i``, or
+        ``object_f``, ``vertex``, ``map_f``, ``settings`` of ``model_f``), shape (rows, stride)."""
+        if block in ("object_f", "vertex", "map_f", "settings"):
+            return np.array(self._lay_f.view(self._model_f_np, block.removesuffix("_f")))
+        return np.array(self._lay_i.view(self._model_i_np, block))
+
     def refresh(self) -> None:
         """Recompute every world-frame piece from the poses (after poses were set from outside)."""
         from ..kernels.planar.motion import refresh_all
 
-        refresh_all(self.obj_i, self.piece_i, self.lv, self.pose, self.wv)
+        refresh_all(self.model_i, self.model_f, self.pose, self.wv)
 
     def snapshot(self) -> dict:
         return {name: getattr(self, name).to_numpy() for name in self.STATE}

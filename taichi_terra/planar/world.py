@@ -226,9 +226,8 @@ class World:
 
         a = self._arrays
         for _ in range(n):
-            advance(a.params, a.obj_i, a.obj_f, a.piece_i, a.lv, a.pose, a.pose0, a.vel, a.cmd, a.wv)
-            contact_step(a.params, a.obj_i, a.obj_f, a.piece_i, a.lv, a.map_i, a.map_f, a.bucket_off,
-                         a.bucket_item, a.pose, a.pose0, a.vel, a.cmd, a.wv, a.pair_i, a.pair_f, a.order_tmp,
+            advance(a.model_i, a.model_f, a.pose, a.pose0, a.vel, a.cmd, a.wv)
+            contact_step(a.model_i, a.model_f, a.pose, a.pose0, a.vel, a.cmd, a.wv, a.pair_i, a.pair_f, a.order_tmp,
                          a.blk, a.blk_next, a.obj_s, a.env_i)
             self.time += self.dt
 

@@ -13,17 +13,10 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from ..kernels.common.arrays import SOIL_MATERIAL
+
 #: Field names in the order of :meth:`SoilMaterial.as_array` (the order kernels read the material vector in).
-SOIL_FIELDS = (
-    "bekker_kc",
-    "bekker_kphi",
-    "sinkage_exponent",
-    "elastic_stiffness",
-    "damping",
-    "cohesion",
-    "friction_coefficient",
-    "shear_displacement",
-)
+SOIL_FIELDS = tuple(SOIL_MATERIAL.columns)
 
 # Rule of each field: "nonnegative" (>= 0) or "positive" (> 0); every field must also be finite.
 _RULES = {

@@ -234,7 +234,7 @@ class Viewer(WindowViewer):
             colors.from_numpy(hm.get_colors().astype(np.float32))
             entry = {"hm": hm, "nx": nx, "ny": ny, "heights": heights, "colors": colors, "v0": v0,
                      "color_rev": hm._color_rev,
-                     "soil0": self.world._model.soil_offsets[hm.index], "pose": None,
+                     "soil0": self.world._state.soil_base(self.world._model.soil_offsets[hm.index]), "pose": None,
                      "drawn": np.full((nt, ny), -1, np.int64), "heights_rev": None}
             self._load_heights(entry)
             self._maps.append(entry)
@@ -384,7 +384,7 @@ class Viewer(WindowViewer):
                     continue
                 rows_nd = ti.ndarray(ti.i32, (rows.size,))
                 rows_nd.from_numpy(rows.astype(np.int32))
-                terrain_rows(rows_nd, entry["heights"], entry["colors"], self.world._state.soil_state,
+                terrain_rows(rows_nd, entry["heights"], entry["colors"], self.world._state.state_f,
                              entry["soil0"], e, nx, ny, x0, y0, dx, dy, entry["frame"],
                              ti.Vector(self._offsets[t].tolist(), ti.f32), self.sinkage_scale,
                              mode if hm.is_soil else COLOR_BASE, self.color_range, ti.Vector(self.rut_color, ti.f32),

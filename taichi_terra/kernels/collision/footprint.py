@@ -4,6 +4,8 @@ bed plane, and how much of each sample's cell it covers (the quadrature weights 
 """
 import taichi as ti
 
+from ..common.arrays import point_at
+
 MAX_HULL = 20  # hull vertices (a box projects to at most 6, a cylinder's two rims to at most 16)
 _BUF = MAX_HULL + 4  # a rectangle clipped by the hull keeps at most this many vertices
 _SKEW = 0.4142135623730951  # tan(22.5 deg): the hull starts at the lowest x + _SKEW y
@@ -63,7 +65,7 @@ def footprint_hull(points: ti.template(), pt0, npt, c_l, r_l):
     n = ti.min(npt, MAX_HULL)
     pts = ti.Matrix.zero(float, MAX_HULL, 2)
     for k in range(n):
-        p = c_l + r_l @ points[pt0 + k]
+        p = c_l + r_l @ point_at(points, pt0 + k)
         pts[k, 0] = p[0]
         pts[k, 1] = p[1]
     return convex_hull_2d(pts, n, MAX_HULL)

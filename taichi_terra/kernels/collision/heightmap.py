@@ -1,36 +1,44 @@
 """Height-map access in the map's own frame: samples, triangles, the surface under a point, index
 ranges, and the segment-triangle geometry that sphere and capsule contacts use.
 
-A map's samples live in one flat array (``hm_heights``, from ``off``); sample (ix, iy) is at
+A map's samples live in one flat array (``heights``, from ``off``); sample (ix, iy) is at
 ``(x0 + ix dx, y0 + iy dy, h)``. Each cell splits into two triangles along its (ix, iy)-(ix+1, iy+1)
-diagonal. The map frame is placed by ``hm_frame`` (rotation rows 0-2, origin row 3).
+diagonal. The map frame is placed by the ``rotation`` and ``origin`` columns of its ``map`` row.
 """
 import taichi as ti
 
+from ..common.arrays import MAP_F, MAP_I
 from ..common.math import closest_point_triangle, closest_points_segments, is_finite, vec3
+from ..common.schema import get3, get33, row
 
 mat3 = ti.math.mat3
 
 
 @ti.func
-def hm_local(hm_int: ti.template(), hm_geom: ti.template(), hm_frame: ti.template(), m, pos, rot):
-    """Grid layout of map ``m`` and a link pose (``pos``, ``rot``) expressed in the map frame:
-    ``(off, nx, ny, soil0, dx, dy, x0, y0, o, rm, c_l, r_l)``."""
-    hi = hm_int[m]
-    g = hm_geom[m]
-    nx, ny = hi[1], hi[2]
-    dx = g[0] / (nx - 1)
-    dy = g[1] / (ny - 1)
-    o, rm = hm_pose(hm_frame, m)
-    return (hi[0], nx, ny, hi[3], dx, dy, g[2] - 0.5 * g[0], g[3] - 0.5 * g[1], o, rm, rm.transpose() @ (pos - o),
-            rm.transpose() @ rot)
+def hm_grid(D: ti.template(), m):
+    """Grid layout of map ``m``: ``(first sample, nx, ny, first soil sample or -1, dx, dy, x0, y0)``, with
+    (x0, y0) the map-frame position of sample (0, 0) [m]."""
+    mi = row(D.map_i, 0, m)
+    mf = row(D.map_f, 0, m)
+    nx, ny = mi[MAP_I.nx], mi[MAP_I.ny]
+    sx, sy = mf[MAP_F.size], mf[MAP_F.size + 1]
+    return (mi[MAP_I.sample0], nx, ny, mi[MAP_I.soil0], sx / (nx - 1), sy / (ny - 1), mf[MAP_F.centre] - 0.5 * sx,
+            mf[MAP_F.centre + 1] - 0.5 * sy)
 
 
 @ti.func
-def hm_pose(hm_frame: ti.template(), m):
+def hm_local(D: ti.template(), m, pos, rot):
+    """Grid layout of map ``m`` and a link pose (``pos``, ``rot``) expressed in the map frame:
+    ``(off, nx, ny, soil0, dx, dy, x0, y0, o, rm, c_l, r_l)``."""
+    off, nx, ny, soil0, dx, dy, x0, y0 = hm_grid(D, m)
+    o, rm = hm_pose(D, m)
+    return off, nx, ny, soil0, dx, dy, x0, y0, o, rm, rm.transpose() @ (pos - o), rm.transpose() @ rot
+
+
+@ti.func
+def hm_pose(D: ti.template(), m):
     """Origin [m] and rotation (map to world) of height map ``m``."""
-    f = hm_frame[m]
-    return vec3(f[3, 0], f[3, 1], f[3, 2]), mat3([[f[i, j] for j in ti.static(range(3))] for i in ti.static(range(3))])
+    return get3(D.map_f, 0, m, MAP_F.origin), get33(D.map_f, 0, m, MAP_F.rotation)
 
 
 @ti.func

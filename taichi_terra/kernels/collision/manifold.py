@@ -14,9 +14,10 @@ drivers compile the whole kernel as one shader).
 """
 import taichi as ti
 
-from .footprint import clip_to_hull, convex_hull_2d
-from ..common.layout import B_NPL, B_NPT, B_PL0, B_PT0, B_TYPE, CYLINDER, FEAT_EDGE
+from ..common.arrays import BODY_I, plane_at, point_at
+from ..common.layout import CYLINDER, FEAT_EDGE
 from ..common.math import closest_points_segments, tangent_basis, vec3
+from .footprint import clip_to_hull, convex_hull_2d
 from .narrowphase import emit
 from .shapes import cylinder_support
 
@@ -37,23 +38,23 @@ def facing_feature(points: ti.template(), planes: ti.template(), bd, prm, pos, r
     d_l = rot.transpose() @ d
     best = -2.0
     best_k = 0
-    for k in range(bd[B_NPL]):
-        pl = planes[bd[B_PL0] + k]
+    for k in range(bd[BODY_I.n_planes]):
+        pl = plane_at(planes, bd[BODY_I.plane0] + k)
         facing = vec3(pl[0], pl[1], pl[2]).dot(d_l)
         if facing > best:
             best = facing
             best_k = k
-    pl = planes[bd[B_PL0] + best_k]
+    pl = plane_at(planes, bd[BODY_I.plane0] + best_k)
     nk = vec3(pl[0], pl[1], pl[2])
     m = rot @ nk
-    side_line = bd[B_TYPE] == CYLINDER and best < _FACING
+    side_line = bd[BODY_I.shape] == CYLINDER and best < _FACING
     if side_line:
         m = d
     else:
         tol = 1e-6 * (ti.abs(pl[3]) + 1e-3)  # (meshes' planes are rounded; f32 rounds at 6e-8)
         on_plane = 0
-        for k in range(bd[B_NPT]):
-            pb = points[bd[B_PT0] + k]
+        for k in range(bd[BODY_I.n_points]):
+            pb = point_at(points, bd[BODY_I.point0] + k)
             if ti.abs(nk.dot(pb) - pl[3]) <= tol:
                 on_plane += 1
                 if count < MAX_FEAT:
@@ -63,7 +64,7 @@ def facing_feature(points: ti.template(), planes: ti.template(), bd, prm, pos, r
                     count += 1
         if on_plane > MAX_FEAT:
             count = 0  # too many vertices to hold: no feature (the sample points serve instead)
-    if bd[B_TYPE] == CYLINDER:  # the rim points furthest along d: the side line, or a cap's lowest point
+    if bd[BODY_I.shape] == CYLINDER:  # the rim points furthest along d: the side line, or a cap's lowest point
         for side in range(2):
             if side_line or ((side == 1) == (pl[2] > 0.0) and count < MAX_FEAT):
                 pb, ok = cylinder_support(prm, d_l, side)
@@ -101,8 +102,7 @@ def lift(x, t1, t2, n, verts, count, m):
 
 @ti.func
 def clipped_face_contacts(points: ti.template(), planes: ti.template(), e, p, base, cap, margin, pos, rot, bd, prm,
-                          posj, rotj, bdj, prmj, n, c_count: ti.template(), c_pos: ti.template(),
-                          c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template()):
+                          posj, rotj, bdj, prmj, n, D: ti.template()):
     """Contacts of the body (``pos``, ``rot``) and the other body (``posj``, ``rotj``) across the normal
     ``n`` (from the other body to the body): the overlap of their facing features, each point placed on the
     body's feature with depth = the other's height minus the body's along ``n``. Returns how many were
@@ -166,7 +166,7 @@ def clipped_face_contacts(points: ti.template(), planes: ti.template(), e, p, ba
             h_i = lift(x, t1, t2, n, fi, ni, mi)
             depth = lift(x, t1, t2, n, fj, nj, mj) - h_i
             if depth > -margin:
-                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, t1 * x[0] + t2 * x[1] + n * h_i, n,
+                emit(D, e, p, base, cap, t1 * x[0] + t2 * x[1] + n * h_i, n,
                      depth, FEAT_CLIP + k, True)
                 found += 1
     return found

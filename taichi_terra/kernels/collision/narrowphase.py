@@ -1,9 +1,12 @@
 """What every narrowphase routine shares: a link's world pose and sweep speed, a shape's sample points, and
-``emit``, which appends a contact to its pair's fixed slots (``c_count`` holds (count, dropped) per pair).
+``emit``, which appends a contact to its pair's fixed slots (the ``pair_count`` block holds (count,
+dropped) per pair).
 """
 import taichi as ti
 
+from ..common.arrays import CONTACT, FEATURE, PAIR_COUNT, point_at
 from ..common.math import quat_to_mat, vec3, vec4
+from ..common.schema import add, get, get3, put, putn
 from .shapes import cylinder_support
 
 _DEDUPE_EPS = 1e-9  # [m] two contacts of one pair closer than this are one contact
@@ -26,24 +29,23 @@ def body_sweep_speed(u: ti.template(), e, us, radius):
 
 
 @ti.func
-def emit(c_count: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
-         c_depth: ti.template(), c_feat: ti.template(), e, p, base, cap, pt, n, depth, feat, dedupe):
+def emit(D: ti.template(), e, p, base, cap, pt, n, depth, feat, dedupe):
     """Append one contact (world point, unit normal, depth [m], feature id) to pair ``p`` of env ``e``."""
-    cnt = c_count[e, p][0]
+    cnt = get(D.pair_count, e, p, PAIR_COUNT.count)
     dup = False
     if dedupe:
         for k in range(cnt):
-            if (c_pos[e, base + k] - pt).norm() < _DEDUPE_EPS:
+            if (get3(D.contact, e, base + k, CONTACT.position) - pt).norm() < _DEDUPE_EPS:
                 dup = True
     if not dup:
         if cnt < cap:
-            c_pos[e, base + cnt] = pt
-            c_nrm[e, base + cnt] = n
-            c_depth[e, base + cnt] = depth
-            c_feat[e, base + cnt][0] = feat  # (component 1 keeps the last step's feature of this slot)
-            c_count[e, p][0] = cnt + 1
+            putn(D.contact, e, base + cnt, CONTACT.position, pt)
+            putn(D.contact, e, base + cnt, CONTACT.normal, n)
+            put(D.contact, e, base + cnt, CONTACT.depth, depth)
+            put(D.feature, e, base + cnt, FEATURE.now, feat)  # (FEATURE.last keeps the last step's feature)
+            put(D.pair_count, e, p, PAIR_COUNT.count, cnt + 1)
         else:
-            c_count[e, p][1] += 1
+            add(D.pair_count, e, p, PAIR_COUNT.dropped, 1)
 
 
 @ti.func
@@ -53,7 +55,7 @@ def sample_point(points: ti.template(), pt0, npt, stype, prm, down_b, k):
     pb = vec3(0.0, 0.0, 0.0)
     ok = True
     if k < npt:
-        pb = points[pt0 + k]
+        pb = point_at(points, pt0 + k)
     else:
         pb, ok = cylinder_support(prm, down_b, k - npt)
     return pb, ok

@@ -4,13 +4,34 @@ Each static pair (a shape with the ground, a height map or a soil bed) owns a fi
 slots in its env; shape-shape pairs, found each step by the broadphase (``broadphase.py``), take
 consecutive slots from a shared pool. Each env is filled serially, so the contact order is
 deterministic (bit-identical replays) without atomics; contacts beyond a pair's capacity are counted in
-the second component of ``c_count`` (count, dropped) and dropped. Depth is positive when the shapes
+the ``dropped`` column of the ``pair_count`` block and dropped. Depth is positive when the shapes
 overlap; speculative contacts (gaps up to ``margin``) have negative depth. Normals point from the ``a``
 side (static geometry, or the pair's other body) to the pair's body. Shape-shape contacts are in
 ``shape_pairs.py``.
 """
 import taichi as ti
 
+from ..common.arrays import BODY_F, BODY_I, CONTACT, PAIR, PAIR_COUNT, SOIL, body_params, plane_at, point_at
+from ..common.layout import (
+    BOX,
+    CAPSULE,
+    CYLINDER,
+    FEAT_BELOW,
+    FEAT_EDGE,
+    FEAT_POINT,
+    FEAT_SOIL,
+    FEAT_TRIANGLE,
+    FEAT_VERTEX,
+    PAIR_GROUND,
+    PAIR_SOIL,
+    SPHERE,
+)
+from ..common.math import (
+    is_finite,
+    vec3,
+)
+from ..common.schema import get, put, putn, row
+from ..soil.law import sample_area
 from .footprint import MAX_HULL, cell_coverage, footprint_hull
 from .heightmap import (
     cell_range,
@@ -22,47 +43,9 @@ from .heightmap import (
     segment_triangle_contacts,
     vertex_range,
 )
-from ..common.layout import (
-    B_NPL,
-    B_NPT,
-    B_PL0,
-    B_PT0,
-    B_QS,
-    B_TYPE,
-    B_US,
-    BOX,
-    CAPSULE,
-    CYLINDER,
-    F_INFL,
-    F_P0,
-    F_P1,
-    F_P2,
-    F_P3,
-    F_RAD,
-    FEAT_BELOW,
-    FEAT_EDGE,
-    FEAT_POINT,
-    FEAT_SOIL,
-    FEAT_TRIANGLE,
-    FEAT_VERTEX,
-    P_BODY,
-    P_CAP,
-    P_KIND,
-    P_OTHER,
-    P_SLOT,
-    PAIR_GROUND,
-    PAIR_SOIL,
-    SPHERE,
-)
-from ..common.math import (
-    is_finite,
-    vec3,
-    vec4,
-)
 from .narrowphase import body_pose, body_sweep_speed, emit, sample_point
 from .shape_pairs import collide_polyhedral, collide_rounded, deepest_on_segment
 from .shapes import shape_exit, shape_ray_entry, shape_sdf
-from ..soil.law import sample_area
 
 mat3 = ti.math.mat3
 _RIDGE_TOL = 1e-12  # [m] signed-distance tie tolerance of the ridge test
@@ -97,7 +80,7 @@ def separated_by_face(a, b, c_l, r_l, planes: ti.template(), pl0, npl):
     pb = r_l.transpose() @ (b - c_l)
     out = False
     for k in range(npl):
-        pl = planes[pl0 + k]
+        pl = plane_at(planes, pl0 + k)
         nk = vec3(pl[0], pl[1], pl[2])
         if nk.dot(pa) > pl[3] and nk.dot(pb) > pl[3]:
             out = True
@@ -107,9 +90,7 @@ def separated_by_face(a, b, c_l, r_l, planes: ti.template(), pl0, npl):
 @ti.func
 def ridge_edge_contacts(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, o, rm, c_l, r_l, lo, hi_, stype,
                         prm,
-                        planes: ti.template(), pl0, npl, e, p, base, cap, c_count: ti.template(),
-                        c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(),
-                        c_feat: ti.template()):
+                        planes: ti.template(), pl0, npl, e, p, base, cap, D: ti.template()):
     """Triangle edges along convex creases (ridges) that cut into a box, cylinder or mesh between grid
     samples: the deepest point of each such edge inside the shape pushes along the shape's underside, like a
     poking sample. Catches a body resting on a ridge whose samples all lie outside its footprint."""
@@ -148,22 +129,18 @@ def ridge_edge_contacts(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, 
                                                    pl0, npl)
                             n_l = -(r_l @ nb)
                             if depth < 1e300 and n_l[2] > 0.0:
-                                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, o + rm @ pt,
+                                emit(D, e, p, base, cap, o + rm @ pt,
                                      rm @ n_l, depth * n_l[2], FEAT_EDGE + 3 * (iy * nx + ix) + k, False)
 
 
 @ti.func
-def soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, rad, pl0, npl, m, planes: ti.template(),
-                    points: ti.template(), pt0, npt, hm_int: ti.template(), hm_geom: ti.template(),
-                    hm_frame: ti.template(), hm_heights: ti.template(), soil_state: ti.template(),
-                    c_count: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
-                    c_depth: ti.template(), c_feat: ti.template(), c_target: ti.template()):
+def soil_quadrature(D: ti.template(), e, p, base, cap, margin, pos, rot, stype, prm, rad, pl0, npl, m, pt0, npt):
     """Soil quadrature points of one body on bed ``m``: one per bed sample under the body, where a ray
     along the bed's +z from below meets the body's underside. The contact sits at that point, its normal
     is the bed's +z, and its depth is the gap from the underside down to the rut floor (undeformed height
     minus plastic sinkage): positive while the body approaches, negative while it compresses the soil.
     Points within ``margin`` above the floor are kept (they carry no force until loaded)."""
-    off, nx, ny, soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(hm_int, hm_geom, hm_frame, m, pos, rot)
+    off, nx, ny, soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(D, m, pos, rot)
     up_b = r_l.transpose() @ vec3(0.0, 0.0, 1.0)
     z_start = c_l[2] - 2.0 * rad  # below the whole body
     # a box's footprint weights each sample by the part of its cell the box covers (exact total area);
@@ -172,7 +149,7 @@ def soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, rad, pl0, npl
     hull = ti.Matrix.zero(float, MAX_HULL, 2)
     nh = 0
     if covered:
-        hull, nh = footprint_hull(points, pt0, npt, c_l, r_l)
+        hull, nh = footprint_hull(D.point, pt0, npt, c_l, r_l)
     gx1 = x0 + (nx - 1) * dx
     gy1 = y0 + (ny - 1) * dy
     jx0, jx1 = vertex_range(c_l[0] - rad - 0.5 * dx, c_l[0] + rad + 0.5 * dx, x0, dx, nx)
@@ -192,74 +169,68 @@ def soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, rad, pl0, npl
                     area = 0.0
             if area > 0.0:
                 start = vec3(ray[0], ray[1], z_start)
-                hit, t = shape_ray_entry(stype, prm, r_l.transpose() @ (start - c_l), up_b, planes, pl0, npl)
+                hit, t = shape_ray_entry(stype, prm, r_l.transpose() @ (start - c_l), up_b, D.plane, pl0, npl)
                 if hit:
-                    floor = hm_heights[off + idx] - soil_state[e, soil0 + idx][1]
+                    floor = D.heights[off + idx] - get(D.soil, e, soil0 + idx, SOIL.plastic)
                     under = vec3(ray[0], ray[1], z_start + t)
                     gap = under[2] - floor
                     if gap < margin:
-                        before = c_count[e, p][0]
-                        emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, o + rm @ under,
-                             rm @ vec3(0.0, 0.0, 1.0), gap, FEAT_SOIL + idx, False)
-                        if c_count[e, p][0] > before:
-                            c_target[e, base + before][1] = area
+                        before = get(D.pair_count, e, p, PAIR_COUNT.count)
+                        emit(D, e, p, base, cap, o + rm @ under, rm @ vec3(0.0, 0.0, 1.0), gap, FEAT_SOIL + idx,
+                             False)
+                        if get(D.pair_count, e, p, PAIR_COUNT.count) > before:
+                            put(D.contact, e, base + before, CONTACT.area, area)
 
 
 # --------------------------------------------------------------------------- one pair
 @ti.func
-def collide_pair(e, p, q: ti.template(), u: ti.template(), body_i: ti.template(), body_f: ti.template(),
-                 points: ti.template(), planes: ti.template(), pair_i: ti.template(), hm_int: ti.template(),
-                 hm_geom: ti.template(), hm_frame: ti.template(), hm_heights: ti.template(), ground_height,
-                 margin_base, dt, c_count: ti.template(), c_pos: ti.template(), c_nrm: ti.template(),
-                 c_depth: ti.template(), c_feat: ti.template(), c_target: ti.template(), soil_state: ti.template()):
+def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
     """Fill the contact slots of static pair ``p`` (a shape with the ground, a height map or a soil bed) in
     env ``e`` from the link poses in ``q``.
 
     Speculative contacts reach ``margin_base`` plus how far the body can move in one step (speed of the
     centre plus spin times bounding radius, times ``dt``), so a fast body meets a thin obstacle as a
     speculative contact before it can pass through it."""
-    c_count[e, p] = ti.math.ivec2(0, 0)
-    pr = pair_i[p]
-    base, cap, kind = pr[P_SLOT], pr[P_CAP], pr[P_KIND]
-    bi = pr[P_BODY]
-    bd = body_i[bi]
-    bf = body_f[bi]
+    putn(D.pair_count, e, p, PAIR_COUNT.count, ti.math.ivec2(0, 0))
+    pr = row(D.pair, e, p)
+    base, cap, kind = pr[PAIR.slot0], pr[PAIR.capacity], pr[PAIR.kind]
+    bi = pr[PAIR.body]
+    bd = row(D.body_i, e, bi)
+    bf = row(D.body_f, e, bi)
     margin = margin_base
-    if kind != PAIR_SOIL:  # (soil points ahead of the body carry no force; their count stays bounded)
-        margin += dt * body_sweep_speed(u, e, bd[B_US], bf[F_RAD])
-    stype, pt0, npt = bd[B_TYPE], bd[B_PT0], bd[B_NPT]
-    prm = vec4(bf[F_P0], bf[F_P1], bf[F_P2], bf[F_P3])
-    infl = bf[F_INFL]
-    pos, rot = body_pose(q, e, bd[B_QS])
+    if kind != PAIR_SOIL:  # (soil D.point ahead of the body carry no force; their count stays bounded)
+        margin += dt * body_sweep_speed(D.u, e, bd[BODY_I.u0], bf[BODY_F.radius])
+    stype, pt0, npt = bd[BODY_I.shape], bd[BODY_I.point0], bd[BODY_I.n_points]
+    prm = body_params(bf)
+    infl = bf[BODY_F.inflation]
+    pos, rot = body_pose(D.q, e, bd[BODY_I.q0])
     if kind == PAIR_GROUND:
         up = vec3(0.0, 0.0, 1.0)
         n_extra = 2 if stype == CYLINDER else 0
         down_b = rot.transpose() @ (-up)
         for k in range(npt + n_extra):
-            pb, ok = sample_point(points, pt0, npt, stype, prm, down_b, k)
+            pb, ok = sample_point(D.point, pt0, npt, stype, prm, down_b, k)
             pw = pos + rot @ pb
             depth = ground_height - (pw[2] - infl)
             if ok and depth > -margin:
-                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                emit(D, e, p, base, cap,
                      vec3(pw[0], pw[1], ground_height), up, depth, FEAT_POINT + k, False)
     elif kind == PAIR_SOIL:
-        soil_quadrature(e, p, base, cap, margin, pos, rot, stype, prm, bf[F_RAD], bd[B_PL0], bd[B_NPL], pr[P_OTHER],
-                        planes, points, pt0, npt, hm_int, hm_geom, hm_frame, hm_heights, soil_state, c_count,
-                        c_pos, c_nrm, c_depth, c_feat, c_target)
+        soil_quadrature(D, e, p, base, cap, margin, pos, rot, stype, prm, bf[BODY_F.radius], bd[BODY_I.plane0],
+                        bd[BODY_I.n_planes], pr[PAIR.other], pt0, npt)
     else:  # a height map
-        off, nx, ny, _soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(hm_int, hm_geom, hm_frame, pr[P_OTHER],
-                                                                        pos, rot)
+        off, nx, ny, _soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(D, pr[PAIR.other], pos, rot)
         if stype == SPHERE or stype == CAPSULE:
             # exact sphere-swept segment (a sphere: zero length) against the triangles
-            p0 = c_l + r_l @ points[pt0]
-            p1 = c_l + r_l @ points[pt0 + npt - 1]
+            p0 = c_l + r_l @ point_at(D.point, pt0)
+            p1 = c_l + r_l @ point_at(D.point, pt0 + npt - 1)
             for k in range(npt):
                 pk = p0 if k == 0 else p1
-                found, a, tn = hm_surface(hm_heights, off, nx, ny, x0, y0, dx, dy, pk[0], pk[1])
+                found, a, tn = hm_surface(D.heights, off, nx, ny, x0, y0, dx, dy, pk[0], pk[1])
                 if found:
                     below = tn.dot(a - pk)
                     if below > 0.0:  # the centre is inside the terrain: push out through the surface
-                        emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                        emit(D, e, p, base, cap,
                              o + rm @ (pk + tn * below), rm @ tn, below + infl, FEAT_BELOW + k, False)
             lo = ti.min(p0, p1) - (infl + margin)
             hi_ = ti.max(p0, p1) + (infl + margin)
@@ -268,7 +239,7 @@ def collide_pair(e, p, q: ti.template(), u: ti.template(), body_i: ti.template()
             for iy in range(iy0, iy1 + 1):
                 for ix in range(ix0, ix1 + 1):
                     for t in range(2):
-                        a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, ix, iy, t)
+                        a, b, c = hm_triangle(D.heights, off, nx, x0, y0, dx, dy, ix, iy, t)
                         # skip holes and triangles entirely below the swept sphere
                         if (is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2])
                                 and lo[2] <= ti.max(a[2], b[2], c[2])):
@@ -283,31 +254,31 @@ def collide_pair(e, p, q: ti.template(), u: ti.template(), body_i: ti.template()
                                 # a closest point on the triangle's boundary must be a local minimum over the map
                                 tol = 1e-9 * (dx + dy)
                                 if keep and (cs - tn * tn.dot(cs - a) - ct).norm() > tol:
-                                    keep = is_local_closest(hm_heights, off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct,
+                                    keep = is_local_closest(D.heights, off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct,
                                                             d, tol)
                                 if keep:
-                                    emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                                    emit(D, e, p, base, cap,
                                          o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
                                          FEAT_TRIANGLE + 2 * (2 * (iy * nx + ix) + t) + j, True)
         else:
-            # sample points of the shape against the triangle below each of them
+            # sample D.point of the shape against the triangle below each of them
             n_extra = 2 if stype == CYLINDER else 0
             down_b = r_l.transpose() @ vec3(0.0, 0.0, -1.0)
-            # the shape's box in the map frame from its sample points: terrain outside it, or below its lowest
-            # point, cannot poke in (cylinder rims: pad for the arcs between the rim points)
+            # the shape's box in the map frame from its sample D.point: terrain outside it, or below its lowest
+            # point, cannot poke in (cylinder rims: pad for the arcs between the rim D.point)
             lo = c_l
             hi_ = c_l
             for k in range(npt + n_extra):
-                pb, ok = sample_point(points, pt0, npt, stype, prm, down_b, k)
+                pb, ok = sample_point(D.point, pt0, npt, stype, prm, down_b, k)
                 pl = c_l + r_l @ pb
                 if ok:
                     lo = ti.min(lo, pl)
                     hi_ = ti.max(hi_, pl)
-                found, a, tn = hm_surface(hm_heights, off, nx, ny, x0, y0, dx, dy, pl[0], pl[1])
+                found, a, tn = hm_surface(D.heights, off, nx, ny, x0, y0, dx, dy, pl[0], pl[1])
                 if ok and found:
                     depth = tn.dot(a - pl)
                     if depth > -margin:
-                        emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                        emit(D, e, p, base, cap,
                              o + rm @ (pl + tn * depth), rm @ tn, depth, FEAT_POINT + k, False)
             # terrain samples that poke into the shape's underside along a ridge or at a peak: a
             # sample whose depth is a maximum along x or y (>= both neighbours, > at least one)
@@ -315,60 +286,57 @@ def collide_pair(e, p, q: ti.template(), u: ti.template(), body_i: ti.template()
             lo -= vec3(pad, pad, 0.0)
             hi_ += vec3(pad, pad, 0.0)
             z_low = lo[2]
-            pl0, npl = bd[B_PL0], bd[B_NPL]
+            pl0, npl = bd[BODY_I.plane0], bd[BODY_I.n_planes]
             jx0, jx1 = vertex_range(lo[0], hi_[0], x0, dx, nx)
             jy0, jy1 = vertex_range(lo[1], hi_[1], y0, dy, ny)
             for jy in range(jy0, jy1 + 1):
                 for jx in range(jx0, jx1 + 1):
-                    if hm_heights[off + jy * nx + jx] > z_low:
-                        depth, nb = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx, jy, c_l, r_l, stype,
-                                                 prm, planes, pl0, npl)
+                    if D.heights[off + jy * nx + jx] > z_low:
+                        depth, nb = vertex_depth(D.heights, off, nx, ny, x0, y0, dx, dy, jx, jy, c_l, r_l, stype,
+                                                 prm, D.plane, pl0, npl)
                         n_l = -(r_l @ nb)
                         if depth > 0.0 and n_l[2] > 0.0:
                             ridge = False
                             for axis in range(2):
                                 ox = 1 - axis
                                 oy = axis
-                                dm, _n0 = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx - ox, jy - oy, c_l,
-                                                       r_l, stype, prm, planes, pl0, npl)
-                                dp, _n1 = vertex_depth(hm_heights, off, nx, ny, x0, y0, dx, dy, jx + ox, jy + oy, c_l,
-                                                       r_l, stype, prm, planes, pl0, npl)
+                                dm, _n0 = vertex_depth(D.heights, off, nx, ny, x0, y0, dx, dy, jx - ox, jy - oy, c_l,
+                                                       r_l, stype, prm, D.plane, pl0, npl)
+                                dp, _n1 = vertex_depth(D.heights, off, nx, ny, x0, y0, dx, dy, jx + ox, jy + oy, c_l,
+                                                       r_l, stype, prm, D.plane, pl0, npl)
                                 if (depth >= dm - _RIDGE_TOL and depth >= dp - _RIDGE_TOL
                                         and (depth > dm + _RIDGE_TOL or depth > dp + _RIDGE_TOL)):
                                     ridge = True
                             if ridge:
-                                v = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, jx, jy)
-                                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap,
+                                v = hm_vertex(D.heights, off, nx, x0, y0, dx, dy, jx, jy)
+                                emit(D, e, p, base, cap,
                                      o + rm @ v, rm @ n_l, depth * n_l[2], FEAT_VERTEX + jy * nx + jx, False)
-            ridge_edge_contacts(hm_heights, off, nx, ny, x0, y0, dx, dy, o, rm, c_l, r_l, lo, hi_, stype, prm, planes,
-                                pl0, npl, e, p, base, cap, c_count, c_pos, c_nrm, c_depth, c_feat)
+            ridge_edge_contacts(D.heights, off, nx, ny, x0, y0, dx, dy, o, rm, c_l, r_l, lo, hi_, stype, prm, D.plane,
+                                pl0, npl, e, p, base, cap, D)
 
 
 @ti.func
-def collide_shape_pair(e, p, bi, bj, base, cap, q: ti.template(), u: ti.template(), body_i: ti.template(),
-                       body_f: ti.template(), points: ti.template(), planes: ti.template(), margin_base, dt,
-                       c_count: ti.template(), c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(),
-                       c_feat: ti.template()):
+def collide_shape_pair(D: ti.template(), e, p, bi, bj, base, cap, margin_base, dt):
     """Contacts of bodies ``bi`` (the pair's body) and ``bj`` (its other side) into slots ``base`` to
     ``base + cap`` as pair ``p``; the speculative margin grows with both bodies' speeds."""
-    c_count[e, p] = ti.math.ivec2(0, 0)
-    bd = body_i[bi]
-    bf = body_f[bi]
-    bdj = body_i[bj]
-    bfj = body_f[bj]
-    margin = margin_base + dt * (body_sweep_speed(u, e, bd[B_US], bf[F_RAD])
-                                 + body_sweep_speed(u, e, bdj[B_US], bfj[F_RAD]))
-    prm = vec4(bf[F_P0], bf[F_P1], bf[F_P2], bf[F_P3])
-    prmj = vec4(bfj[F_P0], bfj[F_P1], bfj[F_P2], bfj[F_P3])
-    infl = bf[F_INFL]
-    inflj = bfj[F_INFL]
-    pos, rot = body_pose(q, e, bd[B_QS])
-    posj, rotj = body_pose(q, e, bdj[B_QS])
-    if (pos - posj).norm() < bf[F_RAD] + bfj[F_RAD] + margin:
+    putn(D.pair_count, e, p, PAIR_COUNT.count, ti.math.ivec2(0, 0))
+    bd = row(D.body_i, e, bi)
+    bf = row(D.body_f, e, bi)
+    bdj = row(D.body_i, e, bj)
+    bfj = row(D.body_f, e, bj)
+    margin = margin_base + dt * (body_sweep_speed(D.u, e, bd[BODY_I.u0], bf[BODY_F.radius])
+                                 + body_sweep_speed(D.u, e, bdj[BODY_I.u0], bfj[BODY_F.radius]))
+    prm = body_params(bf)
+    prmj = body_params(bfj)
+    infl = bf[BODY_F.inflation]
+    inflj = bfj[BODY_F.inflation]
+    pos, rot = body_pose(D.q, e, bd[BODY_I.q0])
+    posj, rotj = body_pose(D.q, e, bdj[BODY_I.q0])
+    if (pos - posj).norm() < bf[BODY_F.radius] + bfj[BODY_F.radius] + margin:
         if infl > 0.0 or inflj > 0.0:
             # a sphere or capsule: its centre points against the other shape's signed distance
-            collide_rounded(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, infl, posj, rotj,
-                            bdj, prmj, inflj, c_count, c_pos, c_nrm, c_depth, c_feat)
+            collide_rounded(D.point, D.plane, e, p, base, cap, margin, pos, rot, bd, prm, infl, posj, rotj,
+                            bdj, prmj, inflj, D)
         else:
-            collide_polyhedral(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, posj, rotj,
-                               bdj, prmj, c_count, c_pos, c_nrm, c_depth, c_feat)
+            collide_polyhedral(D.point, D.plane, e, p, base, cap, margin, pos, rot, bd, prm, posj, rotj,
+                               bdj, prmj, D)

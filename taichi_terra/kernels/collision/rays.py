@@ -7,8 +7,10 @@ what was hit: kind (0 none, 1 ground, 2 height map, 3 body) and its index.
 """
 import taichi as ti
 
-from ..common.layout import B_NPL, B_PL0, B_QS, B_TYPE, F_P0, F_P1, F_P2, F_P3
+from ..common.arrays import BODY_I, MAP_F, SOIL, StepData, body_params, load_offsets
 from ..common.math import is_finite, vec3
+from ..common.schema import get, getn, row
+from .heightmap import hm_grid, hm_pose
 from .narrowphase import body_pose
 from .shapes import shape_ray_entry, shape_sdf
 
@@ -17,12 +19,12 @@ RAY_NONE, RAY_GROUND, RAY_HEIGHTMAP, RAY_BODY = 0, 1, 2, 3
 
 
 @ti.func
-def _sample(hm_heights: ti.template(), soil_state: ti.template(), e, off, soil0, nx, x0, y0, dx, dy, ix, iy):
+def _sample(D: ti.template(), e, off, soil0, nx, x0, y0, dx, dy, ix, iy):
     """Map-frame vertex of sample (ix, iy), a soil bed's sinkage subtracted."""
     k = iy * nx + ix
-    h = hm_heights[off + k]
+    h = D.heights[off + k]
     if soil0 >= 0:
-        h -= soil_state[e, soil0 + k][0]
+        h -= get(D.soil, e, soil0 + k, SOIL.sinkage)
     return vec3(x0 + ix * dx, y0 + iy * dy, h)
 
 
@@ -47,28 +49,20 @@ def _ray_triangle(o, d, a, b, c, t_best):
 
 
 @ti.func
-def ray_heightmap(hm_int: ti.template(), hm_geom: ti.template(), hm_frame: ti.template(), hm_heights: ti.template(),
-                  soil_state: ti.template(), e, m, o_w, d_w, t_max):
+def ray_heightmap(D: ti.template(), e, m, o_w, d_w, t_max):
     """First hit of a world ray on map ``m``: ``(t, world normal)``, ``t = t_max`` for none. Walks the grid
     cells the ray's projection crosses (2-D DDA) and tests the two triangles of each."""
-    hi = hm_int[m]
-    g = hm_geom[m]
-    f = hm_frame[m]
-    org = vec3(f[3, 0], f[3, 1], f[3, 2])
-    rm = ti.Matrix([[f[i, j] for j in ti.static(range(3))] for i in ti.static(range(3))])
+    org, rm = hm_pose(D, m)
     o = rm.transpose() @ (o_w - org)
     d = rm.transpose() @ d_w
-    nx, ny, off, soil0 = hi[1], hi[2], hi[0], hi[3]
-    dx = g[0] / (nx - 1)
-    dy = g[1] / (ny - 1)
-    x0 = g[2] - 0.5 * g[0]
-    y0 = g[3] - 0.5 * g[1]
+    off, nx, ny, soil0, dx, dy, x0, y0 = hm_grid(D, m)
+    size = getn(D.map_f, 0, m, MAP_F.size, 2)
     # the part of the ray over the grid rectangle
     ta = 0.0
     tb = t_max
     for k in ti.static(range(2)):
         lo = x0 if k == 0 else y0
-        hi_ = lo + (g[0] if k == 0 else g[1])
+        hi_ = lo + size[k]
         if ti.abs(d[k]) < 1e-30:
             if o[k] < lo or o[k] > hi_:
                 tb = -1.0
@@ -101,10 +95,10 @@ def ray_heightmap(hm_int: ti.template(), hm_geom: ti.template(), hm_frame: ti.te
         steps = 0
         while not done and steps < nx + ny:
             steps += 1
-            a = _sample(hm_heights, soil_state, e, off, soil0, nx, x0, y0, dx, dy, ix, iy)
-            b = _sample(hm_heights, soil_state, e, off, soil0, nx, x0, y0, dx, dy, ix + 1, iy)
-            c = _sample(hm_heights, soil_state, e, off, soil0, nx, x0, y0, dx, dy, ix + 1, iy + 1)
-            dd = _sample(hm_heights, soil_state, e, off, soil0, nx, x0, y0, dx, dy, ix, iy + 1)
+            a = _sample(D, e, off, soil0, nx, x0, y0, dx, dy, ix, iy)
+            b = _sample(D, e, off, soil0, nx, x0, y0, dx, dy, ix + 1, iy)
+            c = _sample(D, e, off, soil0, nx, x0, y0, dx, dy, ix + 1, iy + 1)
+            dd = _sample(D, e, off, soil0, nx, x0, y0, dx, dy, ix, iy + 1)
             th = _ray_triangle(o, d, a, b, c, t_best)  # the cell's two triangles, split along a-c
             if th < t_best:
                 t_best = th
@@ -128,65 +122,72 @@ def ray_heightmap(hm_int: ti.template(), hm_geom: ti.template(), hm_frame: ti.te
 
 
 @ti.func
-def ray_body(q: ti.template(), body_i: ti.template(), body_f: ti.template(), planes: ti.template(), e, b, o_w, d_w,
-             t_max):
+def ray_body(D: ti.template(), e, b, o_w, d_w, t_max):
     """First entry of a world ray into body ``b``: ``(t, world normal)``, ``t = t_max`` for none (also when
     the ray starts inside the body)."""
-    bd = body_i[b]
-    bf = body_f[b]
-    pos, rot = body_pose(q, e, bd[B_QS])
+    bd = row(D.body_i, 0, b)
+    bf = row(D.body_f, 0, b)
+    pos, rot = body_pose(D.q, e, bd[BODY_I.q0])
     o = rot.transpose() @ (o_w - pos)
     d = rot.transpose() @ d_w
-    prm = vec4(bf[F_P0], bf[F_P1], bf[F_P2], bf[F_P3])
+    prm = body_params(bf)
     t_best = t_max
     n_w = vec3(0.0, 0.0, 1.0)
-    hit, t = shape_ray_entry(bd[B_TYPE], prm, o, d, planes, bd[B_PL0], bd[B_NPL])
+    hit, t = shape_ray_entry(bd[BODY_I.shape], prm, o, d, D.plane, bd[BODY_I.plane0], bd[BODY_I.n_planes])
     if hit and t >= 0.0 and t < t_max:
         t_best = t
-        _sd, n = shape_sdf(bd[B_TYPE], prm, o + d * t, planes, bd[B_PL0], bd[B_NPL])
+        _sd, n = shape_sdf(bd[BODY_I.shape], prm, o + d * t, D.plane, bd[BODY_I.plane0], bd[BODY_I.n_planes])
         n_w = rot @ n
     return t_best, n_w
 
 
 @ti.kernel
 def cast_rays(origins: ti.types.ndarray(), dirs: ti.types.ndarray(), max_length: ti.types.ndarray(),
-              n_bodies: ti.i32, n_maps: ti.i32, ground: ti.i32, ground_height: float, q: ti.types.ndarray(),
-              body_i: ti.types.ndarray(), body_f: ti.types.ndarray(), planes: ti.types.ndarray(),
-              hm_int: ti.types.ndarray(), hm_geom: ti.types.ndarray(), hm_frame: ti.types.ndarray(),
-              hm_heights: ti.types.ndarray(), soil_state: ti.types.ndarray(), out_t: ti.types.ndarray(),
-              out_n: ti.types.ndarray(), out_what: ti.types.ndarray()):
+              n_bodies: ti.i32, n_maps: ti.i32, ground: ti.i32, ground_height: float, model_i: ti.types.ndarray(),
+              model_f: ti.types.ndarray(), heights: ti.types.ndarray(), q: ti.types.ndarray(),
+              state_f: ti.types.ndarray(), out_t: ti.types.ndarray(), out_n: ti.types.ndarray(),
+              out_what: ti.types.ndarray()):
     """Cast ray r of env e from ``origins[e, r]`` along the unit ``dirs[e, r]`` up to ``max_length[e, r]`` [m]."""
     for e, r in ti.ndrange(origins.shape[0], origins.shape[1]):
-        o = origins[e, r]
-        d = dirs[e, r]
-        t_max = max_length[e, r]
-        t_best = t_max
-        n_best = vec3(0.0, 0.0, 1.0)
-        kind = RAY_NONE
-        index = -1
-        if ground != 0 and d[2] < 0.0 and o[2] >= ground_height:
-            t = (ground_height - o[2]) / d[2]
-            if t < t_best:
-                t_best = t
-                n_best = vec3(0.0, 0.0, 1.0)
-                kind = RAY_GROUND
-                index = 0
-        for m in range(n_maps):
-            t, n = ray_heightmap(hm_int, hm_geom, hm_frame, hm_heights, soil_state, e, m, o, d, t_best)
-            if t < t_best:
-                t_best = t
-                n_best = n
-                kind = RAY_HEIGHTMAP
-                index = m
-        for b in range(n_bodies):
-            t, n = ray_body(q, body_i, body_f, planes, e, b, o, d, t_best)
-            if t < t_best:
-                t_best = t
-                n_best = n
-                kind = RAY_BODY
-                index = b
-        if kind == RAY_NONE:
-            t_best = ti.math.inf
-        out_t[e, r] = t_best
-        out_n[e, r] = n_best
-        out_what[e, r] = ti.math.ivec2(kind, index)
+        cast_one(e, r, origins, dirs, max_length, n_bodies, n_maps, ground, ground_height, out_t, out_n, out_what,
+                 StepData(load_offsets(model_i), model_i=model_i, model_f=model_f, heights=heights, q=q,
+                          state_f=state_f))
+
+
+@ti.func
+def cast_one(e, r, origins: ti.template(), dirs: ti.template(), max_length: ti.template(), n_bodies, n_maps, ground,
+             ground_height, out_t: ti.template(), out_n: ti.template(), out_what: ti.template(), D: ti.template()):
+    """Ray r of env e against the ground, the maps and the bodies."""
+    o = origins[e, r]
+    d = dirs[e, r]
+    t_max = max_length[e, r]
+    t_best = t_max
+    n_best = vec3(0.0, 0.0, 1.0)
+    kind = RAY_NONE
+    index = -1
+    if ground != 0 and d[2] < 0.0 and o[2] >= ground_height:
+        t = (ground_height - o[2]) / d[2]
+        if t < t_best:
+            t_best = t
+            n_best = vec3(0.0, 0.0, 1.0)
+            kind = RAY_GROUND
+            index = 0
+    for m in range(n_maps):
+        t, n = ray_heightmap(D, e, m, o, d, t_best)
+        if t < t_best:
+            t_best = t
+            n_best = n
+            kind = RAY_HEIGHTMAP
+            index = m
+    for b in range(n_bodies):
+        t, n = ray_body(D, e, b, o, d, t_best)
+        if t < t_best:
+            t_best = t
+            n_best = n
+            kind = RAY_BODY
+            index = b
+    if kind == RAY_NONE:
+        t_best = ti.math.inf
+    out_t[e, r] = t_best
+    out_n[e, r] = n_best
+    out_what[e, r] = ti.math.ivec2(kind, index)

@@ -5,18 +5,8 @@ other body (its ``a`` side) to its body.
 """
 import taichi as ti
 
-from ..common.layout import (
-    B_NPL,
-    B_NPT,
-    B_PL0,
-    B_PT0,
-    B_TYPE,
-    BOX,
-    CYLINDER,
-    FEAT_EDGE,
-    FEAT_OTHER_POINT,
-    FEAT_POINT,
-)
+from ..common.arrays import BODY_I, plane_at, point_at
+from ..common.layout import BOX, CYLINDER, FEAT_EDGE, FEAT_OTHER_POINT, FEAT_POINT
 from ..common.math import closest_point_segment, closest_points_segments, vec3
 from .manifold import clipped_face_contacts
 from .narrowphase import emit, sample_point
@@ -60,17 +50,16 @@ def deepest_on_segment(p0, p1, stype, prm, pos, rot, planes: ti.template(), pl0,
 
 @ti.func
 def collide_rounded(points: ti.template(), planes: ti.template(), e, p, base, cap, margin, pos, rot, bd, prm,
-                    infl, posj, rotj, bdj, prmj, inflj, c_count: ti.template(),
-                    c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template()):
+                    infl, posj, rotj, bdj, prmj, inflj, D: ti.template()):
     """Pairs with a sphere or capsule (a segment inflated by its radius; a sphere's segment has zero length).
     Two rounded shapes: the closest points of their segments, plus each end point against the other
     segment (parallel capsules rest on two points). A rounded shape against a box, cylinder or mesh: the
     segment's end points and its deepest interior point against that shape's signed distance. Normals point
     from the pair's other body (j) to its body (i)."""
-    p0i = pos + rot @ points[bd[B_PT0]]
-    p1i = pos + rot @ points[bd[B_PT0] + bd[B_NPT] - 1]
-    p0j = posj + rotj @ points[bdj[B_PT0]]
-    p1j = posj + rotj @ points[bdj[B_PT0] + bdj[B_NPT] - 1]
+    p0i = pos + rot @ point_at(points, bd[BODY_I.point0])
+    p1i = pos + rot @ point_at(points, bd[BODY_I.point0] + bd[BODY_I.n_points] - 1)
+    p0j = posj + rotj @ point_at(points, bdj[BODY_I.point0])
+    p1j = posj + rotj @ point_at(points, bdj[BODY_I.point0] + bdj[BODY_I.n_points] - 1)
     if infl > 0.0 and inflj > 0.0:
         for k in range(5):
             ci = p0i
@@ -87,16 +76,16 @@ def collide_rounded(points: ti.template(), planes: ti.template(), e, p, base, ca
             sd = d - infl - inflj
             if sd < margin and d > 1e-12:
                 nw = (ci - cj) / d
-                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, ci - nw * infl, nw, -sd,
+                emit(D, e, p, base, cap, ci - nw * infl, nw, -sd,
                      FEAT_POINT + k, True)
     else:
         # the rounded side r against the polyhedral side s; sgn turns normals into "from j to i"
         r0, r1, rad = p0i, p1i, infl
-        s_type, s_prm, s_pos, s_rot, s_pl0, s_npl = bdj[B_TYPE], prmj, posj, rotj, bdj[B_PL0], bdj[B_NPL]
+        s_type, s_prm, s_pos, s_rot, s_pl0, s_npl = bdj[BODY_I.shape], prmj, posj, rotj, bdj[BODY_I.plane0], bdj[BODY_I.n_planes]
         sgn = 1.0
         if infl == 0.0:
             r0, r1, rad = p0j, p1j, inflj
-            s_type, s_prm, s_pos, s_rot, s_pl0, s_npl = bd[B_TYPE], prm, pos, rot, bd[B_PL0], bd[B_NPL]
+            s_type, s_prm, s_pos, s_rot, s_pl0, s_npl = bd[BODY_I.shape], prm, pos, rot, bd[BODY_I.plane0], bd[BODY_I.n_planes]
             sgn = -1.0
         t_deep = deepest_on_segment(r0, r1, s_type, s_prm, s_pos, s_rot, planes, s_pl0, s_npl)
         for k in range(3):
@@ -106,7 +95,7 @@ def collide_rounded(points: ti.template(), planes: ti.template(), e, p, base, ca
             sd -= rad
             if sd < margin:
                 n_out = s_rot @ ns  # outward from the polyhedral side, towards the rounded one
-                emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw - n_out * rad,
+                emit(D, e, p, base, cap, pw - n_out * rad,
                      sgn * n_out, -sd, FEAT_POINT + k, True)
 
 
@@ -123,8 +112,7 @@ def box_face_towards(c, r, h, d):
 
 
 @ti.func
-def box_face_contacts(c_r, r_r, h_r, c_i, r_i, h_i, nr, n_pair, margin, e, p, base, cap, c_count: ti.template(),
-                      c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template()):
+def box_face_contacts(c_r, r_r, h_r, c_i, r_i, h_i, nr, n_pair, margin, e, p, base, cap, D: ti.template()):
     """Contacts of an incident box face against a reference box face with outward normal ``nr``: the
     incident face's corners clipped (Sutherland-Hodgman) to the reference face's rectangle, each kept point
     with its depth below the reference face, emitted with the pair's normal ``n_pair`` (from its ``a`` side
@@ -174,7 +162,7 @@ def box_face_contacts(c_r, r_r, h_r, c_i, r_i, h_i, nr, n_pair, margin, e, p, ba
         x = vec3(poly[k, 0], poly[k, 1], poly[k, 2])
         depth = -(x - fc).dot(nr)
         if depth > -margin:
-            emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, x, n_pair, depth, FEAT_EDGE + 16 + k,
+            emit(D, e, p, base, cap, x, n_pair, depth, FEAT_EDGE + 16 + k,
                  False)
 
 
@@ -182,30 +170,29 @@ def box_face_contacts(c_r, r_r, h_r, c_i, r_i, h_i, nr, n_pair, margin, e, p, ba
 def core_half(bd, prm, rot):
     """Half of a body's core segment (world): a cylinder's axis from centre to cap, zero for other shapes."""
     h = vec3(0.0, 0.0, 0.0)
-    if bd[B_TYPE] == CYLINDER:
+    if bd[BODY_I.shape] == CYLINDER:
         h = vec3(rot[0, 2], rot[1, 2], rot[2, 2]) * prm[1]
     return h
 
 
 @ti.func
 def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base, cap, margin, pos, rot, bd, prm,
-                       posj, rotj, bdj, prmj, c_count: ti.template(),
-                       c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(), c_feat: ti.template()):
+                       posj, rotj, bdj, prmj, D: ti.template()):
     """Boxes, cylinders and convex meshes: the contact normal is the face axis of least overlap (a
     separating-axis test over both shapes' face normals and the centre line), shared by all contacts of
     the pair; contacts are the sample points of each shape inside (or within the margin of) the other,
     with their depth measured along that normal."""
     best = 1e300
     n = vec3(0.0, 0.0, 1.0)
-    n_axes = bdj[B_NPL] + bd[B_NPL] + 1
+    n_axes = bdj[BODY_I.n_planes] + bd[BODY_I.n_planes] + 1
     best_k = -1
     for k in range(n_axes):
         axis = vec3(0.0, 0.0, 0.0)
-        if k < bdj[B_NPL]:
-            pl = planes[bdj[B_PL0] + k]
+        if k < bdj[BODY_I.n_planes]:
+            pl = plane_at(planes, bdj[BODY_I.plane0] + k)
             axis = rotj @ vec3(pl[0], pl[1], pl[2])
         elif k < n_axes - 1:
-            pl = planes[bd[B_PL0] + k - bdj[B_NPL]]
+            pl = plane_at(planes, bd[BODY_I.plane0] + k - bdj[BODY_I.n_planes])
             axis = -(rot @ vec3(pl[0], pl[1], pl[2]))
         else:  # between the bodies' cores: a cylinder's axis segment, another shape's centre
             on_i, on_j = closest_points_segments(pos - core_half(bd, prm, rot), pos + core_half(bd, prm, rot),
@@ -215,8 +202,8 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
                 axis = pos - posj
         if axis.norm() > 1e-12:
             axis = axis / axis.norm()
-            overlap = support(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, posj, rotj, axis) + \
-                support(points, bd[B_PT0], bd[B_NPT], bd[B_TYPE], prm, pos, rot, -axis)
+            overlap = support(points, bdj[BODY_I.point0], bdj[BODY_I.n_points], bdj[BODY_I.shape], prmj, posj, rotj, axis) + \
+                support(points, bd[BODY_I.point0], bd[BODY_I.n_points], bd[BODY_I.shape], prm, pos, rot, -axis)
             if overlap < best - 1e-12:
                 best = overlap
                 n = axis
@@ -225,7 +212,7 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
     # resting face contacts never flip to an edge), and then the pair touches edge on edge (crossed beams)
     edge_a = -1
     edge_b = -1
-    if bd[B_TYPE] == BOX and bdj[B_TYPE] == BOX:
+    if bd[BODY_I.shape] == BOX and bdj[BODY_I.shape] == BOX:
         best_face = best
         for k in range(9):
             a = k // 3
@@ -235,8 +222,8 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
                 axis = axis / axis.norm()
                 if axis.dot(pos - posj) < 0.0:
                     axis = -axis
-                overlap = support(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, posj, rotj, axis) + \
-                    support(points, bd[B_PT0], bd[B_NPT], bd[B_TYPE], prm, pos, rot, -axis)
+                overlap = support(points, bdj[BODY_I.point0], bdj[BODY_I.n_points], bdj[BODY_I.shape], prmj, posj, rotj, axis) + \
+                    support(points, bd[BODY_I.point0], bd[BODY_I.n_points], bd[BODY_I.shape], prm, pos, rot, -axis)
                 if overlap < best - 1e-12 and overlap < 0.95 * best_face - 1e-9:
                     best = overlap
                     n = axis
@@ -256,36 +243,34 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
         ej = vec3(rotj[0, edge_a], rotj[1, edge_a], rotj[2, edge_a]) * prmj[edge_a]
         ei = vec3(rot[0, edge_b], rot[1, edge_b], rot[2, edge_b]) * prm[edge_b]
         _on_j, on_i = closest_points_segments(cj - ej, cj + ej, ci - ei, ci + ei)
-        emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, on_i, n, best, FEAT_EDGE + edge_a * 3 + edge_b,
+        emit(D, e, p, base, cap, on_i, n, best, FEAT_EDGE + edge_a * 3 + edge_b,
              False)
-    elif best > -margin and bd[B_TYPE] == BOX and bdj[B_TYPE] == BOX and best_k < n_axes - 1:
+    elif best > -margin and bd[BODY_I.shape] == BOX and bdj[BODY_I.shape] == BOX and best_k < n_axes - 1:
         # two boxes meeting face to face: the incident face clipped to the reference face (crossed beams
         # touch where neither has a corner inside the other)
-        if best_k < bdj[B_NPL]:
-            box_face_contacts(posj, rotj, prmj, pos, rot, prm, n, n, margin, e, p, base, cap, c_count, c_pos,
-                              c_nrm, c_depth, c_feat)
+        if best_k < bdj[BODY_I.n_planes]:
+            box_face_contacts(posj, rotj, prmj, pos, rot, prm, n, n, margin, e, p, base, cap, D)
         else:
-            box_face_contacts(pos, rot, prm, posj, rotj, prmj, -n, n, margin, e, p, base, cap, c_count, c_pos,
-                              c_nrm, c_depth, c_feat)
+            box_face_contacts(pos, rot, prm, posj, rotj, prmj, -n, n, margin, e, p, base, cap, D)
     elif best > -margin:
         found = clipped_face_contacts(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, posj, rotj, bdj,
-                                      prmj, n, c_count, c_pos, c_nrm, c_depth, c_feat)
+                                      prmj, n, D)
         if found == 0:  # faces that do not overlap across the normal: each body's sample points inside the other
-            front_j = support(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, posj, rotj, n)
-            back_i = -support(points, bd[B_PT0], bd[B_NPT], bd[B_TYPE], prm, pos, rot, -n)
+            front_j = support(points, bdj[BODY_I.point0], bdj[BODY_I.n_points], bdj[BODY_I.shape], prmj, posj, rotj, n)
+            back_i = -support(points, bd[BODY_I.point0], bd[BODY_I.n_points], bd[BODY_I.shape], prm, pos, rot, -n)
             to_j = rot.transpose() @ (-n)
-            for k in range(bd[B_NPT] + (2 if bd[B_TYPE] == CYLINDER else 0)):
-                pb, ok = sample_point(points, bd[B_PT0], bd[B_NPT], bd[B_TYPE], prm, to_j, k)
+            for k in range(bd[BODY_I.n_points] + (2 if bd[BODY_I.shape] == CYLINDER else 0)):
+                pb, ok = sample_point(points, bd[BODY_I.point0], bd[BODY_I.n_points], bd[BODY_I.shape], prm, to_j, k)
                 pw = pos + rot @ pb
-                sd, _nj = shape_sdf(bdj[B_TYPE], prmj, rotj.transpose() @ (pw - posj), planes, bdj[B_PL0], bdj[B_NPL])
+                sd, _nj = shape_sdf(bdj[BODY_I.shape], prmj, rotj.transpose() @ (pw - posj), planes, bdj[BODY_I.plane0], bdj[BODY_I.n_planes])
                 if ok and sd < margin:
-                    emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw, n, front_j - n.dot(pw),
+                    emit(D, e, p, base, cap, pw, n, front_j - n.dot(pw),
                          FEAT_POINT + k, True)
             to_i = rotj.transpose() @ n
-            for k in range(bdj[B_NPT] + (2 if bdj[B_TYPE] == CYLINDER else 0)):
-                pb, ok = sample_point(points, bdj[B_PT0], bdj[B_NPT], bdj[B_TYPE], prmj, to_i, k)
+            for k in range(bdj[BODY_I.n_points] + (2 if bdj[BODY_I.shape] == CYLINDER else 0)):
+                pb, ok = sample_point(points, bdj[BODY_I.point0], bdj[BODY_I.n_points], bdj[BODY_I.shape], prmj, to_i, k)
                 pw = posj + rotj @ pb
-                sd, _ni = shape_sdf(bd[B_TYPE], prm, rot.transpose() @ (pw - pos), planes, bd[B_PL0], bd[B_NPL])
+                sd, _ni = shape_sdf(bd[BODY_I.shape], prm, rot.transpose() @ (pw - pos), planes, bd[BODY_I.plane0], bd[BODY_I.n_planes])
                 if ok and sd < margin:
-                    emit(c_count, c_pos, c_nrm, c_depth, c_feat, e, p, base, cap, pw, n, n.dot(pw) - back_i,
+                    emit(D, e, p, base, cap, pw, n, n.dot(pw) - back_i,
                          FEAT_OTHER_POINT + k, True)

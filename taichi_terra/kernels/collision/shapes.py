@@ -4,6 +4,7 @@ Link frames have their origin at the centre of mass; capsule and cylinder axes a
 """
 import taichi as ti
 
+from ..common.arrays import plane_at, point_at
 from ..common.layout import BOX, CAPSULE, CYLINDER, MESH, SPHERE
 
 vec3 = ti.math.vec3
@@ -64,7 +65,7 @@ def shape_sdf(stype, prm, p, planes: ti.template(), pl0, npl):
     elif stype == MESH:
         sd = -1e300
         for k in range(npl):
-            pl = planes[pl0 + k]
+            pl = plane_at(planes, pl0 + k)
             dist = pl[0] * p[0] + pl[1] * p[1] + pl[2] * p[2] - pl[3]
             if dist > sd:
                 sd = dist
@@ -93,7 +94,7 @@ def shape_exit(stype, prm, p, d, planes: ti.template(), pl0, npl):
     t_exit = 1e300
     n = vec3(0.0, 0.0, 0.0)
     for k in range(npl):
-        pl = planes[pl0 + k]
+        pl = plane_at(planes, pl0 + k)
         nk = vec3(pl[0], pl[1], pl[2])
         den = nk.dot(d)
         if den > 1e-12:
@@ -164,7 +165,7 @@ def shape_ray_entry(stype, prm, o, d, planes: ti.template(), pl0, npl):
                     t1 = ti.max(t1, s0)  # (the interval is non-empty even where the line misses both caps)
     else:
         for k in range(npl):
-            pl = planes[pl0 + k]
+            pl = plane_at(planes, pl0 + k)
             nk = vec3(pl[0], pl[1], pl[2])
             den = nk.dot(d)
             dist = pl[3] - nk.dot(o)  # >= 0 inside this face's half-space at t = 0
@@ -204,8 +205,8 @@ def footprint_width(stype, prm, r_l, points: ti.template(), pt0, npt):
             lo = vec3(1e300, 1e300, 1e300)
             hi = -lo
             for k in range(npt):
-                lo = ti.min(lo, points[pt0 + k])
-                hi = ti.max(hi, points[pt0 + k])
+                lo = ti.min(lo, point_at(points, pt0 + k))
+                hi = ti.max(hi, point_at(points, pt0 + k))
             half = 0.5 * (hi - lo)
         g = ti.Matrix.zero(float, 3, 2)
         for k in ti.static(range(3)):

@@ -18,13 +18,65 @@ Per env, in order:
 """
 import taichi as ti
 
+from ..common.schema import get, row
 from .geometry import com_of, object_mtv, refresh_object, rot
-from .layout import (DRIVEN, EI_PAIRS, EI_STAMP, EI_SWEEPS, EPS, F_BOUNCE, F_FREE_A, F_FREE_B,
-                            F_NEAR, F_PUSHED, F_RECORDED, F_TOUCHING, KIN_OMNI, LEVER_TOL, OF_BOUND, OF_INV_I, OF_INV_M,
-                            OF_MU, OF_REST, OF_TRACTION, OI_KIN, OI_KIND, OI_MAP, OS_BLOCK, OS_COUNT, OS_LEVEL,
-                            OS_SEEN, OS_STACK, P_DT, P_ITERS, P_MOVE_TOL, P_REST, P_SLOP, PASSIVE, PF_BNX, PF_BNY, PF_DEPTH,
-                            PF_FORCE, PF_IMP, PF_NX, PF_NY, PF_PX, PF_PY, PF_TARGET, PF_TNX, PF_TNY, PI_A, PI_B,
-                            PI_FLAGS, PI_ORDER, STATIC)
+from .layout import (
+    DRIVEN,
+    EI_PAIRS,
+    EI_STAMP,
+    EI_SWEEPS,
+    EPS,
+    F_BOUNCE,
+    F_FREE_A,
+    F_FREE_B,
+    F_NEAR,
+    F_PUSHED,
+    F_RECORDED,
+    F_TOUCHING,
+    KIN_OMNI,
+    LEVER_TOL,
+    MAP_F,
+    MAP_I,
+    OF_BOUND,
+    OF_INV_I,
+    OF_INV_M,
+    OF_MU,
+    OF_REST,
+    OF_TRACTION,
+    OI_KIN,
+    OI_KIND,
+    OI_MAP,
+    OS_BLOCK,
+    OS_COUNT,
+    OS_LEVEL,
+    OS_SEEN,
+    OS_STACK,
+    P_DT,
+    P_ITERS,
+    P_MOVE_TOL,
+    P_REST,
+    P_SLOP,
+    PASSIVE,
+    PF_BNX,
+    PF_BNY,
+    PF_DEPTH,
+    PF_FORCE,
+    PF_IMP,
+    PF_NX,
+    PF_NY,
+    PF_PX,
+    PF_PY,
+    PF_TARGET,
+    PF_TNX,
+    PF_TNY,
+    PI_A,
+    PI_B,
+    PI_FLAGS,
+    PI_ORDER,
+    STATIC,
+    PlanarModel,
+    load_offsets,
+)
 
 vec2 = ti.math.vec2
 
@@ -33,10 +85,10 @@ vec2 = ti.math.vec2
 def drive_velocity(e, k, pose: ti.template(), cmd: ti.template(), obj_i: ti.template()):
     """World-frame velocity [m/s] the drive of object ``k`` is commanding (zero for undriven objects)."""
     v = vec2(0.0, 0.0)
-    if obj_i[k][OI_KIND] == DRIVEN:
+    if row(obj_i, 0, k)[OI_KIND] == DRIVEN:
         q, u = pose[e, k], cmd[e, k]
         c, s = ti.cos(q[2]), ti.sin(q[2])
-        if obj_i[k][OI_KIN] == KIN_OMNI:
+        if row(obj_i, 0, k)[OI_KIN] == KIN_OMNI:
             v = rot(c, s, u[0], u[1])
         else:
             v = vec2(c * u[0], s * u[0])
@@ -50,20 +102,20 @@ def candidates(e, nk, cap, margin, pose: ti.template(), obj_i: ti.template(), ob
     count kept and the count dropped because the table was full."""
     n, dropped = 0, 0
     for a in range(nk):
-        ca, ra = com_of(e, a, pose, obj_f), obj_f[a][OF_BOUND]
+        ca, ra = com_of(e, a, pose, obj_f), row(obj_f, 0, a)[OF_BOUND]
         for b in range(a + 1, nk):
-            if obj_f[a][OF_INV_M] + obj_f[b][OF_INV_M] > 0.0:
+            if row(obj_f, 0, a)[OF_INV_M] + row(obj_f, 0, b)[OF_INV_M] > 0.0:
                 near = False
-                ma, mb = obj_i[a][OI_MAP], obj_i[b][OI_MAP]
+                ma, mb = row(obj_i, 0, a)[OI_MAP], row(obj_i, 0, b)[OI_MAP]
                 if ma >= 0 or mb >= 0:
-                    m, c, r = ma, com_of(e, b, pose, obj_f), obj_f[b][OF_BOUND] + margin
+                    m, c, r = ma, com_of(e, b, pose, obj_f), row(obj_f, 0, b)[OF_BOUND] + margin
                     if mb >= 0:
                         m, c, r = mb, ca, ra + margin
-                    mf = map_f[m]
-                    x1, y1 = mf[0] + mf[2] * map_i[m][0], mf[1] + mf[2] * map_i[m][1]
-                    near = c[0] + r >= mf[0] and c[0] - r <= x1 and c[1] + r >= mf[1] and c[1] - r <= y1
+                    mf = row(map_f, 0, m)
+                    x1, y1 = mf[MAP_F.origin] + mf[MAP_F.cell] * row(map_i, 0, m)[MAP_I.nx], mf[MAP_F.origin + 1] + mf[MAP_F.cell] * row(map_i, 0, m)[MAP_I.ny]
+                    near = c[0] + r >= mf[MAP_F.origin] and c[0] - r <= x1 and c[1] + r >= mf[MAP_F.origin + 1] and c[1] - r <= y1
                 else:
-                    near = (com_of(e, b, pose, obj_f) - ca).norm() <= ra + obj_f[b][OF_BOUND] + margin
+                    near = (com_of(e, b, pose, obj_f) - ca).norm() <= ra + row(obj_f, 0, b)[OF_BOUND] + margin
                 if near:
                     if n < cap:
                         pair_i[e, n] = ti.Vector([a, b, 0, n])
@@ -94,7 +146,7 @@ def anchored_order(e, nk, n, obj_f: ti.template(), pair_i: ti.template(), order_
     stable counting passes (by the higher level, then the lower), written to the pairs' order column."""
     unreached = nk + 1
     for k in range(nk):
-        obj_s[e, k][OS_LEVEL] = 0 if obj_f[k][OF_INV_M] <= 0.0 else unreached
+        obj_s[e, k][OS_LEVEL] = 0 if row(obj_f, 0, k)[OF_INV_M] <= 0.0 else unreached
     changed = True
     while changed:
         changed = False
@@ -171,7 +223,7 @@ def load(e, start, direction, n, obj_f: ti.template(), pair_i: ti.template(), pa
     while top > 0:
         top -= 1
         cur = obj_s[e, top][OS_STACK]
-        total += obj_f[cur][OF_TRACTION]
+        total += row(obj_f, 0, cur)[OF_TRACTION]
         for p in range(n):
             if pair_i[e, p][PI_FLAGS] & F_TOUCHING:
                 a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
@@ -205,10 +257,10 @@ def separate(e, p, nrm, depth, point, n, nblk, params: ti.template(), pose: ti.t
              obj_s: ti.template(), blk: ti.template(), blk_next: ti.template(), env_i: ti.template()):
     """Remove the overlap of pair ``p`` (normal from b toward a); returns (moved, blockers used)."""
     a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
-    fa, fb = obj_f[a], obj_f[b]
-    kind_a, kind_b = obj_i[a][OI_KIND], obj_i[b][OI_KIND]
-    d = depth + params[P_SLOP]
-    moved = d > params[P_MOVE_TOL]  # otherwise the pair only rests against each other
+    fa, fb = row(obj_f, 0, a), row(obj_f, 0, b)
+    kind_a, kind_b = row(obj_i, 0, a)[OI_KIND], row(obj_i, 0, b)[OI_KIND]
+    d = depth + get(params, 0, 0, P_SLOP)
+    moved = d > get(params, 0, 0, P_MOVE_TOL)  # otherwise the pair only rests against each other
     cone_a = fa[OF_MU] if kind_a == PASSIVE else -1.0
     cone_b = fb[OF_MU] if kind_b == PASSIVE else -1.0
     move_a, gain_a = free_motion(e, a, nrm, cone_a, obj_s, blk, blk_next)
@@ -296,124 +348,132 @@ def separate(e, p, nrm, depth, point, n, nblk, params: ti.template(), pose: ti.t
 
 
 @ti.kernel
-def contact_step(params: ti.types.ndarray(), obj_i: ti.types.ndarray(), obj_f: ti.types.ndarray(),
-                 piece_i: ti.types.ndarray(), lv: ti.types.ndarray(), map_i: ti.types.ndarray(),
-                 map_f: ti.types.ndarray(), bucket_off: ti.types.ndarray(), bucket_item: ti.types.ndarray(),
-                 pose: ti.types.ndarray(), pose0: ti.types.ndarray(), vel: ti.types.ndarray(),
-                 cmd: ti.types.ndarray(), wv: ti.types.ndarray(), pair_i: ti.types.ndarray(),
-                 pair_f: ti.types.ndarray(), order_tmp: ti.types.ndarray(), blk: ti.types.ndarray(),
-                 blk_next: ti.types.ndarray(), obj_s: ti.types.ndarray(), env_i: ti.types.ndarray()):
-    ne, nk, cap = pose.shape[0], pose.shape[1], pair_i.shape[1]
-    dt, slop, rest = params[P_DT], params[P_SLOP], params[P_REST]
-    iterations = ti.cast(params[P_ITERS], ti.i32)
-    for e in range(ne):
-        # 1. candidates: bounding circles within the margin
-        travel = 0.0
-        for k in range(nk):
-            obj_s[e, k][OS_SEEN] = 0
-            if obj_i[k][OI_KIND] != STATIC:
-                travel = ti.max(travel, vec2(vel[e, k][0], vel[e, k][1]).norm())
-        # two steps of the fastest travel plus the slop, and at least the rest tolerance, so that resting
-        # contacts are reported whether or not anything moves
-        margin = 2.0 * travel * dt + slop + rest
-        n, dropped = candidates(e, nk, cap, margin, pose, obj_i, obj_f, map_i, map_f, pair_i, pair_f)
-        env_i[e] = ti.Vector([n, dropped, 0, 0])
-        # 2. pass 0 keeps the candidates whose pieces come within the margin (so a long wall is a neighbour
-        # only of what is near it) and sorts them outward from immovable objects; 3. passes 1.. are the
-        # sweeps. One loop, so that the overlap test is compiled once.
-        n_touch = 0
-        sweeps = 0
-        for it in range(iterations + 1):
-            nblk = 0
-            if it > 0:
-                for k in range(nk):
-                    obj_s[e, k][OS_BLOCK] = -1
-            moved = False
-            n_tasks = n
-            if it > 0:
-                n_tasks = n_touch + n
-            for t in range(n_tasks):
-                touch_pass = it > 0 and t < n_touch
-                p = t
-                if it > 0 and t >= n_touch:
-                    p = pair_i[e, t - n_touch][PI_ORDER]
-                a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
-                skip = False
-                if touch_pass:
-                    pair_i[e, p][PI_FLAGS] &= ~F_TOUCHING
-                    skip = not (obj_i[a][OI_KIND] == PASSIVE and obj_i[b][OI_KIND] == PASSIVE
-                                and obj_f[a][OF_INV_M] * obj_f[b][OF_INV_M] > 0.0)
-                if not skip:
-                    tol = rest
-                    if it == 0:
-                        tol = margin
-                    found, nrm, depth, point = object_mtv(e, a, b, tol, pose, obj_i, obj_f, piece_i, wv, map_i,
-                                                          map_f, bucket_off, bucket_item)
-                    if it == 0:
-                        if found:
-                            pair_i[e, p][PI_FLAGS] = F_NEAR
-                    elif touch_pass:
-                        if found:
-                            pair_i[e, p][PI_FLAGS] |= F_TOUCHING
-                            pair_f[e, p][PF_TNX] = nrm[0]
-                            pair_f[e, p][PF_TNY] = nrm[1]
-                    elif found:
-                        m, nblk = separate(e, p, nrm, depth, point, n, nblk, params, pose, vel, cmd, obj_i, obj_f,
-                                           piece_i, lv, wv, pair_i, pair_f, obj_s, blk, blk_next, env_i)
-                        moved = moved or m
-            if it == 0:
-                n = keep_near(e, n, pair_i)
-                env_i[e][EI_PAIRS] = n
-                anchored_order(e, nk, n, obj_f, pair_i, order_tmp, obj_s)
-                for p in range(n):  # which bodies touch matters only to the load a driver pushes
-                    ka, kb = obj_i[pair_i[e, p][PI_A]][OI_KIND], obj_i[pair_i[e, p][PI_B]][OI_KIND]
-                    if (ka == DRIVEN and kb == PASSIVE) or (kb == DRIVEN and ka == PASSIVE):
-                        n_touch = n
-                moved = True
-            else:
-                sweeps = it
-            if not moved:
-                break
-        env_i[e][EI_SWEEPS] = sweeps
-        # 4. apply: velocities from the position change (of the centre of mass), headings wrapped
-        for k in range(nk):
-            if obj_i[k][OI_KIND] != STATIC:
-                q, q0 = pose[e, k], pose0[e, k]
-                if q[0] != q0[0] or q[1] != q0[1] or q[2] != q0[2]:
-                    pose[e, k] = q0
-                    c0 = com_of(e, k, pose, obj_f)
-                    pose[e, k] = q
-                    c1 = com_of(e, k, pose, obj_f)
-                    vel[e, k] += ti.Vector([(c1[0] - c0[0]) / dt, (c1[1] - c0[1]) / dt, (q[2] - q0[2]) / dt])
-                    pose[e, k][2] = ti.atan2(ti.sin(q[2]), ti.cos(q[2]))
-        # forces: multipliers over dt^2, capped at the traction of a driven object pushing into the contact
-        for p in range(n):
-            if pair_i[e, p][PI_FLAGS] & F_PUSHED:
-                force = pair_f[e, p][PF_IMP] / (dt * dt)
-                nrm = vec2(pair_f[e, p][PF_NX], pair_f[e, p][PF_NY])
-                for side in range(2):
-                    k = pair_i[e, p][PI_A] if side == 0 else pair_i[e, p][PI_B]
-                    into = -nrm if side == 0 else nrm
-                    if obj_i[k][OI_KIND] == DRIVEN and drive_velocity(e, k, pose, cmd, obj_i).dot(into) > 0.0:
-                        force = ti.min(force, obj_f[k][OF_TRACTION])
-                pair_f[e, p][PF_FORCE] = force
-        # restitution: what the position fold left short of the target separation speed, to the free
-        # passive bodies, shared by inverse mass
-        for i in range(n):
-            p = pair_i[e, i][PI_ORDER]
-            flags = pair_i[e, p][PI_FLAGS]
-            if flags & F_BOUNCE:
-                a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
-                wa, wb = 0.0, 0.0
-                if obj_i[a][OI_KIND] == PASSIVE and (flags & F_FREE_A):
-                    wa = obj_f[a][OF_INV_M]
-                if obj_i[b][OI_KIND] == PASSIVE and (flags & F_FREE_B):
-                    wb = obj_f[b][OF_INV_M]
-                if wa + wb > 0.0:
-                    bn = vec2(pair_f[e, p][PF_BNX], pair_f[e, p][PF_BNY])
-                    separating = vec2(vel[e, a][0] - vel[e, b][0], vel[e, a][1] - vel[e, b][1]).dot(bn)
-                    missing = pair_f[e, p][PF_TARGET] - separating
-                    if missing > 0.0:
-                        ga, gb = missing * wa / (wa + wb) * bn, missing * wb / (wa + wb) * bn
-                        vel[e, a] += ti.Vector([ga[0], ga[1], 0.0])
-                        vel[e, b] -= ti.Vector([gb[0], gb[1], 0.0])
+def contact_step(model_i: ti.types.ndarray(), model_f: ti.types.ndarray(), pose: ti.types.ndarray(),
+                 pose0: ti.types.ndarray(), vel: ti.types.ndarray(), cmd: ti.types.ndarray(), wv: ti.types.ndarray(),
+                 pair_i: ti.types.ndarray(), pair_f: ti.types.ndarray(), order_tmp: ti.types.ndarray(),
+                 blk: ti.types.ndarray(), blk_next: ti.types.ndarray(), obj_s: ti.types.ndarray(),
+                 env_i: ti.types.ndarray()):
+    for e in range(pose.shape[0]):
+        contact_env(e, PlanarModel(load_offsets(model_i), model_i, model_f), pose, pose0, vel, cmd, wv, pair_i,
+                    pair_f, order_tmp, blk, blk_next, obj_s, env_i)
+
+
+@ti.func
+def contact_env(e, M: ti.template(), pose: ti.template(), pose0: ti.template(), vel: ti.template(),
+                cmd: ti.template(), wv: ti.template(), pair_i: ti.template(), pair_f: ti.template(),
+                order_tmp: ti.template(), blk: ti.template(), blk_next: ti.template(), obj_s: ti.template(),
+                env_i: ti.template()):
+    """The contact step of env ``e`` (the stages are listed in the module docstring)."""
+    nk, cap = pose.shape[1], pair_i.shape[1]
+    dt, slop, rest = get(M.params, 0, 0, P_DT), get(M.params, 0, 0, P_SLOP), get(M.params, 0, 0, P_REST)
+    iterations = ti.cast(get(M.params, 0, 0, P_ITERS), ti.i32)
+    # 1. candidates: bounding circles within the margin
+    travel = 0.0
+    for k in range(nk):
+        obj_s[e, k][OS_SEEN] = 0
+        if row(M.obj_i, 0, k)[OI_KIND] != STATIC:
+            travel = ti.max(travel, vec2(vel[e, k][0], vel[e, k][1]).norm())
+    # two steps of the fastest travel plus the slop, and at least the rest tolerance, so that resting
+    # contacts are reported whether or not anything moves
+    margin = 2.0 * travel * dt + slop + rest
+    n, dropped = candidates(e, nk, cap, margin, pose, M.obj_i, M.obj_f, M.map_i, M.map_f, pair_i, pair_f)
+    env_i[e] = ti.Vector([n, dropped, 0, 0])
+    # 2. pass 0 keeps the candidates whose pieces come within the margin (so a long wall is a neighbour
+    # only of what is near it) and sorts them outward from immovable objects; 3. passes 1.. are the
+    # sweeps. One loop, so that the overlap test is compiled once.
+    n_touch = 0
+    sweeps = 0
+    for it in range(iterations + 1):
+        nblk = 0
+        if it > 0:
+            for k in range(nk):
+                obj_s[e, k][OS_BLOCK] = -1
+        moved = False
+        n_tasks = n
+        if it > 0:
+            n_tasks = n_touch + n
+        for t in range(n_tasks):
+            touch_pass = it > 0 and t < n_touch
+            p = t
+            if it > 0 and t >= n_touch:
+                p = pair_i[e, t - n_touch][PI_ORDER]
+            a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
+            skip = False
+            if touch_pass:
+                pair_i[e, p][PI_FLAGS] &= ~F_TOUCHING
+                skip = not (row(M.obj_i, 0, a)[OI_KIND] == PASSIVE and row(M.obj_i, 0, b)[OI_KIND] == PASSIVE
+                            and row(M.obj_f, 0, a)[OF_INV_M] * row(M.obj_f, 0, b)[OF_INV_M] > 0.0)
+            if not skip:
+                tol = rest
+                if it == 0:
+                    tol = margin
+                found, nrm, depth, point = object_mtv(e, a, b, tol, pose, M.obj_i, M.obj_f, M.piece_i, wv, M.map_i,
+                                                      M.map_f, M.bucket_off, M.bucket_item)
+                if it == 0:
+                    if found:
+                        pair_i[e, p][PI_FLAGS] = F_NEAR
+                elif touch_pass:
+                    if found:
+                        pair_i[e, p][PI_FLAGS] |= F_TOUCHING
+                        pair_f[e, p][PF_TNX] = nrm[0]
+                        pair_f[e, p][PF_TNY] = nrm[1]
+                elif found:
+                    m, nblk = separate(e, p, nrm, depth, point, n, nblk, M.params, pose, vel, cmd, M.obj_i, M.obj_f,
+                                       M.piece_i, M.lv, wv, pair_i, pair_f, obj_s, blk, blk_next, env_i)
+                    moved = moved or m
+        if it == 0:
+            n = keep_near(e, n, pair_i)
+            env_i[e][EI_PAIRS] = n
+            anchored_order(e, nk, n, M.obj_f, pair_i, order_tmp, obj_s)
+            for p in range(n):  # which bodies touch matters only to the load a driver pushes
+                ka, kb = row(M.obj_i, 0, pair_i[e, p][PI_A])[OI_KIND], row(M.obj_i, 0, pair_i[e, p][PI_B])[OI_KIND]
+                if (ka == DRIVEN and kb == PASSIVE) or (kb == DRIVEN and ka == PASSIVE):
+                    n_touch = n
+            moved = True
+        else:
+            sweeps = it
+        if not moved:
+            break
+    env_i[e][EI_SWEEPS] = sweeps
+    # 4. apply: velocities from the position change (of the centre of mass), headings wrapped
+    for k in range(nk):
+        if row(M.obj_i, 0, k)[OI_KIND] != STATIC:
+            q, q0 = pose[e, k], pose0[e, k]
+            if q[0] != q0[0] or q[1] != q0[1] or q[2] != q0[2]:
+                pose[e, k] = q0
+                c0 = com_of(e, k, pose, M.obj_f)
+                pose[e, k] = q
+                c1 = com_of(e, k, pose, M.obj_f)
+                vel[e, k] += ti.Vector([(c1[0] - c0[0]) / dt, (c1[1] - c0[1]) / dt, (q[2] - q0[2]) / dt])
+                pose[e, k][2] = ti.atan2(ti.sin(q[2]), ti.cos(q[2]))
+    # forces: multipliers over dt^2, capped at the traction of a driven object pushing into the contact
+    for p in range(n):
+        if pair_i[e, p][PI_FLAGS] & F_PUSHED:
+            force = pair_f[e, p][PF_IMP] / (dt * dt)
+            nrm = vec2(pair_f[e, p][PF_NX], pair_f[e, p][PF_NY])
+            for side in range(2):
+                k = pair_i[e, p][PI_A] if side == 0 else pair_i[e, p][PI_B]
+                into = -nrm if side == 0 else nrm
+                if row(M.obj_i, 0, k)[OI_KIND] == DRIVEN and drive_velocity(e, k, pose, cmd, M.obj_i).dot(into) > 0.0:
+                    force = ti.min(force, row(M.obj_f, 0, k)[OF_TRACTION])
+            pair_f[e, p][PF_FORCE] = force
+    # restitution: what the position fold left short of the target separation speed, to the free
+    # passive bodies, shared by inverse mass
+    for i in range(n):
+        p = pair_i[e, i][PI_ORDER]
+        flags = pair_i[e, p][PI_FLAGS]
+        if flags & F_BOUNCE:
+            a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
+            wa, wb = 0.0, 0.0
+            if row(M.obj_i, 0, a)[OI_KIND] == PASSIVE and (flags & F_FREE_A):
+                wa = row(M.obj_f, 0, a)[OF_INV_M]
+            if row(M.obj_i, 0, b)[OI_KIND] == PASSIVE and (flags & F_FREE_B):
+                wb = row(M.obj_f, 0, b)[OF_INV_M]
+            if wa + wb > 0.0:
+                bn = vec2(pair_f[e, p][PF_BNX], pair_f[e, p][PF_BNY])
+                separating = vec2(vel[e, a][0] - vel[e, b][0], vel[e, a][1] - vel[e, b][1]).dot(bn)
+                missing = pair_f[e, p][PF_TARGET] - separating
+                if missing > 0.0:
+                    ga, gb = missing * wa / (wa + wb) * bn, missing * wb / (wa + wb) * bn
+                    vel[e, a] += ti.Vector([ga[0], ga[1], 0.0])
+                    vel[e, b] -= ti.Vector([gb[0], gb[1], 0.0])

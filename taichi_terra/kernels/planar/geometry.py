@@ -3,17 +3,18 @@ deepest overlap between two objects.
 
 Array layout (see ``taichi_terra/planar/model.py``):
 
-* ``piece_i[p]`` = (kind, first vertex, vertex count, object); kind 0 circle, 1 polygon, 2 segment.
-* ``lv[v]`` = body-frame (x, y, nx, ny): a vertex and the outward normal of the edge that starts there; a
+* ``piece_i`` row ``p`` = (kind, first vertex, vertex count, object); kind 0 circle, 1 polygon, 2 segment.
+* ``lv`` row ``v`` = body-frame (x, y, nx, ny): a vertex and the outward normal of the edge that starts there; a
   circle's single entry is (cx, cy, radius, 0).
 * ``wv[e, v]``: the same in the world frame for env ``e``, refreshed whenever the object moves.
-* ``obj_i[k]`` = (kind, kinematics, first piece, end piece, grid map index or -1).
-* ``map_i[m]`` = (buckets along x, buckets along y, first bucket offset, 0), ``map_f[m]`` = (x0, y0, bucket
+* ``obj_i`` row ``k`` = (kind, kinematics, first piece, end piece, grid map index or -1).
+* ``map_i`` row ``m`` = (buckets along x, buckets along y, first bucket offset, 0), ``map_f`` row ``m`` = (x0, y0, bucket
   side) [m]; ``bucket_off`` / ``bucket_item`` list the boundary pieces meeting each bucket.
 """
 import taichi as ti
 
-from .layout import EPS, FEATURE_TOL, OF_BOUND, OF_COMX, OF_COMY, OI_MAP, OI_P0, OI_P1
+from ..common.schema import get, row
+from .layout import EPS, FEATURE_TOL, MAP_F, MAP_I, OF_BOUND, OF_COMX, OF_COMY, OI_MAP, OI_P0, OI_P1, PIECE_I
 
 vec2 = ti.math.vec2
 
@@ -29,12 +30,12 @@ def refresh_object(e, k, pose: ti.template(), obj_i: ti.template(), piece_i: ti.
     """World coordinates of every piece of object ``k`` in env ``e`` from its pose (x, y, heading)."""
     q = pose[e, k]
     c, s = ti.cos(q[2]), ti.sin(q[2])
-    for p in range(obj_i[k][OI_P0], obj_i[k][OI_P1]):
-        info = piece_i[p]
-        for v in range(info[1], info[1] + info[2]):
-            loc = lv[v]
+    for p in range(row(obj_i, 0, k)[OI_P0], row(obj_i, 0, k)[OI_P1]):
+        info = row(piece_i, 0, p)
+        for v in range(info[PIECE_I.vertex0], info[PIECE_I.vertex0] + info[PIECE_I.n_vertices]):
+            loc = row(lv, 0, v)
             xy = vec2(q[0], q[1]) + rot(c, s, loc[0], loc[1])
-            if info[0] == 0:
+            if info[PIECE_I.kind] == 0:
                 wv[e, v] = ti.Vector([xy[0], xy[1], loc[2], 0.0])
             else:
                 n = rot(c, s, loc[2], loc[3])
@@ -45,17 +46,17 @@ def refresh_object(e, k, pose: ti.template(), obj_i: ti.template(), piece_i: ti.
 def com_of(e, k, pose: ti.template(), obj_f: ti.template()):
     """World position of object ``k``'s centre of mass [m]."""
     q = pose[e, k]
-    f = obj_f[k]
+    f = row(obj_f, 0, k)
     return vec2(q[0], q[1]) + rot(ti.cos(q[2]), ti.sin(q[2]), f[OF_COMX], f[OF_COMY])
 
 
 @ti.func
 def n_axes(e, p, other, piece_i: ti.template(), wv: ti.template()):
     """How many candidate separating axes piece ``p`` offers against ``other``."""
-    kind = piece_i[p][0]
+    kind = row(piece_i, 0, p)[PIECE_I.kind]
     n = 1
     if kind == 1:
-        n = piece_i[p][2]
+        n = row(piece_i, 0, p)[PIECE_I.n_vertices]
     return n
 
 
@@ -63,18 +64,18 @@ def n_axes(e, p, other, piece_i: ti.template(), wv: ti.template()):
 def axis_of(e, p, other, j, piece_i: ti.template(), wv: ti.template()):
     """Candidate axis ``j`` of piece ``p`` against ``other``: an edge normal, or for a circle the direction from
     the other piece's closest vertex (or centre) to the circle's centre. Returns (axis, valid)."""
-    info = piece_i[p]
+    info = row(piece_i, 0, p)
     axis = vec2(0.0, 0.0)
     ok = 1
-    if info[0] != 0:
-        w = wv[e, info[1] + j]
+    if info[PIECE_I.kind] != 0:
+        w = wv[e, info[PIECE_I.vertex0] + j]
         axis = vec2(w[2], w[3])
     else:
-        centre = vec2(wv[e, info[1]][0], wv[e, info[1]][1])
-        o = piece_i[other]
+        centre = vec2(wv[e, info[PIECE_I.vertex0]][0], wv[e, info[PIECE_I.vertex0]][1])
+        o = row(piece_i, 0, other)
         best = 1e30
         closest = centre
-        for v in range(o[1], o[1] + o[2]):
+        for v in range(o[PIECE_I.vertex0], o[PIECE_I.vertex0] + o[PIECE_I.n_vertices]):
             pt = vec2(wv[e, v][0], wv[e, v][1])
             d = (pt - centre).norm()
             if d < best:
@@ -91,14 +92,14 @@ def axis_of(e, p, other, j, piece_i: ti.template(), wv: ti.template()):
 @ti.func
 def project(e, p, axis, piece_i: ti.template(), wv: ti.template()):
     """Interval (low, high) of piece ``p`` projected on ``axis``."""
-    info = piece_i[p]
+    info = row(piece_i, 0, p)
     lo, hi = 1e30, -1e30
-    if info[0] == 0:
-        w = wv[e, info[1]]
+    if info[PIECE_I.kind] == 0:
+        w = wv[e, info[PIECE_I.vertex0]]
         m = w[0] * axis[0] + w[1] * axis[1]
         lo, hi = m - w[2], m + w[2]
     else:
-        for v in range(info[1], info[1] + info[2]):
+        for v in range(info[PIECE_I.vertex0], info[PIECE_I.vertex0] + info[PIECE_I.n_vertices]):
             m = wv[e, v][0] * axis[0] + wv[e, v][1] * axis[1]
             lo = ti.min(lo, m)
             hi = ti.max(hi, m)
@@ -109,20 +110,20 @@ def project(e, p, axis, piece_i: ti.template(), wv: ti.template()):
 def support_extent(e, p, normal, sign, tangent, piece_i: ti.template(), wv: ti.template()):
     """The extreme feature of piece ``p`` along ``sign * normal``: its coordinate along ``normal`` and its
     extent (low, high) along ``tangent``. Vertices within FEATURE_TOL of the extreme form one feature."""
-    info = piece_i[p]
+    info = row(piece_i, 0, p)
     along = 0.0
     t_lo, t_hi = 0.0, 0.0
-    if info[0] == 0:
-        w = wv[e, info[1]]
+    if info[PIECE_I.kind] == 0:
+        w = wv[e, info[PIECE_I.vertex0]]
         along = w[0] * normal[0] + w[1] * normal[1] + sign * w[2]
         t_lo = w[0] * tangent[0] + w[1] * tangent[1]
         t_hi = t_lo
     else:
         extreme = -1e30
-        for v in range(info[1], info[1] + info[2]):
+        for v in range(info[PIECE_I.vertex0], info[PIECE_I.vertex0] + info[PIECE_I.n_vertices]):
             extreme = ti.max(extreme, sign * (wv[e, v][0] * normal[0] + wv[e, v][1] * normal[1]))
         t_lo, t_hi = 1e30, -1e30
-        for v in range(info[1], info[1] + info[2]):
+        for v in range(info[PIECE_I.vertex0], info[PIECE_I.vertex0] + info[PIECE_I.n_vertices]):
             if sign * (wv[e, v][0] * normal[0] + wv[e, v][1] * normal[1]) >= extreme - FEATURE_TOL:
                 t = wv[e, v][0] * tangent[0] + wv[e, v][1] * tangent[1]
                 t_lo = ti.min(t_lo, t)
@@ -142,9 +143,9 @@ def piece_mtv(e, pa, pb, tol, piece_i: ti.template(), wv: ti.template()):
     normal = vec2(1.0, 0.0)
     depth = 0.0
     point = vec2(0.0, 0.0)
-    ia, ib = piece_i[pa], piece_i[pb]
-    if ia[0] == 0 and ib[0] == 0:
-        wa, wb = wv[e, ia[1]], wv[e, ib[1]]
+    ia, ib = row(piece_i, 0, pa), row(piece_i, 0, pb)
+    if ia[PIECE_I.kind] == 0 and ib[PIECE_I.kind] == 0:
+        wa, wb = wv[e, ia[PIECE_I.vertex0]], wv[e, ib[PIECE_I.vertex0]]
         off = vec2(wa[0] - wb[0], wa[1] - wb[1])
         dist = off.norm()
         depth = wa[2] + wb[2] - dist
@@ -200,33 +201,33 @@ def object_mtv(e, a, b, tol, pose: ti.template(), obj_i: ti.template(), obj_f: t
     depths wins). A grid map offers only the boundary pieces in the buckets around the other object's bounding
     box. Returns (found, normal from b toward a, depth, point)."""
     x, y = a, b  # x: iterated directly; y: iterated through its buckets when it is a map
-    if obj_i[a][OI_MAP] >= 0:
+    if row(obj_i, 0, a)[OI_MAP] >= 0:
         x, y = b, a
     found = 0
     normal, depth, point = vec2(1.0, 0.0), -1e30, vec2(0.0, 0.0)
-    m = obj_i[y][OI_MAP]
+    m = row(obj_i, 0, y)[OI_MAP]
     # buckets of y to visit: a map's buckets around x's bounding box, or one pseudo-bucket of all y's pieces
     bx0, bx1, by0, by1, nby = 0, 1, 0, 1, 1
     if m >= 0:
         c = com_of(e, x, pose, obj_f)
-        r = obj_f[x][OF_BOUND] + 1e-3
-        mf, mi = map_f[m], map_i[m]
-        bx0 = ti.max(ti.cast(ti.floor((c[0] - r - mf[0]) / mf[2]), ti.i32), 0)
-        bx1 = ti.min(ti.cast(ti.floor((c[0] + r - mf[0]) / mf[2]), ti.i32), mi[0] - 1) + 1
-        by0 = ti.max(ti.cast(ti.floor((c[1] - r - mf[1]) / mf[2]), ti.i32), 0)
-        by1 = ti.min(ti.cast(ti.floor((c[1] + r - mf[1]) / mf[2]), ti.i32), mi[1] - 1) + 1
-        nby = mi[1]
-    for px in range(obj_i[x][OI_P0], obj_i[x][OI_P1]):
+        r = row(obj_f, 0, x)[OF_BOUND] + 1e-3
+        mf, mi = row(map_f, 0, m), row(map_i, 0, m)
+        bx0 = ti.max(ti.cast(ti.floor((c[0] - r - mf[MAP_F.origin]) / mf[MAP_F.cell]), ti.i32), 0)
+        bx1 = ti.min(ti.cast(ti.floor((c[0] + r - mf[MAP_F.origin]) / mf[MAP_F.cell]), ti.i32), mi[MAP_I.nx] - 1) + 1
+        by0 = ti.max(ti.cast(ti.floor((c[1] - r - mf[MAP_F.origin + 1]) / mf[MAP_F.cell]), ti.i32), 0)
+        by1 = ti.min(ti.cast(ti.floor((c[1] + r - mf[MAP_F.origin + 1]) / mf[MAP_F.cell]), ti.i32), mi[MAP_I.ny] - 1) + 1
+        nby = mi[MAP_I.ny]
+    for px in range(row(obj_i, 0, x)[OI_P0], row(obj_i, 0, x)[OI_P1]):
         for bx in range(bx0, bx1):
             for by in range(by0, by1):
-                q0, q1 = obj_i[y][OI_P0], obj_i[y][OI_P1]
+                q0, q1 = row(obj_i, 0, y)[OI_P0], row(obj_i, 0, y)[OI_P1]
                 if m >= 0:
-                    slot = map_i[m][2] + bx * nby + by
-                    q0, q1 = bucket_off[slot], bucket_off[slot + 1]
+                    slot = row(map_i, 0, m)[MAP_I.bucket0] + bx * nby + by
+                    q0, q1 = get(bucket_off, 0, slot, 0), get(bucket_off, 0, slot + 1, 0)
                 for q in range(q0, q1):
                     py = q
                     if m >= 0:
-                        py = bucket_item[q]
+                        py = get(bucket_item, 0, q, 0)
                     pa, pb = px, py
                     if x != a:
                         pa, pb = py, px

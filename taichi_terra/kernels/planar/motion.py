@@ -5,68 +5,95 @@ world-frame (vx, vy) of the centre of mass and the yaw rate.
 """
 import taichi as ti
 
+from ..common.schema import get, row
 from .geometry import refresh_object, rot
-from .layout import (DRIVEN, KIN_ACKER, KIN_DIFF, KIN_OMNI, OF_COMX, OF_COMY, OF_GYR, OF_MU, OF_WHEELBASE,
-                            OI_KIN, OI_KIND, P_DT, P_G, PASSIVE)
+from .layout import (
+    DRIVEN,
+    KIN_ACKER,
+    KIN_DIFF,
+    KIN_OMNI,
+    OF_COMX,
+    OF_COMY,
+    OF_GYR,
+    OF_MU,
+    OF_WHEELBASE,
+    OI_KIN,
+    OI_KIND,
+    P_DT,
+    P_G,
+    PASSIVE,
+    PlanarModel,
+    load_offsets,
+)
 
 vec2 = ti.math.vec2
 
 
 @ti.kernel
-def advance(params: ti.types.ndarray(), obj_i: ti.types.ndarray(), obj_f: ti.types.ndarray(),
-            piece_i: ti.types.ndarray(), lv: ti.types.ndarray(), pose: ti.types.ndarray(),
+def advance(model_i: ti.types.ndarray(), model_f: ti.types.ndarray(), pose: ti.types.ndarray(),
             pose0: ti.types.ndarray(), vel: ti.types.ndarray(), cmd: ti.types.ndarray(), wv: ti.types.ndarray()):
-    dt, g = params[P_DT], params[P_G]
     for e, k in ti.ndrange(pose.shape[0], pose.shape[1]):
-        kind = obj_i[k][OI_KIND]
-        f = obj_f[k]
-        q = pose[e, k]
-        com_l = vec2(f[OF_COMX], f[OF_COMY])
-        if kind == PASSIVE:
-            # keep the momentum of the last push, slowed by ground friction mu g (a spin at the radius of gyration)
-            v = vel[e, k]
-            brake = f[OF_MU] * g * dt
-            speed = vec2(v[0], v[1]).norm()
-            if speed > 0.0:
-                shrink = ti.max(0.0, speed - brake) / speed
-                v[0] *= shrink
-                v[1] *= shrink
-            if f[OF_GYR] > 0.0:
-                v[2] = ti.math.sign(v[2]) * ti.max(0.0, ti.abs(v[2]) - brake / f[OF_GYR])
-            com = vec2(q[0], q[1]) + rot(ti.cos(q[2]), ti.sin(q[2]), com_l[0], com_l[1])
-            com += vec2(v[0], v[1]) * dt
-            q[2] += v[2] * dt
-            origin = com - rot(ti.cos(q[2]), ti.sin(q[2]), com_l[0], com_l[1])
-            q[0], q[1] = origin[0], origin[1]
-            vel[e, k] = v
-        elif kind == DRIVEN:
-            u = cmd[e, k]
-            kin = obj_i[k][OI_KIN]
-            c, s = ti.cos(q[2]), ti.sin(q[2])
-            v_origin = vec2(c * u[0], s * u[0])
-            omega = 0.0
-            if kin == KIN_DIFF:
-                omega = u[1]
-            elif kin == KIN_OMNI:
-                v_origin = rot(c, s, u[0], u[1])
-            elif kin == KIN_ACKER:
-                omega = u[0] * ti.tan(q[3]) / f[OF_WHEELBASE]  # the steering angle held during the step
-                q[3] = u[1]
-            q[0] += v_origin[0] * dt
-            q[1] += v_origin[1] * dt
-            q[2] += omega * dt
-            arm = rot(c, s, com_l[0], com_l[1])
-            vel[e, k] = ti.Vector([v_origin[0] - omega * arm[1], v_origin[1] + omega * arm[0], omega])
-        if kind == PASSIVE or kind == DRIVEN:
-            q[2] = ti.atan2(ti.sin(q[2]), ti.cos(q[2]))
-            pose[e, k] = q
-            refresh_object(e, k, pose, obj_i, piece_i, lv, wv)
-        pose0[e, k] = pose[e, k]
+        advance_object(e, k, PlanarModel(load_offsets(model_i), model_i, model_f), pose, pose0, vel, cmd, wv)
+
+
+@ti.func
+def advance_object(e, k, M: ti.template(), pose: ti.template(), pose0: ti.template(), vel: ti.template(),
+                   cmd: ti.template(), wv: ti.template()):
+    dt, g = get(M.params, 0, 0, P_DT), get(M.params, 0, 0, P_G)
+    kind = row(M.obj_i, 0, k)[OI_KIND]
+    f = row(M.obj_f, 0, k)
+    q = pose[e, k]
+    com_l = vec2(f[OF_COMX], f[OF_COMY])
+    if kind == PASSIVE:
+        # keep the momentum of the last push, slowed by ground friction mu g (a spin at the radius of gyration)
+        v = vel[e, k]
+        brake = f[OF_MU] * g * dt
+        speed = vec2(v[0], v[1]).norm()
+        if speed > 0.0:
+            shrink = ti.max(0.0, speed - brake) / speed
+            v[0] *= shrink
+            v[1] *= shrink
+        if f[OF_GYR] > 0.0:
+            v[2] = ti.math.sign(v[2]) * ti.max(0.0, ti.abs(v[2]) - brake / f[OF_GYR])
+        com = vec2(q[0], q[1]) + rot(ti.cos(q[2]), ti.sin(q[2]), com_l[0], com_l[1])
+        com += vec2(v[0], v[1]) * dt
+        q[2] += v[2] * dt
+        origin = com - rot(ti.cos(q[2]), ti.sin(q[2]), com_l[0], com_l[1])
+        q[0], q[1] = origin[0], origin[1]
+        vel[e, k] = v
+    elif kind == DRIVEN:
+        u = cmd[e, k]
+        kin = row(M.obj_i, 0, k)[OI_KIN]
+        c, s = ti.cos(q[2]), ti.sin(q[2])
+        v_origin = vec2(c * u[0], s * u[0])
+        omega = 0.0
+        if kin == KIN_DIFF:
+            omega = u[1]
+        elif kin == KIN_OMNI:
+            v_origin = rot(c, s, u[0], u[1])
+        elif kin == KIN_ACKER:
+            omega = u[0] * ti.tan(q[3]) / f[OF_WHEELBASE]  # the steering angle held during the step
+            q[3] = u[1]
+        q[0] += v_origin[0] * dt
+        q[1] += v_origin[1] * dt
+        q[2] += omega * dt
+        arm = rot(c, s, com_l[0], com_l[1])
+        vel[e, k] = ti.Vector([v_origin[0] - omega * arm[1], v_origin[1] + omega * arm[0], omega])
+    if kind == PASSIVE or kind == DRIVEN:
+        q[2] = ti.atan2(ti.sin(q[2]), ti.cos(q[2]))
+        pose[e, k] = q
+        refresh_object(e, k, pose, M.obj_i, M.piece_i, M.lv, wv)
+    pose0[e, k] = pose[e, k]
 
 
 @ti.kernel
-def refresh_all(obj_i: ti.types.ndarray(), piece_i: ti.types.ndarray(), lv: ti.types.ndarray(),
-                pose: ti.types.ndarray(), wv: ti.types.ndarray()):
+def refresh_all(model_i: ti.types.ndarray(), model_f: ti.types.ndarray(), pose: ti.types.ndarray(),
+                wv: ti.types.ndarray()):
     """World coordinates of every piece in every env, after poses were set from outside."""
     for e, k in ti.ndrange(pose.shape[0], pose.shape[1]):
-        refresh_object(e, k, pose, obj_i, piece_i, lv, wv)
+        _refresh(e, k, pose, PlanarModel(load_offsets(model_i), model_i, model_f), wv)
+
+
+@ti.func
+def _refresh(e, k, pose: ti.template(), M: ti.template(), wv: ti.template()):
+    refresh_object(e, k, pose, M.obj_i, M.piece_i, M.lv, wv)

@@ -6,6 +6,7 @@ fields that GGUI draws, so a frame moves no terrain or body data through Python.
 import taichi as ti
 
 from ..collision.narrowphase import body_pose
+from ..common.arrays import SOIL
 
 vec3f = ti.types.vector(3, ti.f32)
 
@@ -14,8 +15,9 @@ COLOR_BASE, COLOR_SINKAGE, COLOR_PLASTIC = 0, 1, 2
 
 
 @ti.func
-def _surface(heights: ti.template(), soil_state: ti.template(), soil0, env, nx, ny, x, y, sink_scale):
-    """Height of sample (x, y) along the map's z (clamped to the grid) and its (sinkage, plastic sinkage)."""
+def _surface(heights: ti.template(), state_f: ti.template(), soil0, env, nx, ny, x, y, sink_scale):
+    """Height of sample (x, y) along the map's z (clamped to the grid) and its (sinkage, plastic sinkage);
+    ``soil0`` is where the map's first soil row starts in ``state_f`` (-1: a rigid map)."""
     xc = ti.min(ti.max(x, 0), nx - 1)
     yc = ti.min(ti.max(y, 0), ny - 1)
     k = yc * nx + xc
@@ -23,9 +25,8 @@ def _surface(heights: ti.template(), soil_state: ti.template(), soil0, env, nx, 
     s = ti.cast(0.0, ti.f32)
     sp = ti.cast(0.0, ti.f32)
     if soil0 >= 0:
-        st = soil_state[env, soil0 + k]
-        s = ti.cast(st[0], ti.f32)
-        sp = ti.cast(st[1], ti.f32)
+        s = ti.cast(state_f[env, soil0 + k * SOIL.stride + SOIL.sinkage], ti.f32)
+        sp = ti.cast(state_f[env, soil0 + k * SOIL.stride + SOIL.plastic], ti.f32)
     if not ti.math.isinf(h) and not ti.math.isnan(h):
         h -= sink_scale * s
     return h, s, sp
@@ -33,7 +34,7 @@ def _surface(heights: ti.template(), soil_state: ti.template(), soil0, env, nx, 
 
 @ti.kernel
 def terrain_rows(rows: ti.types.ndarray(), heights: ti.types.ndarray(), colors: ti.types.ndarray(),
-                 soil_state: ti.types.ndarray(), soil0: ti.i32, env: ti.i32, nx: ti.i32, ny: ti.i32,
+                 state_f: ti.types.ndarray(), soil0: ti.i32, env: ti.i32, nx: ti.i32, ny: ti.i32,
                  x0: ti.f32, y0: ti.f32, dx: ti.f32, dy: ti.f32, frame: ti.types.ndarray(), offset: vec3f,
                  sink_scale: ti.f32, mode: ti.i32, color_range: ti.f32, rut: vec3f, v0: ti.i32,
                  verts: ti.template(), normals: ti.template(), cols: ti.template()):
@@ -47,15 +48,15 @@ def terrain_rows(rows: ti.types.ndarray(), heights: ti.types.ndarray(), colors: 
     org = vec3f(ti.cast(frame[3, 0], ti.f32), ti.cast(frame[3, 1], ti.f32), ti.cast(frame[3, 2], ti.f32))
     for r, x in ti.ndrange(rows.shape[0], nx):
         y = rows[r]
-        h, s, sp = _surface(heights, soil_state, soil0, env, nx, ny, x, y, sink_scale)
+        h, s, sp = _surface(heights, state_f, soil0, env, nx, ny, x, y, sink_scale)
         finite = not (ti.math.isinf(h) or ti.math.isnan(h))
         if not finite:
             h = 0.0
         # normal from central differences of the surface (one-sided at the border and beside holes)
-        hxm, _s0, _p0 = _surface(heights, soil_state, soil0, env, nx, ny, x - 1, y, sink_scale)
-        hxp, _s1, _p1 = _surface(heights, soil_state, soil0, env, nx, ny, x + 1, y, sink_scale)
-        hym, _s2, _p2 = _surface(heights, soil_state, soil0, env, nx, ny, x, y - 1, sink_scale)
-        hyp, _s3, _p3 = _surface(heights, soil_state, soil0, env, nx, ny, x, y + 1, sink_scale)
+        hxm, _s0, _p0 = _surface(heights, state_f, soil0, env, nx, ny, x - 1, y, sink_scale)
+        hxp, _s1, _p1 = _surface(heights, state_f, soil0, env, nx, ny, x + 1, y, sink_scale)
+        hym, _s2, _p2 = _surface(heights, state_f, soil0, env, nx, ny, x, y - 1, sink_scale)
+        hyp, _s3, _p3 = _surface(heights, state_f, soil0, env, nx, ny, x, y + 1, sink_scale)
         sx = ti.cast(ti.min(x + 1, nx - 1) - ti.max(x - 1, 0), ti.f32) * dx
         sy = ti.cast(ti.min(y + 1, ny - 1) - ti.max(y - 1, 0), ti.f32) * dy
         gx = (hxp - hxm) / sx

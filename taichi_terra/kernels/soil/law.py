@@ -10,6 +10,7 @@ Every function here is a ``@ti.func`` without global state; ``float`` follows :f
 import taichi as ti
 from taichi.lang import impl
 
+from ..common.arrays import SOIL_MATERIAL
 from ..solver.contact import friction_disc
 
 vec2 = ti.math.vec2
@@ -27,15 +28,15 @@ def _pressure_and_slope(delta_e, s_p, b, mat):
     p = 0.0
     dp = 0.0
     if delta_e > 0.0:
-        pe = mat[3] * (delta_e - s_p)
-        py = (mat[0] / b + mat[1]) * ti.pow(delta_e, mat[2])
+        pe = mat[SOIL_MATERIAL.elastic_stiffness] * (delta_e - s_p)
+        py = (mat[SOIL_MATERIAL.bekker_kc] / b + mat[SOIL_MATERIAL.bekker_kphi]) * ti.pow(delta_e, mat[SOIL_MATERIAL.sinkage_exponent])
         if pe <= py:
             if pe > 0.0:
                 p = pe
-                dp = mat[3]
+                dp = mat[SOIL_MATERIAL.elastic_stiffness]
         else:
             p = py
-            dp = mat[2] * py / delta_e
+            dp = mat[SOIL_MATERIAL.sinkage_exponent] * py / delta_e
     return p, dp
 
 
@@ -78,7 +79,7 @@ def solve_soil_normal(delta, s_p, w_nn, v_n, area, b, dt, mat):
     lam = 0.0
     p_n = 0.0
     if de0 > floor and scale > 0.0:
-        damping = mat[4]
+        damping = mat[SOIL_MATERIAL.damping]
         lmax = scale * (soil_pressure(de0, s_p, b, mat) + damping * ti.max(w, 0.0))
         tol = ti.static(_rel_tol())
         lo = 0.0
@@ -220,7 +221,7 @@ def solve_soil_shear(lam_t_old, v_t_free, w_tt, j, area, dt, p_n, mat):
     stopping impulse ``-w_tt^-1 v_t_free`` is within ``S(j)`` sticks. ``Kj = 0``: Coulomb friction with cohesion,
     ``friction_disc(w_tt, v_t_free, dt area (c + mu p_n))``. Zero when ``v_t_free = 0`` or ``c + mu p_n = 0``.
     """
-    c, mu, kj = mat[5], mat[6], mat[7]
+    c, mu, kj = mat[SOIL_MATERIAL.cohesion], mat[SOIL_MATERIAL.friction_coefficient], mat[SOIL_MATERIAL.shear_displacement]
     s_full = dt * area * (c + mu * ti.max(p_n, 0.0))
     lam = vec2(0.0, 0.0)
     if s_full > 0.0 and v_t_free.norm() > 0.0:

@@ -1,14 +1,13 @@
 """Rigid contact rows for the projected Gauss-Seidel sweep (see ``reference/solver_math.md``).
 
 A row holds the contact frame ``F = (n, t1, t2)``, its Delassus block ``W = F^T J M^-1 J^T F`` (3x3) and
-its impulse ``lambda`` in that frame. Its impulse response ``M^-1 J^T`` on a floating link is
-``(1/m, I_w^-1 [r]x)``, applied directly to the link's velocity. Other row types (soil, belts,
-bilateral pins) add their own ``solve`` function over the same velocities.
+its impulse ``lambda`` in that frame; ``links.py`` gives the velocities and responses of its two sides.
+Other row kinds (soil points, belts, bilateral pins) add their own ``solve`` function over the same
+velocities.
 """
 import taichi as ti
 
-from ..dynamics.free_body import add_link_velocity, link_velocity
-from ..common.math import skew, tangent_basis, vec3
+from ..common.math import tangent_basis, vec3
 
 mat2 = ti.math.mat2
 vec2 = ti.math.vec2
@@ -19,32 +18,6 @@ def contact_frame(n):
     """The contact frame ``(n, t1, t2)`` as matrix columns; the tangents follow from ``n`` alone."""
     t1, t2 = tangent_basis(n)
     return ti.Matrix.cols([n, t1, t2])
-
-
-@ti.func
-def point_compliance(inv_mass, inv_iw, r):
-    """``J M^-1 J^T`` (3x3, world) of a point at offset ``r`` from a floating link's centre of mass."""
-    sr = skew(r)
-    return inv_mass * ti.Matrix.identity(float, 3) - sr @ inv_iw @ sr
-
-
-@ti.func
-def relative_velocity(u: ti.template(), e, us_a, us_b, ra, rb):
-    """Velocity of the contact point on side b minus side a (``us_a < 0``: static) [m/s]."""
-    vb, wb = link_velocity(u, e, us_b)
-    vrel = vb + wb.cross(rb)
-    if us_a >= 0:
-        va, wa = link_velocity(u, e, us_a)
-        vrel -= va + wa.cross(ra)
-    return vrel
-
-
-@ti.func
-def apply_impulse(u: ti.template(), e, us_a, us_b, inv_m_a, inv_m_b, inv_iw_a, inv_iw_b, ra, rb, imp):
-    """``u += M^-1 J^T imp``: +imp on side b, -imp on side a, at the contact point [N s]."""
-    add_link_velocity(u, e, us_b, inv_m_b * imp, inv_iw_b @ rb.cross(imp))
-    if us_a >= 0:
-        add_link_velocity(u, e, us_a, -inv_m_a * imp, -(inv_iw_a @ ra.cross(imp)))
 
 
 @ti.func

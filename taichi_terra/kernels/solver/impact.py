@@ -13,8 +13,12 @@ waves as its target velocity, so the step's forces neither add to nor take from 
 """
 import taichi as ti
 
-from .contact import apply_impulse, relative_velocity
-from .rows import is_rigid_row, material_index, row_links
+from ..common.arrays import CONTACT, ROW_F, ROW_I
+from ..common.layout import ROW_CONTACT
+from ..common.math import vec3
+from ..common.schema import get, get3, put, putn, row
+from .links import apply_impulse, relative_velocity, row_offsets
+from .rows import row_material
 
 _MAX_WAVES = 64  # waves per step at most (a chain of n touching bodies needs n - 1)
 
@@ -26,35 +30,32 @@ def is_impact(vn, depth, dt, restitution, threshold):
 
 
 @ti.func
-def resolve_impacts(e, n_rows, n_static, n_mat, q: ti.template(), u: ti.template(), body_i: ti.template(),
-                    body_f: ti.template(), body_iw: ti.template(), pair_i: ti.template(), pair_mat: ti.template(),
-                    c_list: ti.template(), c_pos: ti.template(), c_nrm: ti.template(), c_depth: ti.template(),
-                    c_w: ti.template(), c_lam: ti.template(), c_target: ti.template(), dt, threshold, tolerance,
-                    max_sweeps):
-    """Apply the impacts of env ``e`` to ``u`` in waves; rows that bounced get their impulse in ``c_lam``
-    and their separation speed after all waves as the lower bound of their target velocity."""
+def resolve_impacts(D: ti.template(), e, n_rows, n_static, dt, threshold, tolerance, max_sweeps):
+    """Apply the impacts of env ``e`` to ``u`` in waves; rows that bounced get their impulse in the row's
+    ``impulse``, are marked ``impacted``, and get their separation speed after all waves as the lower bound
+    of their target velocity."""
     for r in range(n_rows):
-        c_lam[e, c_list[e, r][0]] = ti.Vector([0.0, 0.0, 0.0])
+        putn(D.row_f, e, r, ROW_F.impulse, vec3(0.0, 0.0, 0.0))
     waves = 0
     more = True
     while more and waves < _MAX_WAVES:
         waves += 1
         more = False
-        # this wave's rows and their bounce targets: e times the approach speed at the wave's start (the
-        # second component of c_target, free for rigid rows, holds the target; < 0 marks no impact)
+        # this wave's rows and their bounce targets: e times the approach speed at the wave's start (< 0
+        # marks no impact)
         for r in range(n_rows):
-            row = c_list[e, r]
-            s, p, a, b = row[0], row[1], row[2], row[3]
+            ri = row(D.row_i, e, r)
+            s = ri[ROW_I.slot]
             restitution = 0.0
-            if is_rigid_row(p, pair_i, n_static):
-                c_target[e, s][1] = -1.0
-                restitution = pair_mat[material_index(p, n_static, n_mat, body_i, a, b)][1]
+            if ri[ROW_I.kind] == ROW_CONTACT:
+                put(D.row_f, e, r, ROW_F.bounce, -1.0)
+                _mu, restitution = row_material(D, e, r, n_static)
             if restitution > 0.0:
-                us_a, us_b, _ima, _imb, _iwa, _iwb, ra, rb = row_links(q, body_i, body_f, body_iw, e, a, b,
-                                                                       c_pos[e, s])
-                vn = c_nrm[e, s].dot(relative_velocity(u, e, us_a, us_b, ra, rb))
-                if is_impact(vn, c_depth[e, s], dt, restitution, threshold):
-                    c_target[e, s][1] = -restitution * vn
+                side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
+                ra, rb = row_offsets(D, e, side_a, side_b, get3(D.contact, e, s, CONTACT.position))
+                vn = get3(D.contact, e, s, CONTACT.normal).dot(relative_velocity(D, e, side_a, side_b, ra, rb))
+                if is_impact(vn, get(D.contact, e, s, CONTACT.depth), dt, restitution, threshold):
+                    put(D.row_f, e, r, ROW_F.bounce, -restitution * vn)
                     more = True
         # the wave's rows solved together: projected Gauss-Seidel on normal impulses only
         sweeps = 0
@@ -63,26 +64,28 @@ def resolve_impacts(e, n_rows, n_static, n_mat, q: ti.template(), u: ti.template
             sweeps += 1
             largest = 0.0
             for r in range(n_rows):
-                row = c_list[e, r]
-                s, p, a, b = row[0], row[1], row[2], row[3]
-                target = c_target[e, s][1]
-                if is_rigid_row(p, pair_i, n_static) and target >= 0.0:
-                    n = c_nrm[e, s]
-                    us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb = row_links(q, body_i, body_f, body_iw, e, a, b,
-                                                                                 c_pos[e, s])
-                    vn = n.dot(relative_velocity(u, e, us_a, us_b, ra, rb))
-                    w = c_w[e, s][0, 0]
-                    old = c_lam[e, s][0]
+                ri = row(D.row_i, e, r)
+                s = ri[ROW_I.slot]
+                target = get(D.row_f, e, r, ROW_F.bounce)
+                if ri[ROW_I.kind] == ROW_CONTACT and target >= 0.0:
+                    n = get3(D.contact, e, s, CONTACT.normal)
+                    side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
+                    ra, rb = row_offsets(D, e, side_a, side_b, get3(D.contact, e, s, CONTACT.position))
+                    vn = n.dot(relative_velocity(D, e, side_a, side_b, ra, rb))
+                    w = get(D.row_f, e, r, ROW_F.delassus)  # (the normal-normal entry comes first)
+                    old = get(D.row_f, e, r, ROW_F.impulse)
                     new = ti.max(0.0, old - (vn - target) / w)
                     if new != old:
-                        apply_impulse(u, e, us_a, us_b, inv_m_a, inv_m_b, iw_a, iw_b, ra, rb, n * (new - old))
-                        c_lam[e, s][0] = new
+                        apply_impulse(D, e, side_a, side_b, ra, rb, n * (new - old))
+                        put(D.row_f, e, r, ROW_F.impulse, new)
                         largest = ti.max(largest, w * ti.abs(new - old))
     # every row that took an impulse separates at least as fast as the waves left it
     for r in range(n_rows):
-        row = c_list[e, r]
-        s, a, b = row[0], row[2], row[3]
-        if c_lam[e, s][0] > 0.0:
-            us_a, us_b, _ima, _imb, _iwa, _iwb, ra, rb = row_links(q, body_i, body_f, body_iw, e, a, b, c_pos[e, s])
-            vn = c_nrm[e, s].dot(relative_velocity(u, e, us_a, us_b, ra, rb))
-            c_target[e, s][0] = ti.max(c_target[e, s][0], vn)
+        ri = row(D.row_i, e, r)
+        s = ri[ROW_I.slot]
+        if get(D.row_f, e, r, ROW_F.impulse) > 0.0:
+            put(D.row_i, e, r, ROW_I.impacted, 1)
+            side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
+            ra, rb = row_offsets(D, e, side_a, side_b, get3(D.contact, e, s, CONTACT.position))
+            vn = get3(D.contact, e, s, CONTACT.normal).dot(relative_velocity(D, e, side_a, side_b, ra, rb))
+            put(D.row_f, e, r, ROW_F.target, ti.max(get(D.row_f, e, r, ROW_F.target), vn))

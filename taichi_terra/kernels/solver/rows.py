@@ -1,32 +1,35 @@
-"""Contact rows: the two sides of a row (bodies, dof starts, inverse masses and inertias), its pair's
-material, and the slot that held its contact feature in the last step (for warm starts).
+"""Solver rows: what a row is made of and where its data comes from.
+
+A row is one constraint point of the Gauss-Seidel sweep. It names its kind (``layout.py`` ``ROW_*``: the
+law the sweep applies) and its two sides, each a link (``-1``: static geometry); ``links.py`` gives
+every side's velocity and response. Rows of one pair are consecutive. This module lists the rows of a
+step (``build_rows``), looks up a row's material, and finds the slot that held a row's contact feature in
+the last step (for warm starts).
 """
 import taichi as ti
 
-from ..common.layout import (
-    B_MAT,
-    B_QS,
-    B_US,
-    DP_BODY,
-    DP_COUNT,
-    DP_OTHER,
-    DP_SLOT,
-    EI_PREV_PAIRS,
-    F_MASS,
-    P_BODY,
-    P_CAP,
-    P_KIND,
-    P_SLOT,
-    PAIR_SHAPES,
-    PAIR_SOIL,
+from ..common.arrays import (
+    BODY_I,
+    CONTACT,
+    ENV,
+    FEATURE,
+    PAIR,
+    PAIR_COUNT,
+    PAIR_MATERIAL,
+    PREV_SHAPE_PAIR,
+    ROW_F,
+    ROW_I,
+    SETTINGS_I,
+    SHAPE_PAIR,
 )
-from ..common.math import vec3
-
-mat3 = ti.math.mat3
+from ..common.layout import PAIR_SHAPES, PAIR_SOIL, ROW_CONTACT, ROW_SOIL
+from ..common.schema import get, get3, put, put33, row
+from .contact import contact_frame, normal_target
+from .links import row_offsets, row_response, soil_footprint_width
 
 
 @ti.func
-def pair_entry(e, p, n_static, nb, pair_i: ti.template(), broad: ti.template()):
+def pair_entry(D: ti.template(), e, p, n_static):
     """Kind, bodies (a, b) and first slot of pair ``p`` of env ``e``: static pairs ``p < n_static`` from the
     model (``a = -1``: static geometry), shape-shape pairs from this step's broadphase table."""
     kind = PAIR_SHAPES
@@ -34,56 +37,66 @@ def pair_entry(e, p, n_static, nb, pair_i: ti.template(), broad: ti.template()):
     b = 0
     base = 0
     if p < n_static:
-        pr = pair_i[p]
-        kind, b, base = pr[P_KIND], pr[P_BODY], pr[P_SLOT]
+        pr = row(D.pair, e, p)
+        kind, b, base = pr[PAIR.kind], pr[PAIR.body], pr[PAIR.slot0]
     else:
-        d = broad[e, nb + p - n_static]
-        a, b, base = d[DP_OTHER], d[DP_BODY], d[DP_SLOT]
+        d = row(D.shape_pair, e, p - n_static)
+        a, b, base = d[SHAPE_PAIR.other], d[SHAPE_PAIR.body], d[SHAPE_PAIR.slot0]
     return kind, a, b, base
 
 
 @ti.func
-def is_rigid_row(p, pair_i: ti.template(), n_static):
-    """Whether the rows of pair ``p`` are rigid contacts (not soil quadrature points)."""
-    rigid = True
-    if p < n_static:
-        rigid = pair_i[p][P_KIND] != PAIR_SOIL
-    return rigid
+def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
+    """One row per contact of every pair of env ``e`` (the static pairs, then this step's shape pairs), in
+    that order: kind, slot, pair and sides, the Delassus block ``W = F^T J M^-1 J^T F`` in the contact frame
+    ``F``, and the row's target normal velocity (rigid rows) or footprint width (soil rows). Returns the
+    number of rows."""
+    n_pairs = n_static + get(D.env, e, 0, ENV.shape_pairs)
+    n_rows = 0
+    for p in range(n_pairs):
+        kind, a, b, base = pair_entry(D, e, p, n_static)
+        count = get(D.pair_count, e, p, PAIR_COUNT.count)
+        width = 0.0
+        if kind == PAIR_SOIL and count > 0:  # the footprint's effective width b, turning with the body
+            width = soil_footprint_width(D, e, b, get(D.pair, e, p, PAIR.other))
+        for k in range(count):
+            s = base + k
+            r = n_rows
+            n_rows += 1
+            put(D.row_i, e, r, ROW_I.kind, ROW_SOIL if kind == PAIR_SOIL else ROW_CONTACT)
+            put(D.row_i, e, r, ROW_I.slot, s)
+            put(D.row_i, e, r, ROW_I.pair, p)
+            put(D.row_i, e, r, ROW_I.side_a, a)
+            put(D.row_i, e, r, ROW_I.side_b, b)
+            put(D.row_i, e, r, ROW_I.impacted, 0)
+            frame = contact_frame(get3(D.contact, e, s, CONTACT.normal))
+            ra, rb = row_offsets(D, e, a, b, get3(D.contact, e, s, CONTACT.position))
+            put33(D.row_f, e, r, ROW_F.delassus, frame.transpose() @ row_response(D, e, a, b, ra, rb) @ frame)
+            if kind == PAIR_SOIL:
+                put(D.row_f, e, r, ROW_F.width, width)
+            else:
+                put(D.row_f, e, r, ROW_F.target,
+                    normal_target(get(D.contact, e, s, CONTACT.depth), dt, slop, erp, max_push))
+    return n_rows
 
 
 @ti.func
-def material_index(p, n_static, n_mat, body_i: ti.template(), a, b):
-    """Row of ``pair_mat`` with the (friction, restitution) of pair ``p``: its own row for a static pair,
-    the material-pair table after the static rows for two bodies."""
+def row_material(D: ti.template(), e, r, n_static):
+    """(friction, restitution) of row ``r``'s pair: its own entry for a static pair, the material-pair table
+    after the static entries for two bodies."""
+    ri = row(D.row_i, e, r)
+    p = ri[ROW_I.pair]
     mi = p
     if p >= n_static:
-        mi = n_static + body_i[b][B_MAT] * n_mat + body_i[a][B_MAT]
-    return mi
+        n_mat = get(D.settings_i, e, 0, SETTINGS_I.n_materials)
+        mi = n_static + get(D.body_i, e, ri[ROW_I.side_b], BODY_I.material) * n_mat + \
+            get(D.body_i, e, ri[ROW_I.side_a], BODY_I.material)
+    return get(D.pair_material, e, mi, PAIR_MATERIAL.friction), get(D.pair_material, e, mi, PAIR_MATERIAL.restitution)
 
 
 @ti.func
-def row_links(q: ti.template(), body_i: ti.template(), body_f: ti.template(), body_iw: ti.template(), e, a, b, point):
-    """Both sides of a contact row at world ``point``: dof starts (``us_a = -1`` for static geometry),
-    inverse masses, world inverse inertias and the offsets from each centre of mass."""
-    qb = body_i[b][B_QS]
-    rb = point - vec3(q[e, qb], q[e, qb + 1], q[e, qb + 2])
-    ra = vec3(0.0, 0.0, 0.0)
-    us_a = -1
-    inv_m_a = 0.0
-    iw_a = mat3(0.0)
-    if a >= 0:
-        qa = body_i[a][B_QS]
-        ra = point - vec3(q[e, qa], q[e, qa + 1], q[e, qa + 2])
-        us_a = body_i[a][B_US]
-        inv_m_a = 1.0 / body_f[a][F_MASS]
-        iw_a = body_iw[e, a]
-    return us_a, body_i[b][B_US], inv_m_a, 1.0 / body_f[b][F_MASS], iw_a, body_iw[e, b], ra, rb
-
-
-@ti.func
-def warm_start_slot(e, r, s, p, n_static, nb, max_pairs, pair_i: ti.template(), c_list: ti.template(),
-                    c_feat: ti.template(), broad: ti.template(), env_info: ti.template(), walk_pair, walk, prev_pair):
-    """The slot that held row ``r``'s contact feature (slot ``s``, pair ``p``) in the last step, or -1.
+def warm_start_slot(D: ti.template(), e, r, n_static, walk_pair, walk, prev_pair):
+    """The slot that held row ``r``'s contact feature in the last step, or -1.
 
     A static pair keeps its slots, and a contact usually keeps its slot; when contacts before it came or
     went, the pair's slots are searched (soil pairs list their features in increasing order, so one
@@ -92,50 +105,53 @@ def warm_start_slot(e, r, s, p, n_static, nb, max_pairs, pair_i: ti.template(), 
     itself in last step's pair table (both tables are sorted by bodies: one merge walk for all rows).
     Returns the slot and the updated walk cursors."""
     prev = -1
-    feat = c_feat[e, s][0]
+    ri = row(D.row_i, e, r)
+    s, p = ri[ROW_I.slot], ri[ROW_I.pair]
+    feat = get(D.feature, e, s, FEATURE.now)
     if p < n_static:
-        base = pair_i[p][P_SLOT]
-        cap = pair_i[p][P_CAP]
-        if c_feat[e, s][1] == feat:
+        base = get(D.pair, e, p, PAIR.slot0)
+        cap = get(D.pair, e, p, PAIR.capacity)
+        if get(D.feature, e, s, FEATURE.last) == feat:
             prev = s
-        elif pair_i[p][P_KIND] == PAIR_SOIL:
+        elif get(D.pair, e, p, PAIR.kind) == PAIR_SOIL:
             if p != walk_pair:
                 walk_pair = p
                 walk = 0
             going = walk < cap  # (Taichi's `and` evaluates both sides: no read past the pair's slots)
             while going:
-                f = c_feat[e, base + walk][1]
+                f = get(D.feature, e, base + walk, FEATURE.last)
                 if f >= 0 and f < feat:
                     walk += 1
                     going = walk < cap
                 else:
                     going = False
             if walk < cap:
-                if c_feat[e, base + walk][1] == feat:
+                if get(D.feature, e, base + walk, FEATURE.last) == feat:
                     prev = base + walk
         else:
             for k in range(cap):
-                if prev < 0 and c_feat[e, base + k][1] == feat:
+                if prev < 0 and get(D.feature, e, base + k, FEATURE.last) == feat:
                     prev = base + k
     else:
-        key_b, key_a = c_list[e, r][3], c_list[e, r][2]
-        n_prev = env_info[e][EI_PREV_PAIRS]
-        old = nb + max_pairs
+        key_b, key_a = ri[ROW_I.side_b], ri[ROW_I.side_a]
+        n_prev = get(D.env, e, 0, ENV.prev_shape_pairs)
         going = prev_pair < n_prev
         while going:
-            d = broad[e, old + prev_pair]
-            if d[DP_BODY] < key_b or (d[DP_BODY] == key_b and d[DP_OTHER] < key_a):
+            d = row(D.prev_shape_pair, e, prev_pair)
+            if d[PREV_SHAPE_PAIR.body] < key_b or (d[PREV_SHAPE_PAIR.body] == key_b
+                                                   and d[PREV_SHAPE_PAIR.other] < key_a):
                 prev_pair += 1
                 going = prev_pair < n_prev
             else:
                 going = False
         if prev_pair < n_prev:
-            d = broad[e, old + prev_pair]
-            if d[DP_BODY] == key_b and d[DP_OTHER] == key_a:
-                if s >= d[DP_SLOT] and s < d[DP_SLOT] + d[DP_COUNT] and c_feat[e, s][1] == feat:
+            d = row(D.prev_shape_pair, e, prev_pair)
+            if d[PREV_SHAPE_PAIR.body] == key_b and d[PREV_SHAPE_PAIR.other] == key_a:
+                slot0, count = d[PREV_SHAPE_PAIR.slot0], d[PREV_SHAPE_PAIR.count]
+                if s >= slot0 and s < slot0 + count and get(D.feature, e, s, FEATURE.last) == feat:
                     prev = s
                 else:
-                    for k in range(d[DP_COUNT]):
-                        if prev < 0 and c_feat[e, d[DP_SLOT] + k][1] == feat:
-                            prev = d[DP_SLOT] + k
+                    for k in range(count):
+                        if prev < 0 and get(D.feature, e, slot0 + k, FEATURE.last) == feat:
+                            prev = slot0 + k
     return prev, walk_pair, walk, prev_pair

@@ -1,0 +1,245 @@
+"""Packed arrays declared once: blocks of named columns inside a few flat arrays ("arenas").
+
+A kernel binds few arrays (Vulkan drivers bind a limited number per kernel; lavapipe drops the 32nd), so
+the data of a world lives in a handful of flat arrays, each holding several *blocks* at offsets, as
+MuJoCo's ``mjData`` arena does. A :class:`Block` is a table: a number of rows (bodies, contact slots,
+soil samples...), each with named columns of given widths. An :class:`Arena` is one Taichi ndarray of
+one dtype, per env (``[env, k]``) or shared by all envs (``[k]``), holding its blocks one after the other.
+
+Everything about a block is declared once, where the block is declared:
+- the column offsets are Python ints, so kernels read them as compile-time constants
+  (``get3(D.contact, e, s, CONTACT.normal)``);
+- :meth:`Arena.layout` turns row counts into offsets and a size (a :class:`Layout`); its
+  :meth:`Layout.pack` builds the numpy data of the whole arena from per-block arrays and
+  :meth:`Layout.view` returns the numpy view of one block (or one column of it);
+- the block offsets reach the kernels through the ``offsets`` row of the model's integer arena, and
+  :class:`BlockRef` (a block, its arena's array and its offset) is what kernel functions take.
+
+Accessors below read and write through a :class:`BlockRef`; ``e`` is the env index (ignored for
+arenas shared by all envs), ``i`` the row, ``col`` a column offset.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import taichi as ti
+
+
+class Block:
+    """A table of ``rows x stride`` values with named columns.
+
+    Args:
+        name: the block's name (unique within its arena).
+        columns: ``(column name, width)`` pairs in storage order; each name becomes an attribute
+            holding the column's offset within a row.
+        doc: what one row is, with units.
+    """
+
+    def __init__(self, name: str, columns, doc: str = ""):
+        self.name = name
+        self.doc = doc
+        self.columns: dict[str, tuple[int, int]] = {}
+        off = 0
+        for col, width in columns:
+            if col in self.columns or hasattr(type(self), col) or col in ("name", "doc", "columns", "stride"):
+                raise ValueError(f"block {name}: column name {col!r} is repeated or reserved")
+            if int(width) < 1:
+                raise ValueError(f"block {name}: column {col!r} must have width >= 1")
+            self.columns[col] = (off, int(width))
+            setattr(self, col, off)
+            off += int(width)
+        self.stride = off
+
+    def __repr__(self) -> str:
+        return f"Block({self.name}, stride={self.stride})"
+
+
+class Arena:
+    """One flat array of ``dtype`` holding ``blocks`` in order.
+
+    Args:
+        name: the array's name (also the attribute that holds it on Model / State / Control / Scratch).
+        dtype: ``"real"`` (the backend's float precision), ``"i32"`` or ``"i64"``.
+        per_env: ``True``: shape ``(n_envs, size)``; ``False``: shape ``(size,)``.
+        blocks: the blocks, in storage order.
+        role: ``"model"``, ``"state"``, ``"control"`` or ``"scratch"``.
+    """
+
+    def __init__(self, name: str, dtype: str, per_env: bool, blocks, role: str):
+        if dtype not in ("real", "i32", "i64"):
+            raise ValueError(f"arena {name}: dtype must be 'real', 'i32' or 'i64'")
+        if role not in ("model", "state", "control", "scratch"):
+            raise ValueError(f"arena {name}: role must be model, state, control or scratch")
+        self.name, self.dtype, self.per_env, self.role = name, dtype, per_env, role
+        self.blocks = list(blocks)
+        names = [b.name for b in self.blocks]
+        if len(set(names)) != len(names):
+            raise ValueError(f"arena {name}: block names repeat")
+        self.block = {b.name: b for b in self.blocks}
+
+    def np_dtype(self, real) -> np.dtype:
+        """The numpy dtype of the arena (``real``: the backend's float type)."""
+        return np.dtype({"real": real, "i32": np.int32, "i64": np.int64}[self.dtype])
+
+    def ti_dtype(self, real):
+        """The Taichi dtype of the arena (``real``: the backend's float type)."""
+        return {"real": real, "i32": ti.i32, "i64": ti.i64}[self.dtype]
+
+    def layout(self, rows: dict[str, int]) -> "Layout":
+        """Offsets of every block for the given row counts (every block must be given)."""
+        missing = [b.name for b in self.blocks if b.name not in rows]
+        if missing:
+            raise ValueError(f"arena {self.name}: row counts missing for {missing}")
+        offsets, off = {}, 0
+        for b in self.blocks:
+            n = int(rows[b.name])
+            if n < 0:
+                raise ValueError(f"arena {self.name}: block {b.name} has {n} rows")
+            offsets[b.name] = off
+            off += n * b.stride
+        return Layout(self, offsets, {b.name: int(rows[b.name]) for b in self.blocks}, max(off, 1))
+
+
+@dataclass
+class Layout:
+    """Where each block of an arena sits for one world: offsets and row counts; ``size`` the arena's
+    length (at least 1, so that an empty arena is still a valid array)."""
+
+    arena: Arena
+    offsets: dict
+    rows: dict
+    size: int
+
+    def view(self, data: np.ndarray, block: str, col: str | None = None) -> np.ndarray:
+        """The numpy view of ``block`` (shape ``(..., rows, stride)``) or of one of its columns
+        (``(..., rows, width)``) inside ``data``, the arena's numpy data (env axis first if per env)."""
+        b = self.arena.block[block]
+        off, n = self.offsets[block], self.rows[block]
+        lead = data.shape[:-1]
+        rows = data[..., off:off + n * b.stride].reshape(lead + (n, b.stride))
+        if col is None:
+            return rows
+        c0, w = b.columns[col]
+        return rows[..., c0:c0 + w]
+
+    def empty(self, real, n_envs: int | None = None) -> np.ndarray:
+        """Zeros in the arena's shape."""
+        shape = (n_envs, self.size) if self.arena.per_env else (self.size,)
+        return np.zeros(shape, self.arena.np_dtype(real))
+
+    def pack(self, real, values: dict, n_envs: int | None = None) -> np.ndarray:
+        """The arena's numpy data from ``{block: {column: array}}``; each array broadcasts to the column's
+        view (``(rows, width)``, with the env axis first for a per-env arena); unnamed columns are zero."""
+        data = self.empty(real, n_envs)
+        for block, cols in values.items():
+            for col, arr in cols.items():
+                view = self.view(data, block, col)
+                view[...] = np.asarray(arr).reshape(view.shape) if np.size(arr) == view.size else arr
+        return data
+
+
+class BlockRef:
+    """What kernel functions take to reach a block: the arena's array, the block's declaration
+    (compile-time columns) and where the block starts: either ``offset`` (an int) or entry ``index`` of
+    the kernel-local vector ``offsets`` (the ``offsets`` row of ``model_i``, loaded once per kernel)."""
+
+    def __init__(self, arr, block: Block, per_env: bool, offset: int = 0, offsets=None, index: int = 0):
+        self.arr, self.block, self.per_env = arr, block, per_env
+        self.offset, self.offsets, self.index = offset, offsets, index
+        self.fixed = offsets is None
+
+
+@ti.func
+def _index(ref: ti.template(), i, col):
+    if ti.static(ref.fixed):
+        return ti.static(ref.offset) + i * ti.static(ref.block.stride) + col
+    else:
+        return ref.offsets[ti.static(ref.index)] + i * ti.static(ref.block.stride) + col
+
+
+@ti.func
+def get(ref: ti.template(), e, i, col: ti.template()):
+    """Column ``col`` (width 1) of row ``i``."""
+    if ti.static(ref.per_env):
+        return ref.arr[e, _index(ref, i, col)]
+    else:
+        return ref.arr[_index(ref, i, col)]
+
+
+@ti.func
+def put(ref: ti.template(), e, i, col: ti.template(), value):
+    """Write column ``col`` (width 1) of row ``i``."""
+    if ti.static(ref.per_env):
+        ref.arr[e, _index(ref, i, col)] = value
+    else:
+        ref.arr[_index(ref, i, col)] = value
+
+
+@ti.func
+def add(ref: ti.template(), e, i, col: ti.template(), value):
+    """Add to column ``col`` (width 1) of row ``i``."""
+    if ti.static(ref.per_env):
+        ref.arr[e, _index(ref, i, col)] += value
+    else:
+        ref.arr[_index(ref, i, col)] += value
+
+
+@ti.func
+def getn(ref: ti.template(), e, i, col: ti.template(), n: ti.template()):
+    """Columns ``col`` to ``col + n - 1`` of row ``i`` as a vector."""
+    k = _index(ref, i, col)
+    if ti.static(ref.per_env):
+        return ti.Vector([ref.arr[e, k + j] for j in ti.static(range(n))])
+    else:
+        return ti.Vector([ref.arr[k + j] for j in ti.static(range(n))])
+
+
+@ti.func
+def putn(ref: ti.template(), e, i, col: ti.template(), value):
+    """Write the vector ``value`` to the columns starting at ``col`` of row ``i``."""
+    k = _index(ref, i, col)
+    for j in ti.static(range(value.n)):
+        if ti.static(ref.per_env):
+            ref.arr[e, k + j] = value[j]
+        else:
+            ref.arr[k + j] = value[j]
+
+
+@ti.func
+def get3(ref: ti.template(), e, i, col: ti.template()):
+    """Three columns from ``col`` as a 3-vector."""
+    return getn(ref, e, i, col, 3)
+
+
+@ti.func
+def get33(ref: ti.template(), e, i, col: ti.template()):
+    """A 3x3 matrix stored row by row in the 9 columns from ``col``."""
+    k = _index(ref, i, col)
+    if ti.static(ref.per_env):
+        return ti.Matrix([[ref.arr[e, k + 3 * r + c] for c in ti.static(range(3))] for r in ti.static(range(3))])
+    else:
+        return ti.Matrix([[ref.arr[k + 3 * r + c] for c in ti.static(range(3))] for r in ti.static(range(3))])
+
+
+@ti.func
+def put33(ref: ti.template(), e, i, col: ti.template(), m):
+    """Write a 3x3 matrix row by row to the 9 columns from ``col``."""
+    k = _index(ref, i, col)
+    for r in ti.static(range(3)):
+        for c in ti.static(range(3)):
+            if ti.static(ref.per_env):
+                ref.arr[e, k + 3 * r + c] = m[r, c]
+            else:
+                ref.arr[k + 3 * r + c] = m[r, c]
+
+
+@ti.func
+def row(ref: ti.template(), e, i):
+    """Every column of row ``i`` as one vector (unused entries cost nothing: the compiler drops them)."""
+    return getn(ref, e, i, 0, ti.static(ref.block.stride))
+
+
+@ti.func
+def put_row(ref: ti.template(), e, i, value):
+    """Write every column of row ``i`` from a vector of the block's stride."""
+    putn(ref, e, i, 0, value)
