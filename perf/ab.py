@@ -59,7 +59,7 @@ def _benchmarks(quick: bool):
                               "--loop-envs", "1", "1024", "--loop-calls", "100"]),
         ("perf.bench_soil", ["--steps", "100" if quick else "200", "--repeats", "3"]),
         ("perf.bench_many_bodies", ["--steps", "10" if quick else "30", "--repeats", "3"]),
-        ("perf.bench_planar", ["--quick"]),
+        ("perf.bench_planar", ["--quick", "--repeats", "5"]),
     ]
 
 
@@ -82,9 +82,11 @@ def _flatten(obj, prefix=""):
 def _timing(key: str) -> str | None:
     """'rate' (higher is better), 'time' (lower is better) or None for a key that is not a timing."""
     last = key.rsplit(".", 1)[-1]
-    if "per_s" in last:
-        return "rate" if not last.endswith("_all") else None
-    if last.endswith("_s") or last.endswith("_ms") or last in ("step", "broadphase", "contact_search"):
+    if last.endswith("_all"):
+        return None
+    if last.endswith("per_s") or last.endswith("per_s_median"):
+        return "rate"
+    if last.startswith("ms_per") or last.endswith("_s") or last.endswith("_ms"):
         return "time"
     return None
 

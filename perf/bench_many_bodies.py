@@ -44,7 +44,7 @@ def _stage_kernels():
     import taichi as ti
 
     from taichi_terra.kernels.collision.broadphase import broadphase, reach
-    from taichi_terra.kernels.common.arrays import ENV, SETTINGS_F, SETTINGS_I, StepData, load_offsets
+    from taichi_terra.kernels.common.arrays import ENV, SETTINGS_F, SETTINGS_I, StepData
     from taichi_terra.kernels.common.schema import get, put
     from taichi_terra.kernels.step import find_contacts
 
@@ -82,7 +82,7 @@ def _stage_kernels():
         def run(n: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd, u: nd, state_f: nd, state_i: nd,
                 scratch_f: nd, scratch_i: nd):
             for e in range(q.shape[0]):
-                stage(StepData(load_offsets(model_i), model_i=model_i, model_f=model_f, heights=heights, q=q,
+                stage(StepData(model_i, model_i=model_i, model_f=model_f, heights=heights, q=q,
                                u=u, state_f=state_f, state_i=state_i, scratch_f=scratch_f, scratch_i=scratch_i),
                       e, n)
         return run

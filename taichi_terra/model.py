@@ -109,7 +109,7 @@ class Model:
         n_pair_rows = self.n_pairs + self.max_shape_pairs
         rows = {
             "model_i": {"offsets": 1, "settings_i": 1, "body": nb, "pair": self.n_pairs, "map": len(heightmaps)},
-            "model_f": {"settings_f": 1, "body": nb, "point": n_points, "plane": n_planes,
+            "model_f": {"settings_f": 1, "body": nb, "inertia": nb, "point": n_points, "plane": n_planes,
                         "pair_material": self.n_pairs + self.n_materials ** 2, "map": len(heightmaps)},
             "heights": {"sample": n_samples},
             "q": {"free_body": nb}, "u": {"free_body": nb},
@@ -162,7 +162,7 @@ class Model:
             body[b, A.BODY_F.params:A.BODY_F.params + 4] = sh.params
             body[b, A.BODY_F.inflation], body[b, A.BODY_F.radius] = sh.inflation, sh.bounding_radius
             body[b, A.BODY_F.mass] = sh.mass
-            body[b, A.BODY_F.inertia:A.BODY_F.inertia + 9] = np.asarray(sh.inertia, np.float64).reshape(9)
+            lf.view(self.data_f, "inertia")[b] = np.asarray(sh.inertia, np.float64).reshape(9)
         if n_points:
             lf.view(self.data_f, "point")[...] = np.concatenate([sh.points for sh in shapes])
         if n_planes:

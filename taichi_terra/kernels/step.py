@@ -30,6 +30,7 @@ from .common.arrays import (
     CONTACT,
     ENV,
     FEATURE,
+    INERTIA,
     LINK,
     PAIR,
     PAIR_COUNT,
@@ -39,7 +40,6 @@ from .common.arrays import (
     SETTINGS_I,
     SHAPE_PAIR,
     StepData,
-    load_offsets,
 )
 from .common.layout import FEAT_SOIL, ROW_SOIL
 from .common.math import vec3
@@ -67,7 +67,7 @@ def _simulate_kernel(serial: bool):
         takes)."""
         ti.loop_config(serialize=serial)
         for e in range(q.shape[0]):
-            run_env(StepData(load_offsets(model_i), model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
+            run_env(StepData(model_i, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
                              state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
                              scratch_i=scratch_i, soil_rev=soil_rev), e, n_steps)
 
@@ -90,16 +90,16 @@ def run_env(D: ti.template(), e, n_steps):
 def find_contacts(D: ti.template(), e):
     """Stage 1, contacts of env ``e``: every static pair in its own slots, then the broadphase's shape-shape
     pairs, each taking the next free slots of the shared pool."""
-    si = row(D.settings_i, e, 0)
-    n_static = si[SETTINGS_I.n_static_pairs]
-    nb = si[SETTINGS_I.n_bodies]
+    n_static = get(D.settings_i, e, 0, SETTINGS_I.n_static_pairs)
+    nb = get(D.settings_i, e, 0, SETTINGS_I.n_bodies)
     margin, dt = get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt)
     ground_height = get(D.settings_f, e, 0, SETTINGS_F.ground_height)
     for p in range(n_static):
         collide_pair(D, e, p, ground_height, margin, dt)
-    broadphase(D, e, nb, si[SETTINGS_I.max_shape_pairs], si[SETTINGS_I.sweep_axis], margin, dt)
-    cursor = si[SETTINGS_I.pool0]
-    pool_end = si[SETTINGS_I.n_slots]
+    broadphase(D, e, nb, get(D.settings_i, e, 0, SETTINGS_I.max_shape_pairs),
+               get(D.settings_i, e, 0, SETTINGS_I.sweep_axis), margin, dt)
+    cursor = get(D.settings_i, e, 0, SETTINGS_I.pool0)
+    pool_end = get(D.settings_i, e, 0, SETTINGS_I.n_slots)
     for k in range(get(D.env, e, 0, ENV.shape_pairs)):
         d = row(D.shape_pair, e, k)
         cap = ti.min(shape_pair_capacity(D, d[SHAPE_PAIR.body], d[SHAPE_PAIR.other]), pool_end - cursor)
@@ -126,7 +126,7 @@ def step_env(D: ti.template(), e):
     # 2. world inverse inertias of the links at the start of the step
     for b in range(n_bodies):
         put33(D.link, e, b, LINK.inv_inertia,
-              link_inv_inertia(D.q, e, get(D.body_i, e, b, BODY_I.q0), get33(D.body_f, e, b, BODY_F.inertia)))
+              link_inv_inertia(D.q, e, get(D.body_i, e, b, BODY_I.q0), get33(D.inertia, e, b, INERTIA.inertia)))
     # 3. rows: kinds, sides, Delassus blocks and targets
     n_rows = build_rows(D, e, n_static, dt, sf[SETTINGS_F.slop], sf[SETTINGS_F.erp], sf[SETTINGS_F.max_push])
     # 4. impacts, in waves, with the velocities before this step's forces
@@ -136,7 +136,7 @@ def step_env(D: ti.template(), e):
         bd = row(D.body_i, e, b)
         load = row(D.load, e, b)
         free_velocity(D.q, D.u, e, bd[BODY_I.q0], bd[BODY_I.u0], get(D.body_f, e, b, BODY_F.mass),
-                      get33(D.body_f, e, b, BODY_F.inertia), get33(D.link, e, b, LINK.inv_inertia),
+                      get33(D.inertia, e, b, INERTIA.inertia), get33(D.link, e, b, LINK.inv_inertia),
                       vec3(load[BODY_LOAD.force], load[BODY_LOAD.force + 1], load[BODY_LOAD.force + 2]),
                       vec3(load[BODY_LOAD.torque], load[BODY_LOAD.torque + 1], load[BODY_LOAD.torque + 2]),
                       gravity, dt)

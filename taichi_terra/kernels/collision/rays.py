@@ -7,7 +7,7 @@ what was hit: kind (0 none, 1 ground, 2 height map, 3 body) and its index.
 """
 import taichi as ti
 
-from ..common.arrays import BODY_I, MAP_F, SOIL, StepData, body_params, load_offsets
+from ..common.arrays import BODY_I, MAP_F, SOIL, StepData, body_params
 from ..common.math import is_finite, vec3
 from ..common.schema import get, getn, row
 from .heightmap import hm_grid, hm_pose
@@ -150,7 +150,7 @@ def cast_rays(origins: ti.types.ndarray(), dirs: ti.types.ndarray(), max_length:
     """Cast ray r of env e from ``origins[e, r]`` along the unit ``dirs[e, r]`` up to ``max_length[e, r]`` [m]."""
     for e, r in ti.ndrange(origins.shape[0], origins.shape[1]):
         cast_one(e, r, origins, dirs, max_length, n_bodies, n_maps, ground, ground_height, out_t, out_n, out_what,
-                 StepData(load_offsets(model_i), model_i=model_i, model_f=model_f, heights=heights, q=q,
+                 StepData(model_i, model_i=model_i, model_f=model_f, heights=heights, q=q,
                           state_f=state_f))
 
 

@@ -7,7 +7,7 @@ The step kernel binds these arrays and nothing else:
 array       role    dtype  blocks
 =========== ======= ====== ==========================================================================
 model_i     model   i32    offsets, settings_i, body, pair, map
-model_f     model   real   settings_f, body, point, plane, pair_material, map
+model_f     model   real   settings_f, body, inertia, point, plane, pair_material, map
 heights     model   real   sample (every height map's samples, map after map)
 q           state   real   free_body (position, orientation) per body: the generalized coordinates
 u           state   real   free_body (linear, angular velocity) per body: the generalized velocities
@@ -21,13 +21,13 @@ soil_rev    state   i64    revision per soil-bed sample row (for renderers; not 
 
 Block offsets depend on the world (how many bodies, slots, samples); ``World.build`` computes them from
 these declarations and writes them to the ``offsets`` row of ``model_i``, where the kernels read them
-(``step_data``). Checkpoints copy State and Control; Scratch is rebuilt every step.
+(:class:`StepData`). Checkpoints copy State and Control; Scratch is rebuilt every step.
 """
 import warnings
 
 import taichi as ti
 
-from .schema import Arena, Block, BlockRef
+from .schema import Arena, Block, BlockRef, get3, getn
 
 # --------------------------------------------------------------------------- model
 SETTINGS_I = Block("settings_i", [
@@ -52,9 +52,11 @@ SETTINGS_F = Block("settings_f", [
     ("restitution_threshold", 1), ("margin", 1), ("ground_height", 1)],
     "float settings: time step [s], gravity [m/s^2], sweep tolerance [m/s], slop [m], erp, max push [m/s], "
     "restitution threshold [m/s], contact margin [m], ground height [m]")
-BODY_F = Block("body", [("params", 4), ("inflation", 1), ("radius", 1), ("mass", 1), ("inertia", 9)],
+BODY_F = Block("body", [("params", 4), ("inflation", 1), ("radius", 1), ("mass", 1)],
                "per body: shape parameters (bodies/shapes.py) [m], inflation of its sample points [m], "
-               "bounding radius [m], mass [kg], body-frame inertia about the centre of mass [kg m^2]")
+               "bounding radius [m], mass [kg]")
+INERTIA = Block("inertia", [("inertia", 9)],
+                "per body: body-frame inertia about the centre of mass, row by row [kg m^2]")
 POINT = Block("point", [("position", 3)], "shape sample points in the body frame [m]")
 PLANE = Block("plane", [("normal", 3), ("offset", 1)], "shape face planes n . x <= d in the body frame [m]")
 PAIR_MATERIAL = Block("pair_material", [("friction", 1), ("restitution", 1)],
@@ -112,7 +114,7 @@ SWEEP = Block("sweep", [("count", 1), ("start", 1), ("fill", 1)],
               "per body: its shape pairs with higher bodies, first entry in the pair table, entries written")
 
 MODEL_I = Arena("model_i", "i32", False, [Block("offsets", []), SETTINGS_I, BODY_I, PAIR, MAP_I], "model")
-MODEL_F = Arena("model_f", "real", False, [SETTINGS_F, BODY_F, POINT, PLANE, PAIR_MATERIAL, MAP_F], "model")
+MODEL_F = Arena("model_f", "real", False, [SETTINGS_F, BODY_F, INERTIA, POINT, PLANE, PAIR_MATERIAL, MAP_F], "model")
 HEIGHTS = Arena("heights", "real", False, [SAMPLE], "model")
 Q = Arena("q", "real", True, [Q_FREE], "state")
 U = Arena("u", "real", True, [U_FREE], "state")
@@ -152,8 +154,10 @@ warnings.filterwarnings("ignore", message=".*non-taichi function \"(StepData|Blo
 class StepData:
     """The rigid world's arrays inside a kernel, as kernel functions take them: ``D.q``, ``D.u`` and
     ``D.heights`` are the raw arrays; every other block is a :class:`BlockRef` named after it
-    (``D.contact``, ``D.body_i``, ``D.body_f``, ...). Built in a kernel from its array arguments and the
-    block offsets, loaded once into a local vector by :func:`load_offsets`."""
+    (``D.contact``, ``D.body_i``, ``D.body_f``, ...). Built in a kernel from its array arguments; ``offsets``
+    is what holds the ``offsets`` row: ``model_i`` itself (each block's offset is then one load of
+    ``model_i``, which the compilers keep cheap; a kernel-local vector of all offsets made lavapipe's
+    shader compile of the step kernel twice as slow)."""
 
     def __init__(self, offsets, **arrays):
         unknown = set(arrays) - {a.name for a in ARENAS}
@@ -176,7 +180,7 @@ class StepData:
 _REF_NAMES = {
     ("model_i", "settings_i"): "settings_i", ("model_i", "body"): "body_i", ("model_i", "pair"): "pair",
     ("model_i", "map"): "map_i", ("model_f", "settings_f"): "settings_f", ("model_f", "body"): "body_f",
-    ("model_f", "point"): "point", ("model_f", "plane"): "plane", ("model_f", "pair_material"): "pair_material",
+    ("model_f", "inertia"): "inertia", ("model_f", "point"): "point", ("model_f", "plane"): "plane", ("model_f", "pair_material"): "pair_material",
     ("model_f", "map"): "map_f", ("heights", "sample"): "sample", ("q", "free_body"): "q_free",
     ("u", "free_body"): "u_free", ("state_f", "contact"): "contact", ("state_f", "soil"): "soil",
     ("state_i", "env"): "env", ("state_i", "pair_count"): "pair_count", ("state_i", "feature"): "feature",
@@ -188,19 +192,7 @@ _REF_NAMES = {
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 
 
-N_OFFSETS = OFFSETS.stride
-
-
-@ti.func
-def load_offsets(model_i: ti.template()):
-    """The ``offsets`` row of ``model_i`` as a local vector (what :class:`StepData` takes)."""
-    return ti.Vector([model_i[k] for k in ti.static(range(N_OFFSETS))])
-
-
 # --------------------------------------------------------------------------- accessors of model rows
-from .schema import get3, getn  # noqa: E402
-
-
 @ti.func
 def point_at(points: ti.template(), k):
     """Sample point ``k`` of the ``point`` block, body frame [m]."""

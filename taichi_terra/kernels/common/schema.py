@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import taichi as ti
+from taichi.lang import impl
 
 
 class Block:
@@ -140,54 +141,45 @@ class Layout:
 
 class BlockRef:
     """What kernel functions take to reach a block: the arena's array, the block's declaration
-    (compile-time columns) and where the block starts: either ``offset`` (an int) or entry ``index`` of
-    the kernel-local vector ``offsets`` (the ``offsets`` row of ``model_i``, loaded once per kernel)."""
+    (compile-time columns) and ``off``, where the block starts: an int, or entry ``index`` of ``offsets``
+    (an array or a kernel-local vector holding the block offsets). Built while a kernel is compiled."""
 
     def __init__(self, arr, block: Block, per_env: bool, offset: int = 0, offsets=None, index: int = 0):
         self.arr, self.block, self.per_env = arr, block, per_env
-        self.offset, self.offsets, self.index = offset, offsets, index
-        self.fixed = offsets is None
-
-
-@ti.func
-def _index(ref: ti.template(), i, col):
-    if ti.static(ref.fixed):
-        return ti.static(ref.offset) + i * ti.static(ref.block.stride) + col
-    else:
-        return ref.offsets[ti.static(ref.index)] + i * ti.static(ref.block.stride) + col
+        self.off = offset if offsets is None else impl.subscript(None, offsets, index)
 
 
 @ti.func
 def get(ref: ti.template(), e, i, col: ti.template()):
     """Column ``col`` (width 1) of row ``i``."""
     if ti.static(ref.per_env):
-        return ref.arr[e, _index(ref, i, col)]
+        return ref.arr[e, ref.off + i * ti.static(ref.block.stride) + col]
     else:
-        return ref.arr[_index(ref, i, col)]
+        return ref.arr[ref.off + i * ti.static(ref.block.stride) + col]
 
 
 @ti.func
 def put(ref: ti.template(), e, i, col: ti.template(), value):
     """Write column ``col`` (width 1) of row ``i``."""
     if ti.static(ref.per_env):
-        ref.arr[e, _index(ref, i, col)] = value
+        ref.arr[e, ref.off + i * ti.static(ref.block.stride) + col] = value
     else:
-        ref.arr[_index(ref, i, col)] = value
+        ref.arr[ref.off + i * ti.static(ref.block.stride) + col] = value
 
 
 @ti.func
 def add(ref: ti.template(), e, i, col: ti.template(), value):
     """Add to column ``col`` (width 1) of row ``i``."""
     if ti.static(ref.per_env):
-        ref.arr[e, _index(ref, i, col)] += value
+        ref.arr[e, ref.off + i * ti.static(ref.block.stride) + col] += value
     else:
-        ref.arr[_index(ref, i, col)] += value
+        ref.arr[ref.off + i * ti.static(ref.block.stride) + col] += value
 
 
 @ti.func
 def getn(ref: ti.template(), e, i, col: ti.template(), n: ti.template()):
     """Columns ``col`` to ``col + n - 1`` of row ``i`` as a vector."""
-    k = _index(ref, i, col)
+    k = ref.off + i * ti.static(ref.block.stride) + col
     if ti.static(ref.per_env):
         return ti.Vector([ref.arr[e, k + j] for j in ti.static(range(n))])
     else:
@@ -197,7 +189,7 @@ def getn(ref: ti.template(), e, i, col: ti.template(), n: ti.template()):
 @ti.func
 def putn(ref: ti.template(), e, i, col: ti.template(), value):
     """Write the vector ``value`` to the columns starting at ``col`` of row ``i``."""
-    k = _index(ref, i, col)
+    k = ref.off + i * ti.static(ref.block.stride) + col
     for j in ti.static(range(value.n)):
         if ti.static(ref.per_env):
             ref.arr[e, k + j] = value[j]
@@ -208,13 +200,17 @@ def putn(ref: ti.template(), e, i, col: ti.template(), value):
 @ti.func
 def get3(ref: ti.template(), e, i, col: ti.template()):
     """Three columns from ``col`` as a 3-vector."""
-    return getn(ref, e, i, col, 3)
+    k = ref.off + i * ti.static(ref.block.stride) + col
+    if ti.static(ref.per_env):
+        return ti.Vector([ref.arr[e, k], ref.arr[e, k + 1], ref.arr[e, k + 2]])
+    else:
+        return ti.Vector([ref.arr[k], ref.arr[k + 1], ref.arr[k + 2]])
 
 
 @ti.func
 def get33(ref: ti.template(), e, i, col: ti.template()):
     """A 3x3 matrix stored row by row in the 9 columns from ``col``."""
-    k = _index(ref, i, col)
+    k = ref.off + i * ti.static(ref.block.stride) + col
     if ti.static(ref.per_env):
         return ti.Matrix([[ref.arr[e, k + 3 * r + c] for c in ti.static(range(3))] for r in ti.static(range(3))])
     else:
@@ -224,7 +220,7 @@ def get33(ref: ti.template(), e, i, col: ti.template()):
 @ti.func
 def put33(ref: ti.template(), e, i, col: ti.template(), m):
     """Write a 3x3 matrix row by row to the 9 columns from ``col``."""
-    k = _index(ref, i, col)
+    k = ref.off + i * ti.static(ref.block.stride) + col
     for r in ti.static(range(3)):
         for c in ti.static(range(3)):
             if ti.static(ref.per_env):
@@ -235,8 +231,12 @@ def put33(ref: ti.template(), e, i, col: ti.template(), m):
 
 @ti.func
 def row(ref: ti.template(), e, i):
-    """Every column of row ``i`` as one vector (unused entries cost nothing: the compiler drops them)."""
-    return getn(ref, e, i, 0, ti.static(ref.block.stride))
+    """Every column of row ``i`` as one vector (unused entries cost nothing at run time)."""
+    k = ref.off + i * ti.static(ref.block.stride)
+    if ti.static(ref.per_env):
+        return ti.Vector([ref.arr[e, k + j] for j in ti.static(range(ref.block.stride))])
+    else:
+        return ti.Vector([ref.arr[k + j] for j in ti.static(range(ref.block.stride))])
 
 
 @ti.func

@@ -75,7 +75,6 @@ from .layout import (
     PI_ORDER,
     STATIC,
     PlanarModel,
-    load_offsets,
 )
 
 vec2 = ti.math.vec2
@@ -354,7 +353,7 @@ def contact_step(model_i: ti.types.ndarray(), model_f: ti.types.ndarray(), pose:
                  blk: ti.types.ndarray(), blk_next: ti.types.ndarray(), obj_s: ti.types.ndarray(),
                  env_i: ti.types.ndarray()):
     for e in range(pose.shape[0]):
-        contact_env(e, PlanarModel(load_offsets(model_i), model_i, model_f), pose, pose0, vel, cmd, wv, pair_i,
+        contact_env(e, PlanarModel(model_i, model_i, model_f), pose, pose0, vel, cmd, wv, pair_i,
                     pair_f, order_tmp, blk, blk_next, obj_s, env_i)
 
 

@@ -4,8 +4,6 @@ The model lives in two arenas (``schema.py``): ``model_i`` (objects, pieces, gri
 (settings, objects, piece vertices, grid maps). The per-env arrays are vector ndarrays whose columns are named
 below (``PI_*``, ``PF_*``, ``OS_*``, ``EI_*``).
 """
-import taichi as ti
-
 from ..common.schema import Arena, Block, BlockRef
 
 EPS = 1e-12  # [m] shorter axes and arms are degenerate
@@ -52,7 +50,7 @@ MODEL_REFS = ((MODEL_I, OBJECT_I, "i_object", "obj_i"), (MODEL_I, PIECE_I, "i_pi
 
 class PlanarModel:
     """The planar model inside a kernel: one :class:`BlockRef` per block (``M.obj_i``, ``M.params``, ...),
-    built from ``model_i`` and ``model_f`` and the offsets row loaded by :func:`load_offsets`."""
+    built from ``model_i`` and ``model_f``; ``offsets`` holds the offsets row (``model_i`` itself)."""
 
     def __init__(self, offsets, model_i, model_f):
         arrays = {"model_i": model_i, "model_f": model_f}
@@ -60,11 +58,6 @@ class PlanarModel:
             setattr(self, name, BlockRef(arrays[arena.name], block, False, offsets=offsets,
                                          index=getattr(OFFSETS, col)))
 
-
-@ti.func
-def load_offsets(model_i: ti.template()):
-    """The offsets row of the planar ``model_i`` as a local vector."""
-    return ti.Vector([model_i[k] for k in ti.static(range(OFFSETS.stride))])
 
 # column names the kernels use, from the declarations
 OI_KIND, OI_KIN, OI_P0, OI_P1, OI_MAP = (OBJECT_I.kind, OBJECT_I.kinematics, OBJECT_I.piece0, OBJECT_I.piece1,

@@ -23,7 +23,6 @@ from .layout import (
     P_G,
     PASSIVE,
     PlanarModel,
-    load_offsets,
 )
 
 vec2 = ti.math.vec2
@@ -33,7 +32,7 @@ vec2 = ti.math.vec2
 def advance(model_i: ti.types.ndarray(), model_f: ti.types.ndarray(), pose: ti.types.ndarray(),
             pose0: ti.types.ndarray(), vel: ti.types.ndarray(), cmd: ti.types.ndarray(), wv: ti.types.ndarray()):
     for e, k in ti.ndrange(pose.shape[0], pose.shape[1]):
-        advance_object(e, k, PlanarModel(load_offsets(model_i), model_i, model_f), pose, pose0, vel, cmd, wv)
+        advance_object(e, k, PlanarModel(model_i, model_i, model_f), pose, pose0, vel, cmd, wv)
 
 
 @ti.func
@@ -91,7 +90,7 @@ def refresh_all(model_i: ti.types.ndarray(), model_f: ti.types.ndarray(), pose: 
                 wv: ti.types.ndarray()):
     """World coordinates of every piece in every env, after poses were set from outside."""
     for e, k in ti.ndrange(pose.shape[0], pose.shape[1]):
-        _refresh(e, k, pose, PlanarModel(load_offsets(model_i), model_i, model_f), wv)
+        _refresh(e, k, pose, PlanarModel(model_i, model_i, model_f), wv)
 
 
 @ti.func
