@@ -155,9 +155,10 @@ class StepData:
     """The rigid world's arrays inside a kernel, as kernel functions take them: ``D.q``, ``D.u`` and
     ``D.heights`` are the raw arrays; every other block is a :class:`BlockRef` named after it
     (``D.contact``, ``D.body_i``, ``D.body_f``, ...). Built in a kernel from its array arguments; ``offsets``
-    is what holds the ``offsets`` row: ``model_i`` itself (each block's offset is then one load of
-    ``model_i``, which the compilers keep cheap; a kernel-local vector of all offsets made lavapipe's
-    shader compile of the step kernel twice as slow)."""
+    is what holds the ``offsets`` row: ``model_i`` itself. Each block's offset is read once into its own
+    local variable (a kernel-local vector of all offsets made lavapipe's shader compile of the step kernel
+    twice as slow; reading the offset from ``model_i`` at every access kept it cheap to compile but cost
+    loads in the sweep)."""
 
     def __init__(self, offsets, **arrays):
         unknown = set(arrays) - {a.name for a in ARENAS}

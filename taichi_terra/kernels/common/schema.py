@@ -142,11 +142,12 @@ class Layout:
 class BlockRef:
     """What kernel functions take to reach a block: the arena's array, the block's declaration
     (compile-time columns) and ``off``, where the block starts: an int, or entry ``index`` of ``offsets``
-    (an array or a kernel-local vector holding the block offsets). Built while a kernel is compiled."""
+    (an array or a kernel-local vector holding the block offsets), read once into a local variable. Built
+    while a kernel is compiled."""
 
     def __init__(self, arr, block: Block, per_env: bool, offset: int = 0, offsets=None, index: int = 0):
         self.arr, self.block, self.per_env = arr, block, per_env
-        self.off = offset if offsets is None else impl.subscript(None, offsets, index)
+        self.off = offset if offsets is None else impl.expr_init(impl.subscript(None, offsets, index))
 
 
 @ti.func
