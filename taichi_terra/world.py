@@ -1,4 +1,4 @@
-"""World: builder calls, ``build()``, ``step()``, state access for control loops, checkpoints.
+"""World: builder calls, ``build()``, ``step()`` and checkpoints (per-body state access: ``body_state.py``).
 
 ``step(n)`` is one launch of the ``simulate`` kernel (``kernels/step.py``; one launch per step on vulkan),
 whose docstring lists the stages of a step in order. The kernel binds the arrays declared in
@@ -13,13 +13,13 @@ import numpy as np
 
 from . import backend
 from .bodies import shapes as _shapes
-from .bodies.body import _SLOTS, Body
+from .bodies.body import Body
+from .body_state import BodyStateAccess
 from .contacts import ContactQueries, ContactSet  # noqa: F401  (ContactSet: public via world)
 from .materials import DEFAULT_MATERIAL, MaterialTable
 from .rays import RayCaster
 from .terrain.builder import TerrainBuilder
-from .validation import as_float_array, as_vector, check_env, check_finite, check_int, check_positive, rotation_to_quat
-
+from .validation import as_vector, check_env, check_finite, check_int, check_positive
 
 #: steps per kernel launch on vulkan. A launch costs about 0.6 s on lavapipe whatever it does (a sphere on a
 #: slope: 670 ms per step at one step per launch, 80 ms at eight, the same trajectory), but launches of several
@@ -107,7 +107,7 @@ class Checkpoint:
     signature: tuple
 
 
-class World(TerrainBuilder, RayCaster, ContactQueries):
+class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
     """A batch of ``n_envs`` independent copies of one scene.
 
     Args:
@@ -513,164 +513,6 @@ class World(TerrainBuilder, RayCaster, ContactQueries):
         self._time = checkpoint.time
         self._steps = checkpoint.step_count
 
-    # ------------------------------------------------------------------ per-body state
+    # ------------------------------------------------------------------ env indices (body_state.py holds the rest)
     def _check_env(self, env) -> None:
         check_env(env, self._n_envs)
-
-    def _parse_value(self, quantity: str, value, env) -> np.ndarray:
-        """Validate a setter value; returns shape (n_target_envs or 1, width)."""
-        per_env = env is None
-        if quantity == "orientation":
-            try:
-                arr = as_float_array("orientation", value)
-            except (TypeError, ValueError) as exc:
-                raise TypeError("orientation must be a quaternion (w, x, y, z) or a 3x3 rotation matrix") from exc
-            if arr.shape in ((4,), (3, 3)):
-                return rotation_to_quat("orientation", arr)[None, :]
-            if per_env and arr.ndim >= 2 and arr.shape[0] == self._n_envs and arr.shape[1:] in ((4,), (3, 3)):
-                return np.stack([rotation_to_quat(f"orientation[{i}]", x) for i, x in enumerate(arr)])
-            allowed = "(4,) or (3, 3)" + (f", or stacked ({self._n_envs}, 4) / ({self._n_envs}, 3, 3)" if per_env else "")
-            raise ValueError(f"orientation must have shape {allowed}, got {arr.shape}")
-        try:
-            arr = as_float_array(quantity, value)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{quantity} must be an array of numbers") from exc
-        if arr.shape == (3,):
-            out = arr[None, :]
-        elif per_env and arr.shape == (self._n_envs, 3):
-            out = arr
-        else:
-            allowed = "(3,)" + (f" or ({self._n_envs}, 3)" if per_env else "")
-            raise ValueError(f"{quantity} must have shape {allowed}, got {arr.shape}")
-        if not np.all(np.isfinite(out)):
-            raise ValueError(f"{quantity} must be finite")
-        return out
-
-    def _set_body(self, index: int, quantity: str, value, env) -> None:
-        self._check_env(env)
-        vals = self._parse_value(quantity, value, env)
-        name, col, width = _SLOTS[quantity]
-        rows = slice(None) if env is None else int(env)
-        if not self.built:
-            self._init[index][name][rows, col:col + width] = vals if env is None else vals[0]
-            return
-        arena, block, column = _BODY_COLUMNS[quantity]
-        group = self._control if arena == "control" else self._state
-        data = group.read(arena)
-        view = group._layouts[arena].view(data, block, column)[:, index]
-        view[rows] = vals if env is None else vals[0]
-        if group._views[arena] is None:
-            group.write(arena, data)
-
-    def _get_body(self, index: int, quantity: str, env) -> np.ndarray:
-        self._check_env(env)
-        name, col, width = _SLOTS[quantity]
-        if not self.built:
-            data = self._init[index][name][:, col:col + width]
-        else:
-            arena, block, column = _BODY_COLUMNS[quantity]
-            group = self._control if arena == "control" else self._state
-            data = group._layouts[arena].view(group.read(arena), block, column)[:, index]
-        data = np.array(data, dtype=np.float64)
-        return data if env is None else data[int(env)]
-
-    # ------------------------------------------------------------------ every body at once
-    def get_state(self) -> dict:
-        """Every body's state in every env, one array per quantity, env axis first:
-
-        - ``position``: centre of mass [m], shape (n_envs, n_bodies, 3)
-        - ``orientation``: unit quaternion (w, x, y, z), shape (n_envs, n_bodies, 4)
-        - ``linear_velocity``: of the centre of mass [m/s], shape (n_envs, n_bodies, 3)
-        - ``angular_velocity``: world frame [rad/s], shape (n_envs, n_bodies, 3)
-
-        The arrays are float64 copies of the state (views into one fresh copy of the coordinates and one of
-        the velocities), in body order (``body.index``). On cpu this reads the state in place: one call
-        costs two numpy copies.
-        """
-        nb = len(self._bodies)
-        if not self.built:
-            q = np.stack([d["q"] for d in self._init], axis=1) if nb else np.zeros((self._n_envs, 0, 7))
-            u = np.stack([d["u"] for d in self._init], axis=1) if nb else np.zeros((self._n_envs, 0, 6))
-        else:  # one contiguous copy of each array; the quantities are views into these copies
-            q = np.array(self._state.read("q")[:, :7 * nb], dtype=np.float64).reshape(self._n_envs, nb, 7)
-            u = np.array(self._state.read("u")[:, :6 * nb], dtype=np.float64).reshape(self._n_envs, nb, 6)
-        return {"position": q[..., 0:3], "orientation": q[..., 3:7], "linear_velocity": u[..., 0:3],
-                "angular_velocity": u[..., 3:6]}
-
-    def set_state(self, *, position=None, orientation=None, linear_velocity=None, angular_velocity=None,
-                  env: int | None = None) -> None:
-        """Set any of the quantities :meth:`get_state` returns, for every body at once.
-
-        With ``env=None`` each array has shape (n_envs, n_bodies, k) (every env) or (n_bodies, k) (the same
-        for every env); with ``env=i``, shape (n_bodies, k) for that env. ``k`` is 3, or 4 for the
-        orientation quaternion (w, x, y, z), which is normalised here. Every argument is checked before
-        anything is written: a bad one raises and leaves the state as it was.
-        """
-        self._check_env(env)
-        nb = len(self._bodies)
-        given = {"position": position, "orientation": orientation, "linear_velocity": linear_velocity,
-                 "angular_velocity": angular_velocity}
-        parsed = {}
-        for name, value in given.items():
-            if value is None:
-                continue
-            k = 4 if name == "orientation" else 3
-            try:
-                arr = np.asarray(value)
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"{name} must be an array of numbers") from exc
-            if arr.dtype.kind not in "iuf":
-                raise TypeError(f"{name} must be an array of numbers, got dtype {arr.dtype}")
-            shapes = [(nb, k)] + ([(self._n_envs, nb, k)] if env is None else [])
-            if arr.shape not in shapes:
-                raise ValueError(f"{name} must have shape {' or '.join(map(str, shapes))}, got {arr.shape}")
-            arr = arr.astype(np.float64, copy=False)
-            if not np.isfinite(arr).all():
-                raise ValueError(f"{name} must be finite")
-            if name == "orientation":
-                flat = arr.reshape(-1, 4)
-                norms = np.sqrt((flat * flat) @ np.ones(4))
-                if (norms < 1e-12).any():
-                    raise ValueError("orientation: every quaternion must have a nonzero norm")
-                arr = (flat / norms[:, None]).reshape(arr.shape)
-            parsed[name] = arr
-        if not parsed:
-            return
-        rows = slice(None) if env is None else int(env)
-        cols = {"position": ("q", 0), "orientation": ("q", 3), "linear_velocity": ("u", 0),
-                "angular_velocity": ("u", 3)}
-        if not self.built:
-            for name, arr in parsed.items():
-                key, c0 = cols[name]
-                for b in range(nb):
-                    self._init[b][key][rows, c0:c0 + arr.shape[-1]] = arr[..., b, :]
-            return
-        for name, arr in parsed.items():
-            key, c0 = cols[name]
-            width = 7 if key == "q" else 6
-            data = self._state.read(key)
-            flat = data.reshape(-1)
-            # the flat positions of this quantity in the (n_envs, n_bodies * width) array: one scatter
-            k = arr.shape[-1]
-            index = self._scatter_index.get((key, c0, k))
-            if index is None:  # (computed once per quantity and world)
-                per_env = (np.arange(nb)[:, None] * width + c0 + np.arange(k)[None, :]).reshape(-1)
-                index = (np.arange(self._n_envs)[:, None] * data.shape[1] + per_env[None, :])
-                self._scatter_index[(key, c0, k)] = index
-            if env is None:
-                flat[index.reshape(-1)] = np.broadcast_to(arr, (self._n_envs, nb, k)).reshape(-1)
-            else:
-                flat[index[int(env)]] = arr.reshape(-1)
-            if self._state._views[key] is None:
-                self._state.write(key, data)
-
-
-#: where each per-body quantity lives once built: (array, block, column)
-_BODY_COLUMNS = {
-    "position": ("q", "free_body", "position"),
-    "orientation": ("q", "free_body", "orientation"),
-    "linear_velocity": ("u", "free_body", "linear"),
-    "angular_velocity": ("u", "free_body", "angular"),
-    "external_force": ("control", "body_load", "force"),
-    "external_torque": ("control", "body_load", "torque"),
-}
