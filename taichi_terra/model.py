@@ -175,7 +175,6 @@ class Model:
         self.model_i = self._ndarray(A.MODEL_I, self.data_i)
         self.model_f = self._ndarray(A.MODEL_F, self.data_f)
         self.heights = self._ndarray(A.HEIGHTS, self.layouts["heights"].empty(self.real))
-        self._materials_args = (materials, body_materials, ground, heightmaps)
         self.update_materials(materials, body_materials, ground, heightmaps, upload=False)
         self.update_heightmap_data(heightmaps, upload=False)
         self.update_heightmap_poses(heightmaps, upload=False)

@@ -88,7 +88,6 @@ class PlanarArrays:
         self.model_i.from_numpy(model_i)
         self.model_f = ti.ndarray(real, model_f.shape)
         self.model_f.from_numpy(model_f)
-        self.n_vertices = len(lv)
         self._lay_i, self._lay_f = lay_i, lay_f
         self._model_i_np, self._model_f_np = model_i, model_f
 
