@@ -122,46 +122,45 @@ class BodyStateAccess:
             shapes = [(nb, k)] + ([(self._n_envs, nb, k)] if env is None else [])
             if arr.shape not in shapes:
                 raise ValueError(f"{name} must have shape {' or '.join(map(str, shapes))}, got {arr.shape}")
-            arr = arr.astype(np.float64, copy=False)
             if not np.isfinite(arr).all():
                 raise ValueError(f"{name} must be finite")
             if name == "orientation":
-                flat = arr.reshape(-1, 4)
-                norms = np.sqrt((flat * flat) @ np.ones(4))
+                norms = np.sqrt(np.einsum("...i,...i->...", arr, arr, dtype=np.float64))
                 if (norms < 1e-12).any():
                     raise ValueError("orientation: every quaternion must have a nonzero norm")
-                arr = (flat / norms[:, None]).reshape(arr.shape)
-            parsed[name] = arr
+                parsed[name] = (arr, norms[..., None])
+            else:
+                parsed[name] = (arr, None)
         if not parsed:
             return
         rows = slice(None) if env is None else int(env)
         cols = {"position": ("q", 0), "orientation": ("q", 3), "linear_velocity": ("u", 0),
                 "angular_velocity": ("u", 3)}
         if not self.built:
-            for name, arr in parsed.items():
+            for name, (arr, norms) in parsed.items():
                 key, c0 = cols[name]
+                arr = arr / norms if norms is not None else arr
                 for b in range(nb):
                     self._init[b][key][rows, c0:c0 + arr.shape[-1]] = arr[..., b, :]
             return
-        for name, arr in parsed.items():
-            key, c0 = cols[name]
-            width = 7 if key == "q" else 6
+        for key in ("q", "u"):
+            names = [n for n in parsed if cols[n][0] == key]
+            if not names:
+                continue
             data = self._state.read(key)
-            flat = data.reshape(-1)
-            # the flat positions of this quantity in the (n_envs, n_bodies * width) array: one scatter
-            k = arr.shape[-1]
-            index = self._scatter_index.get((key, c0, k))
-            if index is None:  # (computed once per quantity and world)
-                per_env = (np.arange(nb)[:, None] * width + c0 + np.arange(k)[None, :]).reshape(-1)
-                index = (np.arange(self._n_envs)[:, None] * data.shape[1] + per_env[None, :])
-                self._scatter_index[(key, c0, k)] = index
-            if env is None:
-                flat[index.reshape(-1)] = np.broadcast_to(arr, (self._n_envs, nb, k)).reshape(-1)
-            else:
-                flat[index[int(env)]] = arr.reshape(-1)
+            width = 7 if key == "q" else 6
+            # each body's coordinates are the row's first n_bodies * width columns: a strided view of them
+            bodies = data[:, :nb * width].reshape(self._n_envs, nb, width)[rows]
+            for name in names:
+                arr, norms = parsed[name]
+                c0 = cols[name][1]
+                dst = bodies[..., c0:c0 + arr.shape[-1]]
+                if norms is None:
+                    dst[...] = arr
+                else:  # (normalised straight into the state: one pass)
+                    np.divide(arr, norms, out=dst, casting="unsafe")
             if self._state._views[key] is None:
                 self._state.write(key, data)
-
 
 #: where each per-body quantity lives once built: (array, block, column)
 _BODY_COLUMNS = {

@@ -153,7 +153,6 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
         self._state = None
         self._step_graph = None
         self._settings_key = None  # the solver settings, gravity and time step last validated and uploaded
-        self._scatter_index = {}  # set_state: flat positions of each quantity in q / u
         self._time = 0.0
         self._steps = 0
 
