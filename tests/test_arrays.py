@@ -144,3 +144,42 @@ def test_every_kernel_binds_at_most_16_arrays():
     too_many = {name: n for name, n in counts.items() if n > MAX_ARRAYS_PER_KERNEL}
     assert not too_many, too_many
     assert counts[next(n for n in counts if n.endswith("step.simulate"))] == len(A.ARENAS)
+
+
+@ti.kernel
+def _table_column(arr: ti.types.ndarray(), out: ti.types.ndarray(), col: ti.template(), width: ti.template(),
+                  scalar: ti.template()):
+    """``out[e, i, :width] = arr[e, i][col:col + width]`` (a scalar table: the element itself)."""
+    for e, i in ti.ndrange(out.shape[0], out.shape[1]):
+        if ti.static(scalar):
+            out[e, i, 0] = arr[e, i]
+        else:
+            for j in ti.static(range(width)):
+                out[e, i, j] = arr[e, i][col + j]
+
+
+def test_planar_tables_follow_their_declarations():
+    """Reference: the declarations in ``kernels/planar/layout.py``. Each per-env table allocated from data
+    shaped (n_envs, rows, stride) gives every declared column back, read in a kernel by the column's offset
+    (a wrong stride, offset or element shape would misplace or cut a column); a planar checkpoint holds the
+    state and control tables and no scratch."""
+    from taichi_terra.kernels.planar import layout as PL
+    from taichi_terra.planar.model import PlanarArrays
+
+    tt.init()
+    rows = {"objects": 3, "vertices": 5, "pairs": 4, "blockers": 8, "objects+2": 5}
+    rng = np.random.default_rng(7)
+    for table in PL.TABLES:
+        n = rows[table.rows] if table.rows else 1
+        data = rng.integers(-1000, 1000, size=(2, n, table.block.stride))
+        arr = table.allocate(ti_real(), 2, rows, data if table.rows else data[:, 0])
+        np.testing.assert_array_equal(arr.to_numpy().reshape(data.shape), data)
+        if not table.rows:
+            continue
+        for col, (c0, width) in table.block.columns.items():
+            out = ti.ndarray(ti_real() if table.dtype == "real" else ti.i32, (2, n, width))
+            _table_column(arr, out, c0, width, table.scalar)
+            np.testing.assert_array_equal(out.to_numpy(), data[:, :, c0:c0 + width], err_msg=f"{table.name}.{col}")
+    roles = {t.name: t.role for t in PL.TABLES}
+    assert set(PlanarArrays.STATE) == {n for n, r in roles.items() if r in ("state", "control")}
+    assert roles["cmd"] == "control" and roles["pose0"] == "scratch"

@@ -14,19 +14,11 @@ from .shapes import CIRCLE, POLYGON, SEGMENT
 _KIND_CODE = {CIRCLE: 0, POLYGON: 1, SEGMENT: 2}
 
 
-def _nd(dtype, shape, data=None, width=None):
-    arr = ti.ndarray(ti.types.vector(width, dtype) if width else dtype, shape)
-    if data is not None:
-        np_dtype = np.int32 if dtype == ti.i32 else backend.np_real()
-        arr.from_numpy(np.ascontiguousarray(np.asarray(data).reshape(arr.shape + ((width,) if width else ())),
-                                            dtype=np_dtype))
-    return arr
-
-
 class PlanarArrays:
     """Every array of a built planar world (see ``kernels/planar/layout.py`` for the packed columns)."""
 
-    STATE = ("pose", "vel", "cmd", "pair_i", "pair_f", "env_i")
+    #: what a checkpoint holds: the state and control tables (scratch is rebuilt every step)
+    STATE = tuple(t.name for t in L.TABLES if t.role != "scratch")
 
     def __init__(self, world):
         real, i32 = backend.ti_real(), ti.i32
@@ -91,18 +83,12 @@ class PlanarArrays:
         self._lay_i, self._lay_f = lay_i, lay_f
         self._model_i_np, self._model_f_np = model_i, model_f
 
-        self.pose = _nd(real, (ne, nk), np.stack([s.pose for s in specs], axis=1), 4)
-        self.pose0 = _nd(real, (ne, nk), None, 4)
-        self.vel = _nd(real, (ne, nk), np.stack([s.velocity for s in specs], axis=1), 3)
-        self.cmd = _nd(real, (ne, nk), np.stack([s.command for s in specs], axis=1), 2)
-        self.wv = _nd(real, (ne, len(lv)), None, 4)
-        self.pair_i = _nd(i32, (ne, cap), None, 4)
-        self.pair_f = _nd(real, (ne, cap), None, L.N_PF)
-        self.order_tmp = _nd(i32, (ne, cap))
-        self.blk = _nd(real, (ne, 2 * cap), None, 3)
-        self.blk_next = _nd(i32, (ne, 2 * cap))
-        self.obj_s = _nd(i32, (ne, nk + 2), None, L.N_OS)
-        self.env_i = _nd(i32, (ne,), None, 4)
+        rows = {"objects": nk, "vertices": len(lv), "pairs": cap, "blockers": 2 * cap, "objects+2": nk + 2}
+        initial = {"pose": np.stack([s.pose for s in specs], axis=1),
+                   "vel": np.stack([s.velocity for s in specs], axis=1),
+                   "cmd": np.stack([s.command for s in specs], axis=1)}
+        for table in L.TABLES:
+            setattr(self, table.name, table.allocate(real, ne, rows, initial.get(table.name)))
         self.n_objects = nk
         self.refresh()
 

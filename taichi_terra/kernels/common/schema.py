@@ -139,6 +139,45 @@ class Layout:
         return data
 
 
+class Table:
+    """A per-env array of rows, each row one vector holding a block's columns: shape ``(n_envs, rows)``
+    with element ``vector(stride)`` (a scalar when ``scalar`` and the stride is 1). Kernels index it as
+    ``arr[e, i][col]`` with the block's column offsets; it suits small worlds whose kernels loop over
+    (env, row) in parallel, where a flat arena would only add offset arithmetic.
+
+    Args:
+        block: the row's columns.
+        dtype: ``"real"``, ``"i32"`` or ``"i64"``.
+        rows: what the rows count (a key of the row counts given to :meth:`allocate`).
+        role: ``"state"``, ``"control"`` or ``"scratch"``.
+        scalar: store a one-column row as a scalar, not a 1-vector.
+    """
+
+    def __init__(self, block: Block, dtype: str, rows: str, role: str, scalar: bool = False):
+        if dtype not in ("real", "i32", "i64"):
+            raise ValueError(f"table {block.name}: dtype must be 'real', 'i32' or 'i64'")
+        if role not in ("state", "control", "scratch"):
+            raise ValueError(f"table {block.name}: role must be state, control or scratch")
+        if scalar and block.stride != 1:
+            raise ValueError(f"table {block.name}: only a one-column row can be a scalar")
+        self.block, self.dtype, self.rows, self.role, self.scalar = block, dtype, rows, role, scalar
+        self.name = block.name
+
+    def allocate(self, real, n_envs: int, rows: dict[str, int], data=None):
+        """The Taichi ndarray for ``n_envs`` envs (``rows[self.rows]`` rows each), zero or from ``data``
+        (anything that reshapes to ``(n_envs, rows, stride)``)."""
+        ti_dtype = {"real": real, "i32": ti.i32, "i64": ti.i64}[self.dtype]
+        shape = (n_envs, int(rows[self.rows])) if self.rows else (n_envs,)
+        elem = () if self.scalar else (self.block.stride,)
+        arr = ti.ndarray(ti_dtype if self.scalar else ti.types.vector(self.block.stride, ti_dtype), shape)
+        if data is None:
+            arr.fill(0)
+        else:
+            np_dtype = {"real": ti.lang.util.to_numpy_type(real), "i32": np.int32, "i64": np.int64}[self.dtype]
+            arr.from_numpy(np.ascontiguousarray(np.asarray(data).reshape(shape + elem), dtype=np_dtype))
+        return arr
+
+
 class BlockRef:
     """What kernel functions take to reach a block: the arena's array, the block's declaration
     (compile-time columns) and ``off``, where the block starts: an int, or entry ``index`` of ``offsets``

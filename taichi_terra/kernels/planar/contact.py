@@ -73,6 +73,9 @@ from .layout import (
     PI_B,
     PI_FLAGS,
     PI_ORDER,
+    POSE_HEADING,
+    POSE_X,
+    POSE_Y,
     STATIC,
     PlanarModel,
 )
@@ -86,7 +89,7 @@ def drive_velocity(e, k, pose: ti.template(), cmd: ti.template(), obj_i: ti.temp
     v = vec2(0.0, 0.0)
     if row(obj_i, 0, k)[OI_KIND] == DRIVEN:
         q, u = pose[e, k], cmd[e, k]
-        c, s = ti.cos(q[2]), ti.sin(q[2])
+        c, s = ti.cos(q[POSE_HEADING]), ti.sin(q[POSE_HEADING])
         if row(obj_i, 0, k)[OI_KIN] == KIN_OMNI:
             v = rot(c, s, u[0], u[1])
         else:
@@ -314,13 +317,13 @@ def separate(e, p, nrm, depth, point, n, nblk, params: ti.template(), pose: ti.t
                     angle = 0.0
                 if delta.norm() > 0.0 or angle != 0.0:
                     q = pose[e, k]
-                    q[0] += delta[0]
-                    q[1] += delta[1]
+                    q[POSE_X] += delta[0]
+                    q[POSE_Y] += delta[1]
                     if angle != 0.0:
                         pose[e, k] = q
                         c = com_of(e, k, pose, obj_f)
-                        r = rot(ti.cos(angle), ti.sin(angle), q[0] - c[0], q[1] - c[1])
-                        q[0], q[1], q[2] = c[0] + r[0], c[1] + r[1], q[2] + angle
+                        r = rot(ti.cos(angle), ti.sin(angle), q[POSE_X] - c[0], q[POSE_Y] - c[1])
+                        q[POSE_X], q[POSE_Y], q[POSE_HEADING] = c[0] + r[0], c[1] + r[1], q[POSE_HEADING] + angle
                     pose[e, k] = q
                     refresh_object(e, k, pose, obj_i, piece_i, lv, wv)
         # whoever could not yield now blocks its partner along the normal
@@ -438,13 +441,13 @@ def contact_env(e, M: ti.template(), pose: ti.template(), pose0: ti.template(), 
     for k in range(nk):
         if row(M.obj_i, 0, k)[OI_KIND] != STATIC:
             q, q0 = pose[e, k], pose0[e, k]
-            if q[0] != q0[0] or q[1] != q0[1] or q[2] != q0[2]:
+            if q[POSE_X] != q0[POSE_X] or q[POSE_Y] != q0[POSE_Y] or q[POSE_HEADING] != q0[POSE_HEADING]:
                 pose[e, k] = q0
                 c0 = com_of(e, k, pose, M.obj_f)
                 pose[e, k] = q
                 c1 = com_of(e, k, pose, M.obj_f)
-                vel[e, k] += ti.Vector([(c1[0] - c0[0]) / dt, (c1[1] - c0[1]) / dt, (q[2] - q0[2]) / dt])
-                pose[e, k][2] = ti.atan2(ti.sin(q[2]), ti.cos(q[2]))
+                vel[e, k] += ti.Vector([(c1[0] - c0[0]) / dt, (c1[1] - c0[1]) / dt, (q[POSE_HEADING] - q0[POSE_HEADING]) / dt])
+                pose[e, k][POSE_HEADING] = ti.atan2(ti.sin(q[POSE_HEADING]), ti.cos(q[POSE_HEADING]))
     # forces: multipliers over dt^2, capped at the traction of a driven object pushing into the contact
     for p in range(n):
         if pair_i[e, p][PI_FLAGS] & F_PUSHED:

@@ -14,7 +14,22 @@ Array layout (see ``taichi_terra/planar/model.py``):
 import taichi as ti
 
 from ..common.schema import get, row
-from .layout import EPS, FEATURE_TOL, MAP_F, MAP_I, OF_BOUND, OF_COMX, OF_COMY, OI_MAP, OI_P0, OI_P1, PIECE_I
+from .layout import (
+    EPS,
+    FEATURE_TOL,
+    MAP_F,
+    MAP_I,
+    OF_BOUND,
+    OF_COMX,
+    OF_COMY,
+    OI_MAP,
+    OI_P0,
+    OI_P1,
+    PIECE_I,
+    POSE_HEADING,
+    POSE_X,
+    POSE_Y,
+)
 
 vec2 = ti.math.vec2
 
@@ -29,12 +44,12 @@ def refresh_object(e, k, pose: ti.template(), obj_i: ti.template(), piece_i: ti.
                    wv: ti.template()):
     """World coordinates of every piece of object ``k`` in env ``e`` from its pose (x, y, heading)."""
     q = pose[e, k]
-    c, s = ti.cos(q[2]), ti.sin(q[2])
+    c, s = ti.cos(q[POSE_HEADING]), ti.sin(q[POSE_HEADING])
     for p in range(row(obj_i, 0, k)[OI_P0], row(obj_i, 0, k)[OI_P1]):
         info = row(piece_i, 0, p)
         for v in range(info[PIECE_I.vertex0], info[PIECE_I.vertex0] + info[PIECE_I.n_vertices]):
             loc = row(lv, 0, v)
-            xy = vec2(q[0], q[1]) + rot(c, s, loc[0], loc[1])
+            xy = vec2(q[POSE_X], q[POSE_Y]) + rot(c, s, loc[0], loc[1])
             if info[PIECE_I.kind] == 0:
                 wv[e, v] = ti.Vector([xy[0], xy[1], loc[2], 0.0])
             else:
@@ -47,7 +62,7 @@ def com_of(e, k, pose: ti.template(), obj_f: ti.template()):
     """World position of object ``k``'s centre of mass [m]."""
     q = pose[e, k]
     f = row(obj_f, 0, k)
-    return vec2(q[0], q[1]) + rot(ti.cos(q[2]), ti.sin(q[2]), f[OF_COMX], f[OF_COMY])
+    return vec2(q[POSE_X], q[POSE_Y]) + rot(ti.cos(q[POSE_HEADING]), ti.sin(q[POSE_HEADING]), f[OF_COMX], f[OF_COMY])
 
 
 @ti.func

@@ -1,10 +1,11 @@
 """The planar world's arrays, declared once, and the column indices the kernels and the Python side share.
 
 The model lives in two arenas (``schema.py``): ``model_i`` (objects, pieces, grid maps, buckets) and ``model_f``
-(settings, objects, piece vertices, grid maps). The per-env arrays are vector ndarrays whose columns are named
-below (``PI_*``, ``PF_*``, ``OS_*``, ``EI_*``).
+(settings, objects, piece vertices, grid maps). The per-env arrays are tables (``schema.Table``: one vector
+per row, columns named by a block), declared at the end with their role: state (poses, velocities, the last
+step's pairs), control (the drivers' commands) and scratch (rebuilt every step).
 """
-from ..common.schema import Arena, Block, BlockRef
+from ..common.schema import Arena, Block, BlockRef, Table
 
 EPS = 1e-12  # [m] shorter axes and arms are degenerate
 FEATURE_TOL = 1e-7  # [m] vertices this close along the normal form one edge of the contact feature
@@ -69,18 +70,50 @@ OF_COMX, OF_COMY, OF_WHEELBASE, OF_GYR = OBJECT_F.com, OBJECT_F.com + 1, OBJECT_
 P_DT, P_G, P_SLOP, P_REST, P_ITERS, P_MOVE_TOL = (SETTINGS.dt, SETTINGS.g, SETTINGS.slop, SETTINGS.rest,
                                                   SETTINGS.iterations, SETTINGS.move_tol)
 
-# pair_i[e, p]: object a, object b, flags, sweep order (the index of the p-th pair to sweep)
-PI_A, PI_B, PI_FLAGS, PI_ORDER = range(4)
+# --------------------------------------------------------------------------- the per-env tables, declared once
+POSE = Block("pose", [("x", 1), ("y", 1), ("heading", 1), ("steer", 1)],
+             "per object: origin of the body frame (x, y) [m], heading [rad], steering angle held [rad]")
+VELOCITY = Block("vel", [("linear", 2), ("angular", 1)],
+                 "per object: velocity of the centre of mass (x, y) [m/s], spin [rad/s]")
+COMMAND = Block("cmd", [("command", 2)],
+                "per driver: (speed [m/s], turn rate [rad/s]) diff drive, (vx, vy) [m/s] body frame omni, "
+                "(speed [m/s], steering angle [rad]) Ackermann")
+POSE0 = Block("pose0", [("pose", 4)], "per object: the pose at the start of the step")
+WORLD_VERTEX = Block("wv", [("position", 2), ("normal", 2)], "per vertex: world-frame vertex and edge normal")
+PAIR_I = Block("pair_i", [("a", 1), ("b", 1), ("flags", 1), ("order", 1)],
+               "per candidate pair: objects a and b, flags (F_*), sweep order (the index of the p-th pair to "
+               "sweep)")
+PAIR_F = Block("pair_f", [("normal", 2), ("depth", 1), ("point", 2), ("impulse", 1), ("force", 1),
+                          ("first_normal", 2), ("target", 1), ("touch_normal", 2)],
+               "per candidate pair: contact normal from b to a, depth [m], point [m], accumulated impulse (the "
+               "sum of position multipliers) [m], force [N], normal at the first push, bounce target speed "
+               "[m/s], normal between touching passive bodies")
+ORDER = Block("order_tmp", [("pair", 1)], "per pair: sort buffer")
+BLOCKER = Block("blk", [("normal", 2), ("friction", 1)], "per blocking contact: normal into the blocker, friction")
+BLOCKER_NEXT = Block("blk_next", [("next", 1)], "per blocking contact: the object's next blocking contact")
+OBJECT_S = Block("obj_s", [("level", 1), ("blocker", 1), ("stamp", 1), ("stack", 1), ("count", 1)],
+                 "per object (and two more rows): graph level, first blocker, load-walk stamp, walk stack, sort "
+                 "count")
+ENV_I = Block("env_i", [("pairs", 1), ("dropped", 1), ("sweeps", 1), ("stamp", 1)],
+              "per env: candidate pairs, pairs dropped (table full), sweeps run, load-walk stamp")
+#: every per-env array in kernel argument order; rows: objects, vertices, pairs, blockers (2 per pair),
+#: objects + 2, or one per env (None)
+TABLES = (Table(POSE, "real", "objects", "state"), Table(POSE0, "real", "objects", "scratch"),
+          Table(VELOCITY, "real", "objects", "state"), Table(COMMAND, "real", "objects", "control"),
+          Table(WORLD_VERTEX, "real", "vertices", "scratch"), Table(PAIR_I, "i32", "pairs", "state"),
+          Table(PAIR_F, "real", "pairs", "state"), Table(ORDER, "i32", "pairs", "scratch", scalar=True),
+          Table(BLOCKER, "real", "blockers", "scratch"),
+          Table(BLOCKER_NEXT, "i32", "blockers", "scratch", scalar=True),
+          Table(OBJECT_S, "i32", "objects+2", "scratch"), Table(ENV_I, "i32", None, "state"))
+
+# column names the kernels use, from the declarations
+POSE_X, POSE_Y, POSE_HEADING, POSE_STEER = POSE.x, POSE.y, POSE.heading, POSE.steer
+PI_A, PI_B, PI_FLAGS, PI_ORDER = PAIR_I.a, PAIR_I.b, PAIR_I.flags, PAIR_I.order
 F_RECORDED, F_TOUCHING, F_BOUNCE, F_FREE_A, F_FREE_B, F_PUSHED, F_NEAR = 1, 2, 4, 8, 16, 32, 64
-# pair_f[e, p]: contact normal (x, y) from b to a, depth [m], point (x, y) [m], accumulated impulse (the sum
-# of position multipliers) [m], force [N], normal at the first push (x, y), bounce target speed [m/s],
-# normal between touching passive bodies (x, y)
-PF_NX, PF_NY, PF_DEPTH, PF_PX, PF_PY, PF_IMP, PF_FORCE, PF_BNX, PF_BNY, PF_TARGET, PF_TNX, PF_TNY = range(12)
-N_PF = 12
-
-# obj_s[e, k] (scratch, N + 2 rows): graph level, first blocker, load-walk stamp, walk stack, sort count
-OS_LEVEL, OS_BLOCK, OS_SEEN, OS_STACK, OS_COUNT = range(5)
-N_OS = 5
-
-# env_i[e]: candidate pairs, pairs dropped (table full), sweeps run, load-walk stamp
-EI_PAIRS, EI_DROPPED, EI_SWEEPS, EI_STAMP = range(4)
+PF_NX, PF_NY, PF_DEPTH, PF_PX, PF_PY = PAIR_F.normal, PAIR_F.normal + 1, PAIR_F.depth, PAIR_F.point, PAIR_F.point + 1
+PF_IMP, PF_FORCE, PF_TARGET = PAIR_F.impulse, PAIR_F.force, PAIR_F.target
+PF_BNX, PF_BNY, PF_TNX, PF_TNY = (PAIR_F.first_normal, PAIR_F.first_normal + 1, PAIR_F.touch_normal,
+                                  PAIR_F.touch_normal + 1)
+OS_LEVEL, OS_BLOCK, OS_SEEN, OS_STACK, OS_COUNT = (OBJECT_S.level, OBJECT_S.blocker, OBJECT_S.stamp, OBJECT_S.stack,
+                                                   OBJECT_S.count)
+EI_PAIRS, EI_DROPPED, EI_SWEEPS, EI_STAMP = ENV_I.pairs, ENV_I.dropped, ENV_I.sweeps, ENV_I.stamp

@@ -22,6 +22,10 @@ from .layout import (
     P_DT,
     P_G,
     PASSIVE,
+    POSE_HEADING,
+    POSE_STEER,
+    POSE_X,
+    POSE_Y,
     PlanarModel,
 )
 
@@ -54,16 +58,16 @@ def advance_object(e, k, M: ti.template(), pose: ti.template(), pose0: ti.templa
             v[1] *= shrink
         if f[OF_GYR] > 0.0:
             v[2] = ti.math.sign(v[2]) * ti.max(0.0, ti.abs(v[2]) - brake / f[OF_GYR])
-        com = vec2(q[0], q[1]) + rot(ti.cos(q[2]), ti.sin(q[2]), com_l[0], com_l[1])
+        com = vec2(q[POSE_X], q[POSE_Y]) + rot(ti.cos(q[POSE_HEADING]), ti.sin(q[POSE_HEADING]), com_l[0], com_l[1])
         com += vec2(v[0], v[1]) * dt
-        q[2] += v[2] * dt
-        origin = com - rot(ti.cos(q[2]), ti.sin(q[2]), com_l[0], com_l[1])
-        q[0], q[1] = origin[0], origin[1]
+        q[POSE_HEADING] += v[2] * dt
+        origin = com - rot(ti.cos(q[POSE_HEADING]), ti.sin(q[POSE_HEADING]), com_l[0], com_l[1])
+        q[POSE_X], q[POSE_Y] = origin[0], origin[1]
         vel[e, k] = v
     elif kind == DRIVEN:
         u = cmd[e, k]
         kin = row(M.obj_i, 0, k)[OI_KIN]
-        c, s = ti.cos(q[2]), ti.sin(q[2])
+        c, s = ti.cos(q[POSE_HEADING]), ti.sin(q[POSE_HEADING])
         v_origin = vec2(c * u[0], s * u[0])
         omega = 0.0
         if kin == KIN_DIFF:
@@ -71,15 +75,15 @@ def advance_object(e, k, M: ti.template(), pose: ti.template(), pose0: ti.templa
         elif kin == KIN_OMNI:
             v_origin = rot(c, s, u[0], u[1])
         elif kin == KIN_ACKER:
-            omega = u[0] * ti.tan(q[3]) / f[OF_WHEELBASE]  # the steering angle held during the step
-            q[3] = u[1]
-        q[0] += v_origin[0] * dt
-        q[1] += v_origin[1] * dt
-        q[2] += omega * dt
+            omega = u[0] * ti.tan(q[POSE_STEER]) / f[OF_WHEELBASE]  # the steering angle held during the step
+            q[POSE_STEER] = u[1]
+        q[POSE_X] += v_origin[0] * dt
+        q[POSE_Y] += v_origin[1] * dt
+        q[POSE_HEADING] += omega * dt
         arm = rot(c, s, com_l[0], com_l[1])
         vel[e, k] = ti.Vector([v_origin[0] - omega * arm[1], v_origin[1] + omega * arm[0], omega])
     if kind == PASSIVE or kind == DRIVEN:
-        q[2] = ti.atan2(ti.sin(q[2]), ti.cos(q[2]))
+        q[POSE_HEADING] = ti.atan2(ti.sin(q[POSE_HEADING]), ti.cos(q[POSE_HEADING]))
         pose[e, k] = q
         refresh_object(e, k, pose, M.obj_i, M.piece_i, M.lv, wv)
     pose0[e, k] = pose[e, k]
