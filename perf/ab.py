@@ -1,10 +1,12 @@
 """A/B of two versions of the package on the same benchmarks, in one run on one machine.
 
-    python -m perf.ab --base <git revision> [--quick] [--skip-vulkan]
+    python -m perf.ab --base <git revision> [--rounds N] [--quick] [--skip-vulkan]
 
 Version A is ``--base`` (checked out into a temporary git worktree, untouched), version B this working tree.
-Each benchmark runs for A, then for B, in its own process, back to back, so that drift of a shared machine
-hits both alike:
+Each benchmark runs for A and for B, each in its own process, back to back, so that drift of a shared machine
+hits both alike; with ``--rounds N`` the whole set runs N times, A first in even rounds and B first in odd
+ones, and each measure's ratio is the median of its N paired ratios (their range is printed beside it, a
+direct view of the machine's run-to-run spread):
 
 - ``bench_rigid``: sphere and box on the sine terrain at 1 and 1024 envs, and the control-loop case
 - ``bench_soil``: the plate settling on a soil bed
@@ -12,8 +14,8 @@ hits both alike:
 - ``bench_planar``: the planar pens and the push scene (``--quick`` sizes)
 - compile time of the step kernel, cold: cpu f64, and vulkan f32 with cold Taichi and mesa caches
 
-It prints every timing both versions report, with the ratio B / A written as a speed ratio (above 1: B is
-faster), and writes them to JSON (default ``perf/results/ab.json``).
+It prints every timing both versions report (medians over the rounds), with the ratio B / A written as a
+speed ratio (above 1: B is faster), and writes them to JSON (default ``perf/results/ab.json``).
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import argparse
 import json
 import os
 import subprocess
+import statistics
 import sys
 import tempfile
 import time
@@ -102,11 +105,37 @@ def _run(code: str, tree: str, env: dict, timeout: int) -> dict:
             return json.load(f)
 
 
+def _round(trees: dict, order, args, k: int) -> dict:
+    """One run of every benchmark and compile measure for both versions, in ``order`` each time."""
+    results = {"A": {}, "B": {}}
+    for module, bench_argv in _benchmarks(args.quick):
+        for version in order:
+            tree = trees[version]
+            env = dict(os.environ, PYTHONPATH=tree)
+            t = time.perf_counter()
+            code = _RUN.format(tree=tree, module=module, argv=bench_argv + ["--out", "__OUT__"]
+                               if module != "perf.bench_many_bodies" else bench_argv, out="__OUT__")
+            results[version][module] = _run(code, tree, env, args.timeout)
+            print(f"round {k}: {module:24s} {version}: {time.perf_counter() - t:6.1f} s", flush=True)
+    archs = [("cpu", "f64")] + ([] if args.skip_vulkan else [("vulkan", "f32")])
+    for arch, precision in archs:
+        for version in order:
+            with tempfile.TemporaryDirectory() as cache:
+                env = dict(os.environ, PYTHONPATH=trees[version], TI_OFFLINE_CACHE_FILE_PATH=os.path.join(cache, "ti"),
+                           MESA_SHADER_CACHE_DIR=os.path.join(cache, "mesa"), MESA_SHADER_CACHE_DISABLE="true")
+                code = _COMPILE.format(tree=trees[version], arch=arch, precision=precision, out="__OUT__")
+                results[version][f"compile_{arch}_{precision}"] = _run(code, trees[version], env, args.timeout)
+            print(f"round {k}: compile {arch} {precision} {version}: "
+                  f"{results[version][f'compile_{arch}_{precision}']['compile_s']:.1f} s", flush=True)
+    return results
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--base", required=True, help="git revision of version A")
     parser.add_argument("--quick", action="store_true", help="shorter runs")
     parser.add_argument("--skip-vulkan", action="store_true", help="no vulkan compile time")
+    parser.add_argument("--rounds", type=int, default=1, help="run everything this many times (paired ratios)")
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per benchmark process")
     parser.add_argument("--out", default=os.path.join(ROOT, "perf", "results", "ab.json"))
     args = parser.parse_args(argv)
@@ -114,44 +143,35 @@ def main(argv=None) -> dict:
     subprocess.run(["git", "worktree", "add", "--detach", base_tree, args.base], cwd=ROOT, check=True,
                    capture_output=True)
     trees = {"A": base_tree, "B": ROOT}
-    results = {"base": args.base, "A": {}, "B": {}}
+    rounds = []
     try:
-        for module, bench_argv in _benchmarks(args.quick):
-            for version, tree in trees.items():
-                env = dict(os.environ, PYTHONPATH=tree)
-                t = time.perf_counter()
-                code = _RUN.format(tree=tree, module=module, argv=bench_argv + ["--out", "__OUT__"]
-                                   if module != "perf.bench_many_bodies" else bench_argv, out="__OUT__")
-                results[version][module] = _run(code, tree, env, args.timeout)
-                print(f"{module:24s} {version}: {time.perf_counter() - t:6.1f} s", flush=True)
-        archs = [("cpu", "f64")] + ([] if args.skip_vulkan else [("vulkan", "f32")])
-        for arch, precision in archs:
-            for version, tree in trees.items():
-                with tempfile.TemporaryDirectory() as cache:
-                    env = dict(os.environ, PYTHONPATH=tree, TI_OFFLINE_CACHE_FILE_PATH=os.path.join(cache, "ti"),
-                               MESA_SHADER_CACHE_DIR=os.path.join(cache, "mesa"), MESA_SHADER_CACHE_DISABLE="true")
-                    code = _COMPILE.format(tree=tree, arch=arch, precision=precision, out="__OUT__")
-                    results[version][f"compile_{arch}_{precision}"] = _run(code, tree, env, args.timeout)
-                print(f"compile {arch} {precision} {version}: "
-                      f"{results[version][f'compile_{arch}_{precision}']['compile_s']:.1f} s", flush=True)
+        for k in range(args.rounds):
+            order = ("A", "B") if k % 2 == 0 else ("B", "A")
+            rounds.append(_round(trees, order, args, k))
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", base_tree], cwd=ROOT, capture_output=True)
-    flat_a, flat_b = _flatten(results["A"]), _flatten(results["B"])
+    results = {"base": args.base, "rounds": len(rounds), "A": rounds[0]["A"], "B": rounds[0]["B"]}
+    flats = [(_flatten(r["A"]), _flatten(r["B"])) for r in rounds]
     rows = []
-    for key in sorted(set(flat_a) & set(flat_b)):
+    for key in sorted(set(flats[0][0]) & set(flats[0][1])):
         kind = _timing(key)
-        if kind is None or flat_a[key] <= 0.0 or flat_b[key] <= 0.0:
+        pairs = [(a[key], b[key]) for a, b in flats if key in a and key in b]
+        if kind is None or any(x <= 0.0 or y <= 0.0 for x, y in pairs):
             continue
-        speed = flat_b[key] / flat_a[key] if kind == "rate" else flat_a[key] / flat_b[key]
-        rows.append({"key": key, "kind": kind, "A": flat_a[key], "B": flat_b[key], "speed_B_over_A": speed})
-    only_b = {k: v for k, v in flat_b.items() if k not in flat_a and _timing(k)}
+        speeds = [y / x if kind == "rate" else x / y for x, y in pairs]
+        rows.append({"key": key, "kind": kind, "A": statistics.median(x for x, _y in pairs),
+                     "B": statistics.median(y for _x, y in pairs), "speed_B_over_A": statistics.median(speeds),
+                     "speed_min": min(speeds), "speed_max": max(speeds)})
+    only_b = {k: v for k, v in flats[0][1].items() if k not in flats[0][0] and _timing(k)}
     results["table"] = rows
     results["only_B"] = only_b
-    print(f"\n{'measure':90s} {'A':>12s} {'B':>12s} {'B speed':>8s}")
+    results["all_rounds"] = rounds
+    print(f"\n{'measure':84s} {'A':>11s} {'B':>11s} {'B speed':>8s} {'range':>11s}")
     for r in rows:
-        print(f"{r['key'][:90]:90s} {r['A']:12.6g} {r['B']:12.6g} {r['speed_B_over_A']:8.2f}")
+        print(f"{r['key'][:84]:84s} {r['A']:11.5g} {r['B']:11.5g} {r['speed_B_over_A']:8.2f} "
+              f"{r['speed_min']:5.2f}-{r['speed_max']:4.2f}")
     for k, v in only_b.items():
-        print(f"{k[:90]:90s} {'-':>12s} {v:12.6g}")
+        print(f"{k[:84]:84s} {'-':>11s} {v:11.5g}")
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(results, f, indent=2, default=float)

@@ -27,7 +27,8 @@ class BodyStateAccess:
                 return rotation_to_quat("orientation", arr)[None, :]
             if per_env and arr.ndim >= 2 and arr.shape[0] == self._n_envs and arr.shape[1:] in ((4,), (3, 3)):
                 return np.stack([rotation_to_quat(f"orientation[{i}]", x) for i, x in enumerate(arr)])
-            allowed = "(4,) or (3, 3)" + (f", or stacked ({self._n_envs}, 4) / ({self._n_envs}, 3, 3)" if per_env else "")
+            stacked = f", or stacked ({self._n_envs}, 4) / ({self._n_envs}, 3, 3)" if per_env else ""
+            allowed = "(4,) or (3, 3)" + stacked
             raise ValueError(f"orientation must have shape {allowed}, got {arr.shape}")
         try:
             arr = as_float_array(quantity, value)

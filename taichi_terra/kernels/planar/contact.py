@@ -114,8 +114,10 @@ def candidates(e, nk, cap, margin, pose: ti.template(), obj_i: ti.template(), ob
                     if mb >= 0:
                         m, c, r = mb, ca, ra + margin
                     mf = row(map_f, 0, m)
-                    x1, y1 = mf[MAP_F.origin] + mf[MAP_F.cell] * row(map_i, 0, m)[MAP_I.nx], mf[MAP_F.origin + 1] + mf[MAP_F.cell] * row(map_i, 0, m)[MAP_I.ny]
-                    near = c[0] + r >= mf[MAP_F.origin] and c[0] - r <= x1 and c[1] + r >= mf[MAP_F.origin + 1] and c[1] - r <= y1
+                    mi = row(map_i, 0, m)
+                    x0, y0 = mf[MAP_F.origin], mf[MAP_F.origin + 1]
+                    x1, y1 = x0 + mf[MAP_F.cell] * mi[MAP_I.nx], y0 + mf[MAP_F.cell] * mi[MAP_I.ny]
+                    near = c[0] + r >= x0 and c[0] - r <= x1 and c[1] + r >= y0 and c[1] - r <= y1
                 else:
                     near = (com_of(e, b, pose, obj_f) - ca).norm() <= ra + row(obj_f, 0, b)[OF_BOUND] + margin
                 if near:
@@ -446,7 +448,8 @@ def contact_env(e, M: ti.template(), pose: ti.template(), pose0: ti.template(), 
                 c0 = com_of(e, k, pose, M.obj_f)
                 pose[e, k] = q
                 c1 = com_of(e, k, pose, M.obj_f)
-                vel[e, k] += ti.Vector([(c1[0] - c0[0]) / dt, (c1[1] - c0[1]) / dt, (q[POSE_HEADING] - q0[POSE_HEADING]) / dt])
+                spin = (q[POSE_HEADING] - q0[POSE_HEADING]) / dt
+                vel[e, k] += ti.Vector([(c1[0] - c0[0]) / dt, (c1[1] - c0[1]) / dt, spin])
                 pose[e, k][POSE_HEADING] = ti.atan2(ti.sin(q[POSE_HEADING]), ti.cos(q[POSE_HEADING]))
     # forces: multipliers over dt^2, capped at the traction of a driven object pushing into the contact
     for p in range(n):

@@ -8,8 +8,8 @@ Array layout (see ``taichi_terra/planar/model.py``):
   circle's single entry is (cx, cy, radius, 0).
 * ``wv[e, v]``: the same in the world frame for env ``e``, refreshed whenever the object moves.
 * ``obj_i`` row ``k`` = (kind, kinematics, first piece, end piece, grid map index or -1).
-* ``map_i`` row ``m`` = (buckets along x, buckets along y, first bucket offset, 0), ``map_f`` row ``m`` = (x0, y0, bucket
-  side) [m]; ``bucket_off`` / ``bucket_item`` list the boundary pieces meeting each bucket.
+* ``map_i`` row ``m`` = (buckets along x, buckets along y, first bucket offset), ``map_f`` row ``m`` = (x0, y0,
+  bucket side) [m]; ``bucket_off`` / ``bucket_item`` list the boundary pieces meeting each bucket.
 """
 import taichi as ti
 
@@ -230,7 +230,8 @@ def object_mtv(e, a, b, tol, pose: ti.template(), obj_i: ti.template(), obj_f: t
         bx0 = ti.max(ti.cast(ti.floor((c[0] - r - mf[MAP_F.origin]) / mf[MAP_F.cell]), ti.i32), 0)
         bx1 = ti.min(ti.cast(ti.floor((c[0] + r - mf[MAP_F.origin]) / mf[MAP_F.cell]), ti.i32), mi[MAP_I.nx] - 1) + 1
         by0 = ti.max(ti.cast(ti.floor((c[1] - r - mf[MAP_F.origin + 1]) / mf[MAP_F.cell]), ti.i32), 0)
-        by1 = ti.min(ti.cast(ti.floor((c[1] + r - mf[MAP_F.origin + 1]) / mf[MAP_F.cell]), ti.i32), mi[MAP_I.ny] - 1) + 1
+        by1 = ti.min(ti.cast(ti.floor((c[1] + r - mf[MAP_F.origin + 1]) / mf[MAP_F.cell]), ti.i32),
+                     mi[MAP_I.ny] - 1) + 1
         nby = mi[MAP_I.ny]
     for px in range(row(obj_i, 0, x)[OI_P0], row(obj_i, 0, x)[OI_P1]):
         for bx in range(bx0, bx1):
