@@ -1,0 +1,563 @@
+"""URDF parser: a plain-Python, SI-unit description of an articulated system (no Taichi).
+
+:func:`parse_urdf` reads a URDF file or string into an :class:`ArticulatedModel`: links in a
+depth-first order (parent before child, siblings in the file order of their joints), one :class:`Joint`
+per non-root link, mass properties in the link frames and collision shapes with their placements.
+Fixed joints are merged into their parent (mass, centre of mass and inertia combined by the
+parallel-axis theorem, collision shapes and child joints re-attached with the composed placement); the
+merged links stay resolvable through :attr:`ArticulatedModel.merged`.
+
+The parser is written on the standard library's :mod:`xml.etree.ElementTree` rather than on
+yourdfpy (0.0.60), because yourdfpy drops unknown elements (a later ``<track>`` parser needs them),
+returns ``<dynamics>`` values as strings and silently accepts a missing parent link, duplicate link
+names and cycles. trimesh (and scipy, for the convex hull) are imported only when a collision mesh has to
+be read.
+
+Conventions and leniencies:
+
+* ``<origin xyz rpy>``: both default to zero; the rotation is ``R = Rz(yaw) Ry(pitch) Rx(roll)``
+  (fixed-axis roll, pitch, yaw), mapping child-frame vectors into the parent frame.
+* A joint's frame is its child link's frame, so a movable link's frame is its joint frame.
+* A revolute or prismatic joint without ``<limit>`` (URDF requires one, many files omit it) is
+  unlimited: ``lower``, ``upper``, ``velocity`` and ``effort`` are ``None``. A continuous joint has no
+  position limits even if ``<limit lower upper>`` is given.
+* ``<axis>`` defaults to (1, 0, 0) and is normalised; a zero axis is an error on revolute, continuous
+  and prismatic joints only (exporters write ``<axis xyz="0 0 0"/>`` on fixed joints).
+* ``<dynamics>`` may carry a ``rotor_inertia`` (armature) attribute besides ``damping`` and
+  ``friction``; all three default to 0.
+* ``<capsule radius length>`` is accepted as a collision shape (axis z, ``length`` between the centres
+  of the end spheres). A mesh ``scale`` may be one number or three. ``<visual>`` elements are ignored.
+* A link without ``<inertial>`` (or ``<mass>``) has mass 0; a missing ``<inertia>`` attribute is 0
+  (urdfdom requires all six). Negative masses and inertias that are not positive semi-definite are errors
+  on every link. After merging, every link that moves (all of them, except
+  the root when ``base="fixed"``) must have a positive mass and a symmetric positive definite inertia
+  whose principal moments satisfy the triangle inequality.
+* Every child of ``<robot>`` other than ``<link>`` and ``<joint>`` (``<material>``, ``<transmission>``,
+  ``<gazebo>``, ``<track>``, ...) is kept untouched in :attr:`ArticulatedModel.extras`.
+
+Every problem raises :class:`URDFError`, whose message names the file (or ``<string>``), the element
+and the rule broken.
+
+Compared with Pinocchio's URDF reader (checked in ``tests/test_urdf.py``): the merged mass properties,
+joint placements and merged-link frames agree, but Pinocchio orders siblings by joint name, gives a
+continuous joint two position coordinates (cos, sin), stores a free-flyer quaternion as (x, y, z, w) and
+does not read ``rotor_inertia``.
+"""
+from __future__ import annotations
+
+import math
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+#: Joint types kept after fixed joints are merged, with their numbers of velocity and position coordinates.
+_JOINT_DOFS = {"revolute": (1, 1), "continuous": (1, 1), "prismatic": (1, 1), "floating": (6, 7)}
+#: Joint types with a meaningful axis.
+_AXIS_JOINTS = ("revolute", "continuous", "prismatic")
+#: Collision shapes and the attributes giving their ``params``.
+_SHAPE_PARAMS = {"box": ("size",), "sphere": ("radius",), "cylinder": ("radius", "length"),
+                 "capsule": ("radius", "length"), "mesh": ()}
+#: Relative tolerance of the inertia checks (negative principal moments, triangle inequality).
+_INERTIA_RTOL = 1e-6
+
+
+class URDFError(ValueError):
+    """A URDF that cannot be parsed; the message names the file, the element and the rule broken."""
+
+
+@dataclass(frozen=True, eq=False)
+class CollisionShape:
+    """A collision shape attached to a link.
+
+    Attributes:
+        kind: "box", "sphere", "cylinder", "capsule" or "mesh".
+        params: dimensions as the URDF gives them [m]: box full sizes (3,); sphere (radius,);
+            cylinder and capsule (radius, length) with the axis along the shape's z (a capsule's length
+            is between its end-sphere centres); mesh the scale factors (3,) [-].
+        position: shape origin in the link frame [m], shape (3,).
+        rotation: shape axes in the link frame (columns), shape (3, 3).
+        vertices: meshes only: convex hull vertices in the shape frame after scaling [m], shape (n, 3).
+        path: meshes only: the resolved mesh file path.
+    """
+
+    kind: str
+    params: np.ndarray
+    position: np.ndarray
+    rotation: np.ndarray
+    vertices: np.ndarray | None = None
+    path: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Link:
+    """A rigid link (after fixed-joint merging: the union of the merged links).
+
+    Attributes:
+        name: the link name.
+        mass: [kg].
+        com: centre of mass in the link frame [m], shape (3,).
+        inertia: inertia tensor about the centre of mass, in link-frame axes [kg m^2], shape (3, 3).
+        collisions: collision shapes, placed in the link frame.
+    """
+
+    name: str
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+    collisions: list[CollisionShape] = field(default_factory=list)
+
+
+@dataclass(frozen=True, eq=False)
+class Joint:
+    """A joint moving its child link relative to its parent link.
+
+    Attributes:
+        name: the joint name.
+        type: "revolute", "continuous", "prismatic" or "floating".
+        parent, child: link names (the parent after fixed-joint merging).
+        position: joint frame origin in the parent link frame [m], shape (3,).
+        rotation: joint frame axes in the parent link frame (columns), shape (3, 3).
+        axis: unit joint axis in the joint frame, shape (3,).
+        lower, upper: position limits [rad or m], ``None`` if unlimited (continuous, or no limit given).
+        velocity: velocity limit [rad/s or m/s], ``None`` if not given.
+        effort: effort limit [N m or N], ``None`` if not given.
+        damping: viscous damping [N m s/rad or N s/m].
+        friction: dry friction [N m or N].
+        rotor_inertia: armature added to the joint's diagonal inertia [kg m^2 or kg].
+    """
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    position: np.ndarray
+    rotation: np.ndarray
+    axis: np.ndarray
+    lower: float | None = None
+    upper: float | None = None
+    velocity: float | None = None
+    effort: float | None = None
+    damping: float = 0.0
+    friction: float = 0.0
+    rotor_inertia: float = 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class ArticulatedModel:
+    """A tree of links connected by joints, fixed joints merged.
+
+    Attributes:
+        name: the robot name.
+        root: name of the root link (``links[0]``).
+        links: links in a topological (depth-first) order, parent before child.
+        joints: ``joints[k]`` moves ``links[k + 1]``.
+        base: "floating" (the root has 6 free dofs) or "fixed" (the root is welded to the world).
+        extras: children of ``<robot>`` other than links and joints, untouched.
+        merged: ``{link name: (link, position (3,) [m], rotation (3, 3))}`` for each link merged away by
+            fixed joints: the kept link it now belongs to and its frame's placement in that link's frame.
+        source: the file name, or "<string>".
+    """
+
+    name: str
+    root: str
+    links: list[Link]
+    joints: list[Joint]
+    base: str
+    extras: list[ET.Element]
+    merged: dict[str, tuple[str, np.ndarray, np.ndarray]]
+    source: str
+
+    @property
+    def n_dof(self) -> int:
+        """Number of velocity coordinates: 6 for a floating base, 1 per 1-dof joint, 6 per floating joint."""
+        return (6 if self.base == "floating" else 0) + sum(_JOINT_DOFS[j.type][0] for j in self.joints)
+
+    @property
+    def n_q(self) -> int:
+        """Number of position coordinates: a floating base takes 7 (position, unit quaternion (w, x, y, z)),
+        a 1-dof joint 1 and a floating joint 7 (same layout as the base)."""
+        return (7 if self.base == "floating" else 0) + sum(_JOINT_DOFS[j.type][1] for j in self.joints)
+
+    @property
+    def total_mass(self) -> float:
+        """Sum of the link masses [kg] (merging conserves mass)."""
+        return float(sum(link.mass for link in self.links))
+
+    def link_index(self, name: str) -> int:
+        """Index of link ``name`` in :attr:`links`; a merged link raises a KeyError naming its new owner."""
+        for i, link in enumerate(self.links):
+            if link.name == name:
+                return i
+        if name in self.merged:
+            raise KeyError(f"link '{name}' was merged into link '{self.merged[name][0]}' by a fixed joint")
+        raise KeyError(f"no link '{name}'")
+
+
+def rpy_matrix(rpy) -> np.ndarray:
+    """Rotation matrix ``Rz(yaw) Ry(pitch) Rx(roll)`` of URDF angles ``(roll, pitch, yaw)`` [rad]."""
+    r, p, y = (float(a) for a in rpy)
+    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def parse_urdf(source, *, package_dirs=(), base: str = "floating") -> ArticulatedModel:
+    """Parse a URDF into an :class:`ArticulatedModel` with fixed joints merged.
+
+    Args:
+        source: a file path (str or path-like) or the XML text itself (a str starting with ``<`` after
+            whitespace).
+        package_dirs: directories used to resolve ``package://pkg/path`` mesh names: each directory
+            either contains ``pkg/`` or is itself named ``pkg``.
+        base: "floating" or "fixed" (the root welded to the world; it may then be massless).
+
+    Raises:
+        URDFError: the URDF breaks a rule (the message names the file, the element and the rule).
+    """
+    if base not in ("floating", "fixed"):
+        raise ValueError(f"base must be 'floating' or 'fixed', got {base!r}")
+    if isinstance(source, str) and source.lstrip().startswith("<"):
+        fname, base_dir, text = "<string>", os.getcwd(), source.lstrip()
+    else:
+        fname = os.fspath(source)
+        base_dir = os.path.dirname(os.path.abspath(fname))
+        try:
+            with open(fname, "rb") as f:
+                text = f.read()
+        except OSError as e:
+            raise URDFError(f"{fname}: cannot read the URDF file: {e.strerror}") from None
+    return _Parser(fname, base_dir, tuple(os.fspath(d) for d in package_dirs)).parse(text, base)
+
+
+def make_chain_urdf(n_links: int, *, length: float = 0.1, radius: float = 0.01, mass: float = 0.1) -> str:
+    """URDF text of a chain hanging along -z: a massless ``base`` and ``n_links`` capsule rods ``link1``..,
+    each on a revolute joint ``joint<i>`` whose axis alternates between x and y.
+
+    Args:
+        n_links: number of movable links (and of joints).
+        length: rod length and joint spacing [m].
+        radius: rod radius [m].
+        mass: rod mass [kg].
+    """
+    i_perp = mass * (3 * radius**2 + length**2) / 12
+    i_axial = mass * radius**2 / 2
+    parts = ['<robot name="chain">', '  <link name="base"/>']
+    for i in range(1, n_links + 1):
+        parent = "base" if i == 1 else f"link{i - 1}"
+        z0 = 0.0 if i == 1 else -length
+        axis = "1 0 0" if i % 2 else "0 1 0"
+        parts += [
+            f'  <link name="link{i}">',
+            f'    <inertial><origin xyz="0 0 {-length / 2!r}"/><mass value="{mass!r}"/>',
+            f'      <inertia ixx="{i_perp!r}" iyy="{i_perp!r}" izz="{i_axial!r}" ixy="0" ixz="0" iyz="0"/>',
+            "    </inertial>",
+            f'    <collision><origin xyz="0 0 {-length / 2!r}"/>',
+            f'      <geometry><capsule radius="{radius!r}" length="{length!r}"/></geometry></collision>',
+            "  </link>",
+            f'  <joint name="joint{i}" type="revolute"><parent link="{parent}"/><child link="link{i}"/>',
+            f'    <origin xyz="0 0 {z0!r}"/><axis xyz="{axis}"/>',
+            '    <limit lower="-3.14" upper="3.14" effort="10" velocity="10"/></joint>',
+        ]
+    parts.append("</robot>")
+    return "\n".join(parts) + "\n"
+
+
+class _Parser:
+    """One parse: the file name for messages and the directories that resolve mesh file names."""
+
+    def __init__(self, fname: str, base_dir: str, package_dirs: tuple[str, ...]):
+        self.fname = fname
+        self.base_dir = base_dir
+        self.package_dirs = package_dirs
+
+    def error(self, element: str, rule: str) -> URDFError:
+        return URDFError(f"{self.fname}: {element}: {rule}")
+
+    # ---------------------------------------------------------------- document
+
+    def parse(self, text, base: str) -> ArticulatedModel:
+        try:
+            robot = ET.fromstring(text)
+        except ET.ParseError as e:
+            raise self.error("XML", f"malformed XML ({e})") from None
+        if robot.tag != "robot":
+            raise self.error(f"<{robot.tag}>", "the root element must be <robot>")
+        name = robot.get("name", "")
+        links: dict[str, Link] = {}
+        joints: dict[str, Joint] = {}
+        extras: list[ET.Element] = []
+        for elem in robot:
+            if elem.tag == "link":
+                link = self.parse_link(elem)
+                if link.name in links:
+                    raise self.error(f"link '{link.name}'", "duplicate link name")
+                links[link.name] = link
+            elif elem.tag == "joint":
+                joint = self.parse_joint(elem)
+                if joint.name in joints:
+                    raise self.error(f"joint '{joint.name}'", "duplicate joint name")
+                joints[joint.name] = joint
+            else:
+                extras.append(elem)
+        if not links:
+            raise self.error(f"robot '{name}'", "the robot has no <link>")
+        order, parent_joint = self.tree(links, joints)
+        kept_links, kept_joints, merged = self.merge(order, links, parent_joint)
+        for link in kept_links[1 if base == "fixed" else 0:]:
+            self.check_movable(link, merged)
+        return ArticulatedModel(name=name, root=order[0], links=kept_links, joints=kept_joints, base=base,
+                                extras=extras, merged=merged, source=self.fname)
+
+    # ---------------------------------------------------------------- attributes
+
+    def numbers(self, elem: ET.Element, attr: str, n: int, default, where: str) -> np.ndarray:
+        """Attribute ``attr`` of ``elem`` as ``n`` finite floats; ``default`` if absent (``None``: required)."""
+        text = elem.get(attr)
+        if text is None:
+            if default is None:
+                raise self.error(where, f"<{elem.tag}> lacks the required '{attr}' attribute")
+            return np.array(default, dtype=np.float64).reshape(n)
+        try:
+            values = np.array([float(s) for s in text.split()], dtype=np.float64)
+        except ValueError:
+            values = None
+        if values is None or values.size != n or not np.all(np.isfinite(values)):
+            raise self.error(where, f"{attr}=\"{text}\" of <{elem.tag}> must be {n} finite number(s)")
+        return values
+
+    def number(self, elem: ET.Element, attr: str, default: float | None, where: str, required: bool = False):
+        """Attribute ``attr`` as one finite float; ``default`` if absent and not ``required``."""
+        if elem.get(attr) is None and not required:
+            return default
+        return float(self.numbers(elem, attr, 1, None, where)[0])
+
+    def origin(self, parent: ET.Element, where: str) -> tuple[np.ndarray, np.ndarray]:
+        """Position [m] and rotation of the ``<origin>`` child of ``parent`` (identity if absent)."""
+        elem = parent.find("origin")
+        if elem is None:
+            return np.zeros(3), np.eye(3)
+        rpy = self.numbers(elem, "rpy", 3, (0, 0, 0), where)
+        return self.numbers(elem, "xyz", 3, (0, 0, 0), where), rpy_matrix(rpy)
+
+    # ---------------------------------------------------------------- links
+
+    def parse_link(self, elem: ET.Element) -> Link:
+        name = elem.get("name")
+        if not name:
+            raise self.error("link (unnamed)", "<link> lacks the 'name' attribute")
+        where = f"link '{name}'"
+        mass, com, inertia = 0.0, np.zeros(3), np.zeros((3, 3))
+        inertial = elem.find("inertial")
+        if inertial is not None:
+            com, rot = self.origin(inertial, where)
+            mass_elem = inertial.find("mass")
+            if mass_elem is not None:
+                mass = self.number(mass_elem, "value", None, where, required=True)
+            if mass < 0:
+                raise self.error(where, f"mass {mass!r} must be >= 0")
+            inertia_elem = inertial.find("inertia")
+            if inertia_elem is not None:
+                ixx, ixy, ixz, iyy, iyz, izz = (self.number(inertia_elem, a, 0.0, where)
+                                                for a in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
+                inertia = rot @ np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]) @ rot.T
+            eig = np.linalg.eigvalsh(inertia)
+            if eig[0] < -_INERTIA_RTOL * max(abs(eig[-1]), 1e-300):
+                raise self.error(where, f"inertia must be positive semi-definite (principal moments {eig})")
+        collisions = [self.parse_collision(c, where) for c in elem.findall("collision")]
+        return Link(name=name, mass=mass, com=com, inertia=inertia, collisions=collisions)
+
+    def parse_collision(self, elem: ET.Element, where: str) -> CollisionShape:
+        position, rotation = self.origin(elem, where)
+        geometry = elem.find("geometry")
+        shape = None if geometry is None else next((g for g in geometry if g.tag in _SHAPE_PARAMS), None)
+        if shape is None:
+            found = [] if geometry is None else [f"<{g.tag}>" for g in geometry]
+            raise self.error(where, f"collision <geometry> has no known shape child (box, sphere, cylinder, "
+                                    f"capsule or mesh); found {', '.join(found) or 'none'}")
+        kind = shape.tag
+        if kind == "mesh":
+            filename = shape.get("filename")
+            if not filename:
+                raise self.error(where, "<mesh> lacks the required 'filename' attribute")
+            n_scale = 1 if len(shape.get("scale", "").split()) == 1 else 3
+            scale = self.numbers(shape, "scale", n_scale, np.ones(n_scale), where) * np.ones(3)
+            path = self.resolve_mesh(filename, where)
+            return CollisionShape(kind, scale, position, rotation, vertices=self.hull(path, scale, where), path=path)
+        if kind == "box":
+            params = self.numbers(shape, "size", 3, None, where)
+        else:
+            params = np.array([self.number(shape, a, None, where, required=True) for a in _SHAPE_PARAMS[kind]])
+        if np.any(params <= 0):
+            raise self.error(where, f"<{kind}> dimensions must be > 0, got {params}")
+        return CollisionShape(kind, params, position, rotation)
+
+    def resolve_mesh(self, filename: str, where: str) -> str:
+        """Path of a mesh file: ``package://pkg/rest`` through the package directories, ``file://`` and
+        relative names against the URDF's directory (the cwd for a string)."""
+        if filename.startswith("package://"):
+            pkg, _, rest = filename[len("package://"):].partition("/")
+            tried = []
+            for d in self.package_dirs:
+                tried.append(os.path.join(d, pkg, rest))
+                if os.path.basename(os.path.normpath(d)) == pkg:
+                    tried.append(os.path.join(d, rest))
+            for path in tried:
+                if os.path.isfile(path):
+                    return path
+            raise self.error(where, f"mesh '{filename}' not found; tried {tried or 'nothing (no package_dirs)'}")
+        if filename.startswith("file://"):
+            filename = filename[len("file://"):]
+        path = os.path.join(self.base_dir, filename)
+        if not os.path.isfile(path):
+            raise self.error(where, f"mesh file '{path}' not found")
+        return path
+
+    def hull(self, path: str, scale: np.ndarray, where: str) -> np.ndarray:
+        """Convex hull vertices [m] of the mesh file at ``path`` after scaling, shape (n, 3)."""
+        import trimesh
+        from scipy.spatial import ConvexHull, QhullError
+
+        try:
+            points = np.asarray(trimesh.load(path, force="mesh").vertices, dtype=np.float64) * scale
+        except Exception as e:  # trimesh raises many types on unreadable files
+            raise self.error(where, f"cannot read mesh file '{path}': {e}") from None
+        if len(points) == 0:
+            raise self.error(where, f"cannot read mesh file '{path}': no vertices")
+        centred = points - points.mean(axis=0)
+        if np.linalg.matrix_rank(centred, tol=1e-9 * np.abs(centred).max()) < 3:
+            raise self.error(where, f"mesh file '{path}' has no volume (its {len(points)} vertices are coplanar)")
+        try:
+            return points[ConvexHull(points).vertices]
+        except QhullError as e:
+            raise self.error(where, f"mesh file '{path}' has no convex hull: {e}") from None
+
+    def check_movable(self, link: Link, merged: dict) -> None:
+        """A link that moves needs a positive mass and a physical inertia about its centre of mass."""
+        names = [n for n, (owner, _, _) in merged.items() if owner == link.name]
+        where = f"link '{link.name}'" + (f" (with merged links {names})" if names else "")
+        if link.mass <= 0:
+            raise self.error(where, "a moving link needs a mass > 0 (no <inertial>/<mass> given?)")
+        eig = np.linalg.eigvalsh(link.inertia)
+        if eig[0] <= 1e-12 * eig[-1]:
+            raise self.error(where, f"inertia must be symmetric positive definite (principal moments {eig})")
+        if eig[0] + eig[1] < eig[2] * (1 - _INERTIA_RTOL):
+            raise self.error(where, f"inertia principal moments {eig} break the triangle inequality")
+
+    # ---------------------------------------------------------------- joints
+
+    def parse_joint(self, elem: ET.Element) -> Joint:
+        name = elem.get("name")
+        if not name:
+            raise self.error("joint (unnamed)", "<joint> lacks the 'name' attribute")
+        where = f"joint '{name}'"
+        jtype = elem.get("type")
+        if jtype == "planar":
+            raise self.error(where, "planar joints are not supported")
+        if jtype not in ("fixed", *_JOINT_DOFS):
+            raise self.error(where, f"unknown joint type {jtype!r} (supported: fixed, {', '.join(_JOINT_DOFS)})")
+        ends = []
+        for tag in ("parent", "child"):
+            e = elem.find(tag)
+            if e is None or not e.get("link"):
+                raise self.error(where, f"<{tag} link=...> is missing")
+            ends.append(e.get("link"))
+        position, rotation = self.origin(elem, where)
+        axis = np.array([1.0, 0.0, 0.0])
+        axis_elem = elem.find("axis")
+        if axis_elem is not None and jtype in _AXIS_JOINTS:
+            axis = self.numbers(axis_elem, "xyz", 3, (1, 0, 0), where)
+            norm = np.linalg.norm(axis)
+            if norm < 1e-12:
+                raise self.error(where, "the joint axis is zero")
+            axis = axis / norm
+        props = {}
+        limit = elem.find("limit")
+        if limit is not None:
+            for attr in ("lower", "upper") if jtype in ("revolute", "prismatic") else ():
+                props[attr] = self.number(limit, attr, None, where)
+            for attr in ("velocity", "effort"):
+                props[attr] = self.number(limit, attr, None, where)
+            lower, upper = props.get("lower"), props.get("upper")
+            if lower is not None and upper is not None and lower > upper:
+                raise self.error(where, f"limit lower {lower} > upper {upper}")
+        dynamics = elem.find("dynamics")
+        if dynamics is not None:
+            for attr in ("damping", "friction", "rotor_inertia"):
+                props[attr] = self.number(dynamics, attr, 0.0, where)
+        return Joint(name=name, type=jtype, parent=ends[0], child=ends[1], position=position, rotation=rotation,
+                     axis=axis, **props)
+
+    # ---------------------------------------------------------------- tree
+
+    def tree(self, links: dict[str, Link], joints: dict[str, Joint]) -> tuple[list[str], dict[str, Joint]]:
+        """Depth-first order of the link names (children in file order) and each non-root link's joint."""
+        parent_joint: dict[str, Joint] = {}
+        children: dict[str, list[str]] = {name: [] for name in links}
+        for joint in joints.values():
+            for end in (joint.parent, joint.child):
+                if end not in links:
+                    raise self.error(f"joint '{joint.name}'", f"link '{end}' does not exist")
+            if joint.child in parent_joint:
+                raise self.error(f"link '{joint.child}'", f"is the child of two joints, "
+                                                          f"'{parent_joint[joint.child].name}' and '{joint.name}'")
+            parent_joint[joint.child] = joint
+            children[joint.parent].append(joint.child)
+        roots = [name for name in links if name not in parent_joint]
+        if len(roots) > 1:
+            raise self.error(f"links {roots}", "more than one root (links that are no joint's child)")
+        order = roots[:]
+        stack = list(reversed(children[roots[0]])) if roots else []
+        while stack:
+            name = stack.pop()
+            order.append(name)
+            stack.extend(reversed(children[name]))
+        if len(order) < len(links):
+            reached = set(order)
+            start = next(name for name in links if name not in reached)
+            cycle = [start]
+            while parent_joint[cycle[-1]].parent not in cycle:
+                cycle.append(parent_joint[cycle[-1]].parent)
+            cycle = cycle[cycle.index(parent_joint[cycle[-1]].parent):]
+            names = [parent_joint[c].name for c in cycle]
+            raise self.error(f"joints {names}", f"form a cycle through links {cycle}")
+        return order, parent_joint
+
+    def merge(self, order: list[str], links: dict[str, Link], parent_joint: dict[str, Joint]):
+        """Merge the fixed joints' children into their parents; the kept links, their joints and the
+        ``merged`` table of :class:`ArticulatedModel`."""
+        owner = {order[0]: (order[0], np.zeros(3), np.eye(3))}
+        kept_joints = []
+        for name in order[1:]:
+            joint = parent_joint[name]
+            body, p, r = owner[joint.parent]
+            position, rotation = p + r @ joint.position, r @ joint.rotation
+            if joint.type == "fixed":
+                owner[name] = (body, position, rotation)
+            else:
+                owner[name] = (name, np.zeros(3), np.eye(3))
+                kept_joints.append(replace(joint, parent=body, position=position, rotation=rotation))
+        merged = {name: owner[name] for name in order if owner[name][0] != name}
+        members = {name: [] for name in order if owner[name][0] == name}
+        for name in order:
+            members[owner[name][0]].append((links[name], *owner[name][1:]))
+        kept_links = [_combine(name, members[name]) for name in members]
+        return kept_links, kept_joints, merged
+
+
+def _combine(name: str, parts: list[tuple[Link, np.ndarray, np.ndarray]]) -> Link:
+    """One link from links placed at ``(position, rotation)`` in its frame: masses added, centre of mass
+    averaged, inertias rotated into the frame and moved to the common centre of mass (parallel axes)."""
+    masses = np.array([link.mass for link, _, _ in parts])
+    coms = np.array([p + r @ link.com for link, p, r in parts])
+    mass = float(masses.sum())
+    com = masses @ coms / mass if mass > 0 else parts[0][0].com
+    inertia = np.zeros((3, 3))
+    for m, c, (link, _, r) in zip(masses, coms, parts):
+        d = c - com
+        inertia += r @ link.inertia @ r.T + m * (d @ d * np.eye(3) - np.outer(d, d))
+    collisions = [replace(s, position=p + r @ s.position, rotation=r @ s.rotation)
+                  for link, p, r in parts for s in link.collisions]
+    return Link(name=name, mass=mass, com=com, inertia=0.5 * (inertia + inertia.T), collisions=collisions)
