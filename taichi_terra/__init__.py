@@ -13,8 +13,8 @@ from .backend import init, is_initialized  # noqa: E402  (backend imports taichi
 __version__ = "0.1.0"
 
 __all__ = ["init", "is_initialized", "World", "SolverConfig", "Checkpoint", "ContactSet", "Ground", "Body",
-           "HeightMap", "DeformableTerrain", "TerrainProperties", "RayHit", "SoilMaterial", "ShapeType", "load_world_xml", "export_world_xml",
-           "__version__"]
+           "ArticulatedSystem", "URDFError", "HeightMap", "DeformableTerrain", "TerrainProperties", "RayHit",
+           "SoilMaterial", "ShapeType", "load_world_xml", "export_world_xml", "__version__"]
 
 _LAZY = {
     "World": ("world", "World"),
@@ -23,6 +23,8 @@ _LAZY = {
     "ContactSet": ("contacts", "ContactSet"),
     "Ground": ("world", "Ground"),
     "Body": ("bodies.body", "Body"),
+    "ArticulatedSystem": ("bodies.articulated", "ArticulatedSystem"),
+    "URDFError": ("bodies.urdf", "URDFError"),
     "HeightMap": ("terrain.heightmap", "HeightMap"),
     "DeformableTerrain": ("terrain.deformable", "DeformableTerrain"),
     "TerrainProperties": ("terrain.sources", "TerrainProperties"),

@@ -63,9 +63,19 @@ class Model:
     the layouts of every array of the world: the row count of each block follows from the scene."""
 
     def __init__(self, shapes, materials, body_materials, ground, heightmaps, max_shape_pairs=None,
-                 max_shape_contacts=None):
+                 max_shape_contacts=None, trees=()):
         self.real = np_real()
         nb = len(shapes)
+        # ---- articulated trees: each tree's rows in the joint blocks, its coordinates and velocities
+        tree_rows = [t.joint_rows() for t in trees]
+        self.n_trees = len(trees)
+        self.tree_q0 = list(np.cumsum([0] + [t.get_generalized_coordinate_dim() for t in trees])[:-1].astype(int))
+        self.tree_u0 = list(np.cumsum([0] + [t.get_dof() for t in trees])[:-1].astype(int))
+        self.tree_joint0 = list(np.cumsum([0] + [len(r) for r in tree_rows])[:-1].astype(int))
+        self.tree_matrix0 = list(np.cumsum([0] + [t.get_dof() ** 2 for t in trees])[:-1].astype(int))
+        n_joints = sum(len(r) for r in tree_rows)
+        n_tree_q = sum(t.get_generalized_coordinate_dim() for t in trees)
+        n_tree_u = sum(t.get_dof() for t in trees)
         self.n_bodies = nb
         self.nq = A.Q_FREE.stride * nb
         self.nv = A.U_FREE.stride * nb
@@ -108,16 +118,19 @@ class Model:
         # ---- the layout of every array: row counts per block
         n_pair_rows = self.n_pairs + self.max_shape_pairs
         rows = {
-            "model_i": {"offsets": 1, "settings_i": 1, "body": nb, "pair": self.n_pairs, "map": len(heightmaps)},
+            "model_i": {"offsets": 1, "settings_i": 1, "body": nb, "pair": self.n_pairs, "map": len(heightmaps),
+                        "tree": self.n_trees, "joint": n_joints},
             "model_f": {"settings_f": 1, "body": nb, "inertia": nb, "point": n_points, "plane": n_planes,
-                        "pair_material": self.n_pairs + self.n_materials ** 2, "map": len(heightmaps)},
+                        "pair_material": self.n_pairs + self.n_materials ** 2, "map": len(heightmaps),
+                        "joint": n_joints},
             "heights": {"sample": n_samples},
-            "q": {"free_body": nb}, "u": {"free_body": nb},
+            "q": {"free_body": nb, "tree": n_tree_q}, "u": {"free_body": nb, "tree": n_tree_u},
             "state_f": {"contact": self.n_slots, "soil": n_soil},
             "state_i": {"env": 1, "pair_count": n_pair_rows, "feature": self.n_slots, "sweep_order": nb,
                         "shape_pair": self.max_shape_pairs, "prev_shape_pair": self.max_shape_pairs},
-            "control": {"body_load": nb},
-            "scratch_f": {"link": nb, "reach": nb, "row": self.n_slots},
+            "control": {"body_load": nb, "drive": n_tree_u},
+            "scratch_f": {"link": nb, "reach": nb, "row": self.n_slots, "frame": n_joints, "link_dyn": n_joints,
+                          "tree_matrix": sum(t.get_dof() ** 2 for t in trees), "tree_dof": n_tree_u},
             "scratch_i": {"row": self.n_slots, "sweep": nb},
             "soil_rev": {"row_revision": n_soil_rows},
         }
@@ -152,8 +165,9 @@ class Model:
         for col, value in (("n_static_pairs", self.n_pairs), ("pool0", self.pool_start),
                            ("n_materials", self.n_materials), ("n_soil_samples", n_soil), ("n_bodies", nb),
                            ("n_maps", len(heightmaps)), ("max_shape_pairs", self.max_shape_pairs),
-                           ("n_slots", self.n_slots)):
+                           ("n_slots", self.n_slots), ("n_trees", self.n_trees)):
             settings[getattr(A.SETTINGS_I, col)] = value
+        self._pack_trees(li, trees, tree_rows)
         # ---- model_f
         lf = self.layouts["model_f"]
         self.data_f = lf.empty(self.real)
@@ -167,6 +181,7 @@ class Model:
             lf.view(self.data_f, "point")[...] = np.concatenate([sh.points for sh in shapes])
         if n_planes:
             lf.view(self.data_f, "plane")[...] = np.concatenate([sh.planes for sh in shapes if len(sh.planes)])
+        self._pack_joints_f(lf)
         hmap = lf.view(self.data_f, "map")
         for m, hm in enumerate(heightmaps):
             if getattr(hm, "is_soil", False):
@@ -181,6 +196,41 @@ class Model:
         self._settings_key = None
         self.model_i.from_numpy(self.data_i)
         self.model_f.from_numpy(self.data_f)
+
+    def _pack_trees(self, li, trees, tree_rows) -> None:
+        """The tree and joint blocks (``model_i``) of every articulated tree; the float joint block is packed
+        with ``model_f``."""
+        tree = li.view(self.data_i, "tree")
+        joint = li.view(self.data_i, "joint")
+        for t, (system, rows) in enumerate(zip(trees, tree_rows)):
+            j0, q0, u0 = self.tree_joint0[t], self.tree_q0[t], self.tree_u0[t]
+            tree[t, [A.TREE.joint0, A.TREE.n_joints, A.TREE.q0, A.TREE.u0, A.TREE.nv, A.TREE.matrix0]] = (
+                j0, len(rows), q0, u0, system.get_dof(), self.tree_matrix0[t])
+            for k, r in enumerate(rows):
+                joint[j0 + k, [A.JOINT_I.tree, A.JOINT_I.parent, A.JOINT_I.type, A.JOINT_I.q, A.JOINT_I.u,
+                               A.JOINT_I.dof]] = (t, -1 if r["parent"] < 0 else j0 + r["parent"], r["type"],
+                                                  q0 + r["q"], u0 + r["u"], r["dof"])
+        self._tree_rows = tree_rows
+
+    def _pack_joints_f(self, lf) -> None:
+        joint = lf.view(self.data_f, "joint")
+        k = 0
+        for rows in self._tree_rows:
+            for r in rows:
+                link, j = r["link"], r["joint"]
+                values = {"origin": r["origin"], "origin_rotation": np.asarray(r["origin_rotation"]).reshape(9),
+                          "axis": r["axis"], "mass": link.mass, "com": link.com,
+                          "inertia": np.asarray(link.inertia).reshape(9),
+                          "armature": 0.0 if j is None else j.rotor_inertia,
+                          "damping": 0.0 if j is None else j.damping, "friction": 0.0 if j is None else j.friction,
+                          "lower": -np.inf if j is None or j.lower is None else j.lower,
+                          "upper": np.inf if j is None or j.upper is None else j.upper,
+                          "velocity_limit": np.inf if j is None or j.velocity is None else j.velocity,
+                          "effort_limit": np.inf if j is None or j.effort is None else j.effort}
+                for col, value in values.items():
+                    c0, w = A.JOINT_F.columns[col]
+                    joint[k, c0:c0 + w] = value
+                k += 1
 
     def _ndarray(self, arena, data: np.ndarray):
         arr = ti.ndarray(arena.ti_dtype(ti_real()), data.shape)

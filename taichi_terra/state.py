@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import taichi as ti
 
-from .backend import host_view, np_real, ti_real
+from .backend import host_view, ti_real
 from .kernels.common import arrays as A
 
 
@@ -64,12 +64,14 @@ class State(_Arrays):
     ARENAS = (A.Q, A.U, A.STATE_F, A.STATE_I, A.SOIL_REV)
 
     def __init__(self, model, n_envs: int, q0: np.ndarray | None, u0: np.ndarray | None,
-                 soil0: np.ndarray | None = None):
+                 soil0: np.ndarray | None = None, tree_q0: np.ndarray | None = None, tree_u0: np.ndarray | None = None):
         super().__init__(model, n_envs)
-        real = np_real()
-        if q0 is not None:
-            self.write("q", np.asarray(q0, real))
-            self.write("u", np.asarray(u0, real))
+        if q0 is not None:  # (n_envs, 7 n_bodies) and (n_envs, 6 n_bodies)
+            self.set_block("q", "free_body", None, np.asarray(q0).reshape(n_envs, -1, A.Q_FREE.stride))
+            self.set_block("u", "free_body", None, np.asarray(u0).reshape(n_envs, -1, A.U_FREE.stride))
+        if tree_q0 is not None:  # (n_envs, every tree's nq) and (n_envs, every tree's nv)
+            self.set_block("q", "tree", "coordinate", np.asarray(tree_q0)[..., None])
+            self.set_block("u", "tree", "velocity", np.asarray(tree_u0)[..., None])
         state_i = self.read("state_i").copy()
         lay = self._layouts["state_i"]
         lay.view(state_i, "feature")[...] = -1

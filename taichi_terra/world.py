@@ -145,6 +145,7 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
         self._step_chunk = _VULKAN_STEPS_PER_LAUNCH if backend.config()["arch"] == "vulkan" else None
         self.materials = MaterialTable()
         self._bodies: list[Body] = []
+        self._systems = []  # articulated systems (bodies/articulated.py)
         self._body_materials: list[int] = []
         self._init: list[dict] = []
         self._ground: Ground | None = None
@@ -245,6 +246,34 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
         self._bodies.append(body)
         self._body_materials.append(mat)
         return body
+
+    def add_articulated_system(self, urdf, *, base: str = "floating", position=(0.0, 0.0, 0.0),
+                               orientation=(1.0, 0.0, 0.0, 0.0), package_dirs=()):
+        """An articulated system from a URDF (a file path or the XML text); see :mod:`taichi_terra.bodies.urdf`
+        for what is read and :class:`~taichi_terra.bodies.articulated.ArticulatedSystem` for its coordinates.
+
+        Args:
+            urdf: path of a ``.urdf`` file, or the XML itself.
+            base: ``"floating"`` (the root link moves freely) or ``"fixed"`` (welded to the world).
+            position: the root link's origin [m] (a floating base's initial position).
+            orientation: the root link's orientation, quaternion (w, x, y, z) or 3x3 rotation matrix.
+            package_dirs: directories that ``package://`` mesh paths resolve in.
+
+        A URDF that breaks a rule raises :class:`~taichi_terra.bodies.urdf.URDFError` naming the file, the
+        element and the rule, and adds nothing. Links collide with nothing yet: their collision shapes are
+        read and kept for the contact stage.
+        """
+        from .bodies.articulated import ArticulatedSystem, base_pose
+        from .bodies.urdf import parse_urdf
+
+        self._require_builder("adding an articulated system")
+        if base not in ("floating", "fixed"):
+            raise ValueError(f"base must be 'floating' or 'fixed', got {base!r}")
+        pos, quat = base_pose(position, orientation)
+        model = parse_urdf(urdf, package_dirs=package_dirs, base=base)
+        system = ArticulatedSystem(self, len(self._systems), model, pos, quat)
+        self._systems.append(system)
+        return system
 
     def add_sphere(self, radius: float, mass: float, *, material: str = DEFAULT_MATERIAL) -> Body:
         """A solid sphere of ``radius`` [m] and ``mass`` [kg]."""
@@ -349,7 +378,7 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
         from .state import Control, Scratch, State
 
         model = Model([b.shape for b in self._bodies], self.materials, self._body_materials, self._ground,
-                      self._heightmaps, self._max_shape_pairs, self._max_shape_contacts)
+                      self._heightmaps, self._max_shape_pairs, self._max_shape_contacts, self._systems)
         ne, nb = self._n_envs, len(self._bodies)
         if nb:
             q0 = np.concatenate([d["q"] for d in self._init], axis=1)
@@ -360,11 +389,19 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
             q0 = u0 = f0 = t0 = None
         beds = [hm for hm in self._heightmaps if hm.is_soil]
         soil0 = np.concatenate([bed._init_state for bed in beds], axis=1) if beds else None
-        self._state = State(model, ne, q0, u0, soil0)
+        sys_q = np.concatenate([s._init["q"] for s in self._systems], axis=1) if self._systems else None
+        sys_u = np.concatenate([s._init["u"] for s in self._systems], axis=1) if self._systems else None
+        self._state = State(model, ne, q0, u0, soil0, sys_q, sys_u)
         self._control = Control(model, ne)
         if nb:
             self._control.set_block("control", "body_load", "force", f0)
             self._control.set_block("control", "body_load", "torque", t0)
+        if self._systems:
+            self._control.set_block("control", "drive", None,
+                                    np.concatenate([s._init["drive"] for s in self._systems], axis=1))
+            for t, system in enumerate(self._systems):
+                system._rows = (model.tree_q0[t], model.tree_u0[t], model.tree_joint0[t])
+                system._init = None
         self._scratch = Scratch(model, ne)
         self._model = model
         self._sweep_axis = self._broadphase_axis(q0)
@@ -392,10 +429,10 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
             self.solver.validate()  # (before the build: a rejected call leaves the world editable)
         self.build()
         if changed:
-            if self._model.n_bodies:
+            if self._model.n_bodies or self._model.n_trees:
                 self._upload_params()
             self._settings_key = key
-        if self._model.n_bodies:
+        if self._model.n_bodies or self._model.n_trees:
             run, args = self._graph()
             if self._step_chunk is None or self._step_chunk >= n:
                 args["n_steps"] = n
@@ -440,10 +477,10 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
             from taichi.lang import impl
 
             from .kernels.common.arrays import ARENAS
-            from .kernels.step import simulate, simulate_serial
+            from .kernels.step import simulate_kernel
 
             arch = backend.config()["arch"]
-            kernel = simulate_serial if arch == "cpu" and self._n_envs == 1 else simulate
+            kernel = simulate_kernel(arch == "cpu" and self._n_envs == 1, self._model.n_trees > 0)
             arrays = {**self._model.arrays(), **self._state.arrays(), **self._control.arrays(),
                       **self._scratch.arrays()}
             sym = [ti.graph.Arg(ti.graph.ArgKind.NDARRAY, a.name, dtype=_element_type(arrays[a.name]),
@@ -465,15 +502,28 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
             self._step_graph = (run, args)
         return self._step_graph
 
+    def _evaluate_trees(self) -> None:
+        """Fill the trees' frames, mass matrices and bias forces (scratch) for the current state."""
+        from .kernels.dynamics.tree import evaluate_trees
+
+        self.build()
+        key = (self.solver.key(), self._gravity_key, None if self._ground is None else self._ground.height)
+        if key != self._settings_key:
+            self._upload_params()
+            self._settings_key = key
+        m, s = self._model, self._state
+        evaluate_trees(m.model_i, m.model_f, s.q, s.u, self._control.control, self._scratch.scratch_f)
+
     # ------------------------------------------------------------------ checkpoints
     def _signature(self) -> tuple:
-        """What a checkpoint's arrays and meaning depend on: envs, time step, shapes (type, size, mass) and
-        static geometry (which fix the contact pairs)."""
+        """What a checkpoint's arrays and meaning depend on: envs, time step, shapes (type, size, mass), static
+        geometry (which fix the contact pairs) and articulated systems (base and joints)."""
         shapes = tuple((int(b.shape.type), tuple(np.round(b.shape.params, 12)), round(b.shape.mass, 12),
                         len(b.shape.points)) for b in self._bodies)
         maps = tuple((hm.x_samples, hm.y_samples) for hm in self._heightmaps)
+        systems = tuple((s.model.name, s.model.base, tuple(s.get_joint_names())) for s in self._systems)
         return (self._n_envs, self._dt, shapes, self._ground is not None, maps, self._max_shape_pairs,
-                self._max_shape_contacts)
+                self._max_shape_contacts, systems)
 
     def checkpoint(self) -> Checkpoint:
         """A copy of the per-env state (coordinates, velocities, loads, contacts, warm-start cache)."""

@@ -49,6 +49,7 @@ def _rows(arena):
     return {b.name: 2 + k for k, b in enumerate(arena.blocks)}
 
 
+@pytest.mark.filterwarnings("ignore:You are unrolling more than")  # (the offsets row: one column per block)
 @pytest.mark.parametrize("arena", A.ARENAS, ids=[a.name for a in A.ARENAS])
 def test_packing_views_and_accessors_agree(arena):
     """Reference: the declaration. Data packed column by column from the declaration, copied column by column

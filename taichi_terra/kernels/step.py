@@ -4,17 +4,19 @@ One thread per env runs its steps back to back; inside an env everything is seri
 so replays are bit-identical and an env's result does not depend on how many envs run beside it. A step
 is these stages, in order (``step_env``):
 
+0. articulated trees: link frames and velocities, mass matrix, bias forces, the factor of the mass matrix
+   with the implicit drive terms (``dynamics/tree.py``)
 1. contacts: every static pair's slots (a shape with the ground, a height map, a soil bed's quadrature
    points), the broadphase's shape-shape pairs, then those pairs' contacts (``find_contacts``)
 2. link responses: the world inverse inertia of every link at the start of the step
 3. rows: one row per contact with its kind, sides, Delassus block and target (``solver/rows.py``)
 4. impacts, in waves, with the velocities before this step's forces (``solver/impact.py``)
-5. free velocities ``u* = u + dt M^-1 (tau - h)`` (``dynamics/free_body.py``)
+5. free velocities ``u* = u + dt M^-1 (tau - h)`` (``dynamics/free_body.py``; trees: with their drives)
 6. warm starts from the last step's impulse of the same contact feature
 7. projected Gauss-Seidel sweeps, dispatching on the row kind: Coulomb contact or soil point
 8. resting manifolds: the least tangential impulses that give the same motion (``solver/relax.py``)
 9. soil history (``soil/history.py``)
-10. integration of the positions
+10. integration of the positions (tree joints: velocities clamped to their limits first)
 11. results and the warm-start cache: each row's world impulse and feature, this step's pair table
 
 The kernel binds the arrays declared in ``common/arrays.py`` and nothing else.
@@ -45,6 +47,7 @@ from .common.layout import FEAT_SOIL, ROW_SOIL
 from .common.math import vec3
 from .common.schema import get, get3, get33, put, put33, put_row, putn, row
 from .dynamics.free_body import free_velocity, integrate_link, link_inv_inertia
+from .dynamics.tree import tree_dynamics, tree_factor, tree_free_velocity, tree_integrate, tree_kinematics
 from .soil.history import commit_soil, soil_point
 from .soil.law import solve_soil_row
 from .solver.contact import clamp_to_cone, contact_frame, solve_rigid_row
@@ -56,9 +59,10 @@ from .solver.rows import build_rows, row_material, warm_start_slot
 nd = ti.types.ndarray()
 
 
-def _simulate_kernel(serial: bool):
+def _simulate_kernel(serial: bool, trees: bool):
     """The step kernel; ``serial`` runs the env loop on the calling thread (a single-env world on cpu: a
-    parallel loop's launch costs about 130 us there, a serial one about 20 us)."""
+    parallel loop's launch costs about 130 us there, a serial one about 20 us); ``trees`` compiles the
+    articulated-tree stages in (a world without trees does not pay their compile time)."""
 
     @ti.kernel
     def simulate(n_steps: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd, u: nd, state_f: nd, state_i: nd,
@@ -69,21 +73,30 @@ def _simulate_kernel(serial: bool):
         for e in range(q.shape[0]):
             run_env(StepData(model_i, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
                              state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
-                             scratch_i=scratch_i, soil_rev=soil_rev), e, n_steps)
+                             scratch_i=scratch_i, soil_rev=soil_rev), e, n_steps, trees)
 
     return simulate
 
 
 #: one thread per env
-simulate = _simulate_kernel(False)
+simulate = _simulate_kernel(False, False)
 #: the same on the calling thread (worlds of one env on cpu)
-simulate_serial = _simulate_kernel(True)
+simulate_serial = _simulate_kernel(True, False)
+_VARIANTS = {(False, False): simulate, (True, False): simulate_serial}
+
+
+def simulate_kernel(serial: bool, trees: bool):
+    """The step kernel for a world: on the calling thread or not, with the tree stages or not."""
+    key = (bool(serial), bool(trees))
+    if key not in _VARIANTS:
+        _VARIANTS[key] = _simulate_kernel(*key)
+    return _VARIANTS[key]
 
 
 @ti.func
-def run_env(D: ti.template(), e, n_steps):
+def run_env(D: ti.template(), e, n_steps, trees: ti.template()):
     for _ in range(n_steps):
-        step_env(D, e)
+        step_env(D, e, trees)
 
 
 @ti.func
@@ -112,13 +125,18 @@ def find_contacts(D: ti.template(), e):
 
 
 @ti.func
-def step_env(D: ti.template(), e):
+def step_env(D: ti.template(), e, trees: ti.template()):
     """One step of env ``e`` (the stages are listed in the module docstring)."""
-    find_contacts(D, e)
     sf = row(D.settings_f, e, 0)
     si = row(D.settings_i, e, 0)
     dt = sf[SETTINGS_F.dt]
     gravity = vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
+    n_trees = si[SETTINGS_I.n_trees]
+    if ti.static(trees):  # 0. trees: link frames, mass matrix, bias forces, factor
+        for t in range(n_trees):
+            tree_dynamics(D, e, t, tree_kinematics(D, e, t), gravity)
+            tree_factor(D, e, t, dt)
+    find_contacts(D, e)
     tolerance = sf[SETTINGS_F.tolerance]
     max_sweeps = si[SETTINGS_I.max_sweeps]
     n_static = si[SETTINGS_I.n_static_pairs]
@@ -140,6 +158,9 @@ def step_env(D: ti.template(), e):
                       vec3(load[BODY_LOAD.force], load[BODY_LOAD.force + 1], load[BODY_LOAD.force + 2]),
                       vec3(load[BODY_LOAD.torque], load[BODY_LOAD.torque + 1], load[BODY_LOAD.torque + 2]),
                       gravity, dt)
+    if ti.static(trees):
+        for t in range(n_trees):
+            tree_free_velocity(D, e, t, dt)
     # 6. warm starts
     warm_start(D, e, n_rows, n_static, si[SETTINGS_I.warm_start], si[SETTINGS_I.terrain_warm_start])
     # 7. projected Gauss-Seidel sweeps until the largest velocity change is below tolerance
@@ -154,6 +175,9 @@ def step_env(D: ti.template(), e):
     # 10. integrate positions with the constrained velocities
     for b in range(n_bodies):
         integrate_link(D.q, D.u, e, get(D.body_i, e, b, BODY_I.q0), get(D.body_i, e, b, BODY_I.u0), dt)
+    if ti.static(trees):
+        for t in range(n_trees):
+            tree_integrate(D, e, t, dt)
     # 11. results and warm-start cache
     store_results(D, e, n_rows, n_static)
 

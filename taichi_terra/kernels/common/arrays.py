@@ -6,15 +6,16 @@ The step kernel binds these arrays and nothing else:
 =========== ======= ====== ==========================================================================
 array       role    dtype  blocks
 =========== ======= ====== ==========================================================================
-model_i     model   i32    offsets, settings_i, body, pair, map
-model_f     model   real   settings_f, body, inertia, point, plane, pair_material, map
+model_i     model   i32    offsets, settings_i, body, pair, map, tree, joint
+model_f     model   real   settings_f, body, inertia, point, plane, pair_material, map, joint
 heights     model   real   sample (every height map's samples, map after map)
-q           state   real   free_body (position, orientation) per body: the generalized coordinates
-u           state   real   free_body (linear, angular velocity) per body: the generalized velocities
+q           state   real   the generalized coordinates: free_body (position, orientation) per body, tree
+u           state   real   the generalized velocities: free_body (linear, angular velocity) per body, tree
 state_f     state   real   contact (last step's contacts), soil (per-sample soil history)
 state_i     state   i32    env, pair_count, feature, sweep_order, shape_pair, prev_shape_pair
-control     control real   body_load (external force and torque) per body
-scratch_f   scratch real   link (world inverse inertia), reach (broadphase spheres), row (solver rows)
+control     control real   body_load (external force and torque) per body, drive (per tree dof)
+scratch_f   scratch real   link (world inverse inertia), reach (broadphase spheres), row (solver rows), frame,
+                           link_dyn, tree_matrix, tree_dof (articulated trees)
 scratch_i   scratch i32    row (kind, slot, pair, sides), sweep (broadphase counts)
 soil_rev    state   i64    revision per soil-bed sample row (for renderers; not checkpointed)
 =========== ======= ====== ==========================================================================
@@ -33,10 +34,10 @@ from .schema import Arena, Block, BlockRef, get3, getn
 SETTINGS_I = Block("settings_i", [
     ("n_static_pairs", 1), ("pool0", 1), ("n_materials", 1), ("sweep_axis", 1), ("max_sweeps", 1),
     ("warm_start", 1), ("terrain_warm_start", 1), ("n_soil_samples", 1), ("n_bodies", 1), ("n_maps", 1),
-    ("max_shape_pairs", 1), ("n_slots", 1)],
+    ("max_shape_pairs", 1), ("n_slots", 1), ("n_trees", 1)],
     "integer settings: static pairs (a shape with the ground or a map), first slot of the shared contact pool, "
     "materials, broadphase sweep axis (0-2), solver sweeps at most, warm-start flags (0/1), soil samples, bodies, "
-    "maps, size of the shape-pair table, contact slots per env")
+    "maps, size of the shape-pair table, contact slots per env, articulated trees")
 BODY_I = Block("body", [("shape", 1), ("point0", 1), ("n_points", 1), ("plane0", 1), ("n_planes", 1), ("q0", 1),
                         ("u0", 1), ("material", 1)],
                "per body: shape type (layout.py), first and count of its sample points and face planes, first "
@@ -47,6 +48,15 @@ PAIR = Block("pair", [("kind", 1), ("body", 1), ("other", 1), ("slot0", 1), ("ca
 MAP_I = Block("map", [("sample0", 1), ("nx", 1), ("ny", 1), ("soil0", 1), ("soil_row0", 1)],
               "per height map: first sample in heights, samples along x and y, first soil sample and first soil "
               "sample row (-1: a rigid map)")
+TREE = Block("tree", [("joint0", 1), ("n_joints", 1), ("q0", 1), ("u0", 1), ("nv", 1), ("matrix0", 1)],
+             "per articulated tree: its first row in the joint blocks and joint count (joint k moves link k; the "
+             "root first, parents before children), first row of its coordinates in the tree block of q and of "
+             "its velocities in u (also its first row of the per-dof blocks), dofs, first entry of its nv x nv "
+             "matrices")
+JOINT_I = Block("joint", [("tree", 1), ("parent", 1), ("type", 1), ("q", 1), ("u", 1), ("dof", 1)],
+                "per tree joint (the joint that moves link k of a tree): tree, parent joint row (-1: the root), type "
+                "(layout.py JOINT_*), its coordinate's row in q's tree block and its velocity's in u's (the first of "
+                "7 and 6 for a floating root), its first dof within the tree")
 SETTINGS_F = Block("settings_f", [
     ("dt", 1), ("gravity", 3), ("tolerance", 1), ("slop", 1), ("erp", 1), ("max_push", 1),
     ("restitution_threshold", 1), ("margin", 1), ("ground_height", 1)],
@@ -69,6 +79,14 @@ SOIL_MATERIAL = Block("soil_material", [
 MAP_F = Block("map", [("size", 2), ("centre", 2), ("soil", SOIL_MATERIAL.stride), ("rotation", 9), ("origin", 3)],
               "per height map: extent [m], centre in the map frame [m], soil material (SOIL_FIELDS order; zero "
               "for rigid maps), rotation map to world (row by row), origin [m]")
+JOINT_F = Block("joint", [("origin", 3), ("origin_rotation", 9), ("axis", 3), ("mass", 1), ("com", 3),
+                          ("inertia", 9), ("armature", 1), ("damping", 1), ("friction", 1), ("lower", 1), ("upper", 1),
+                          ("velocity_limit", 1), ("effort_limit", 1)],
+                "per tree joint: placement of the joint frame in the parent link's frame (position [m], rotation "
+                "row by row; a root: its world placement), unit axis in the joint frame, the moved link's mass "
+                "[kg], centre of mass [m] and inertia about it [kg m^2] in the link frame, rotor inertia added to "
+                "the mass matrix [kg m^2 or kg], viscous damping [N m s/rad or N s/m], Coulomb friction [N m or N], "
+                "position limits [rad or m], velocity [rad/s or m/s] and effort [N m or N] limits (inf: none)")
 SAMPLE = Block("sample", [("height", 1)], "height-map samples [m] (a soil bed's undeformed surface)")
 
 # --------------------------------------------------------------------------- state
@@ -89,15 +107,27 @@ FEATURE = Block("feature", [("now", 1), ("last", 1)],
                 "per contact slot: feature id this step and in the last step (-1: none), for warm starts")
 SWEEP_ORDER = Block("sweep_order", [("body", 1)], "bodies sorted along the broadphase axis")
 SHAPE_PAIR = Block("shape_pair", [("body", 1), ("other", 1), ("slot0", 1), ("count", 1)],
-                   "this step's shape-shape pairs (body < other), sorted by (body, other): first contact slot, contacts")
+                   "this step's shape-shape pairs (body < other), sorted by (body, other): first contact slot, "
+                   "contacts")
 PREV_SHAPE_PAIR = Block("prev_shape_pair", [("body", 1), ("other", 1), ("slot0", 1), ("count", 1)],
                         "the last step's shape-shape pairs, for warm starts")
+TREE_Q = Block("tree", [("coordinate", 1)],
+               "every tree's generalized coordinates, tree after tree: a floating root's position [m] and unit "
+               "quaternion (w, x, y, z), then one per joint [rad or m]")
+TREE_U = Block("tree", [("velocity", 1)],
+               "every tree's generalized velocities, tree after tree: a floating root's linear velocity of the "
+               "root link's origin [m/s] and angular velocity [rad/s], both world frame (as a free body's), then one "
+               "per joint [rad/s or m/s]")
 ROW_REVISION = Block("row_revision", [("revision", 1)],
                      "per soil-bed sample row: advances whenever a surface height in the row changes")
 
 # --------------------------------------------------------------------------- control
 BODY_LOAD = Block("body_load", [("force", 3), ("torque", 3)],
                   "per body: external force [N] at the centre of mass and torque [N m], world frame")
+
+DRIVE = Block("drive", [("force", 1), ("kp", 1), ("kd", 1), ("position_target", 1), ("velocity_target", 1)],
+              "per tree dof: feed-forward generalized force [N m or N], PD gains [N m/rad, N m s/rad] and targets "
+              "[rad, rad/s] (implicit in the velocity update)")
 
 # --------------------------------------------------------------------------- scratch
 LINK = Block("link", [("inv_inertia", 9)], "per link: world inverse inertia R I^-1 R^T [1/(kg m^2)]")
@@ -110,19 +140,37 @@ ROW_F = Block("row", [("delassus", 9), ("impulse", 3), ("target", 1), ("bounce",
 ROW_I = Block("row", [("kind", 1), ("slot", 1), ("pair", 1), ("side_a", 1), ("side_b", 1), ("impacted", 1)],
               "per row: kind (layout.py ROW_*), contact slot, pair, link of each side (-1: static), took an "
               "impact impulse this step (0/1)")
+FRAME = Block("frame", [("position", 3), ("rotation", 9), ("axis", 3), ("anchor", 3), ("velocity", 6),
+                        ("bias", 6)],
+              "per tree joint, of the link it moves, at the start of the step: world origin [m] and rotation (row "
+              "by row), the joint's world axis and anchor [m], the link's spatial velocity (angular [rad/s], then "
+              "linear of the point at the tree's reference point, the root's origin [m/s]) and the velocity-product "
+              "part of its spatial acceleration")
+LINK_DYN = Block("link_dyn", [("mass", 1), ("moment", 3), ("inertia", 9), ("force", 6)],
+                 "per tree joint: the composite rigid body of the subtree it moves (mass [kg], first moment about "
+                 "the reference point [kg m], world inertia about it [kg m^2]) and the bias force it transmits "
+                 "(moment about the reference point [N m], force [N])")
+TREE_MATRIX = Block("tree_matrix", [("mass", 1), ("factor", 1)],
+                    "per tree, nv x nv row by row: the mass matrix M and the Cholesky factor L of M plus the "
+                    "implicit drive and damping terms (lower triangle)")
+TREE_DOF = Block("tree_dof", [("bias", 1), ("applied", 1), ("rhs", 1)],
+                 "per tree dof: bias forces h = C u + g [N m or N], the generalized force the drives applied in "
+                 "the last step, and solver workspace")
 SWEEP = Block("sweep", [("count", 1), ("start", 1), ("fill", 1)],
               "per body: its shape pairs with higher bodies, first entry in the pair table, entries written")
 
-MODEL_I = Arena("model_i", "i32", False, [Block("offsets", []), SETTINGS_I, BODY_I, PAIR, MAP_I], "model")
-MODEL_F = Arena("model_f", "real", False, [SETTINGS_F, BODY_F, INERTIA, POINT, PLANE, PAIR_MATERIAL, MAP_F], "model")
+MODEL_I = Arena("model_i", "i32", False, [Block("offsets", []), SETTINGS_I, BODY_I, PAIR, MAP_I, TREE, JOINT_I],
+                "model")
+MODEL_F = Arena("model_f", "real", False, [SETTINGS_F, BODY_F, INERTIA, POINT, PLANE, PAIR_MATERIAL, MAP_F, JOINT_F],
+                "model")
 HEIGHTS = Arena("heights", "real", False, [SAMPLE], "model")
-Q = Arena("q", "real", True, [Q_FREE], "state")
-U = Arena("u", "real", True, [U_FREE], "state")
+Q = Arena("q", "real", True, [Q_FREE, TREE_Q], "state")
+U = Arena("u", "real", True, [U_FREE, TREE_U], "state")
 STATE_F = Arena("state_f", "real", True, [CONTACT, SOIL], "state")
 STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, SHAPE_PAIR, PREV_SHAPE_PAIR],
                 "state")
-CONTROL = Arena("control", "real", True, [BODY_LOAD], "control")
-SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F], "scratch")
+CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
+SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MATRIX, TREE_DOF], "scratch")
 SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
@@ -181,7 +229,8 @@ class StepData:
 _REF_NAMES = {
     ("model_i", "settings_i"): "settings_i", ("model_i", "body"): "body_i", ("model_i", "pair"): "pair",
     ("model_i", "map"): "map_i", ("model_f", "settings_f"): "settings_f", ("model_f", "body"): "body_f",
-    ("model_f", "inertia"): "inertia", ("model_f", "point"): "point", ("model_f", "plane"): "plane", ("model_f", "pair_material"): "pair_material",
+    ("model_f", "inertia"): "inertia", ("model_f", "point"): "point", ("model_f", "plane"): "plane",
+    ("model_f", "pair_material"): "pair_material",
     ("model_f", "map"): "map_f", ("heights", "sample"): "sample", ("q", "free_body"): "q_free",
     ("u", "free_body"): "u_free", ("state_f", "contact"): "contact", ("state_f", "soil"): "soil",
     ("state_i", "env"): "env", ("state_i", "pair_count"): "pair_count", ("state_i", "feature"): "feature",
@@ -189,6 +238,10 @@ _REF_NAMES = {
     ("state_i", "prev_shape_pair"): "prev_shape_pair", ("control", "body_load"): "load",
     ("scratch_f", "link"): "link", ("scratch_f", "reach"): "reach", ("scratch_f", "row"): "row_f",
     ("scratch_i", "row"): "row_i", ("scratch_i", "sweep"): "sweep", ("soil_rev", "row_revision"): "rev",
+    ("model_i", "tree"): "tree", ("model_i", "joint"): "joint_i", ("model_f", "joint"): "joint_f",
+    ("q", "tree"): "q_tree", ("u", "tree"): "u_tree", ("control", "drive"): "drive", ("scratch_f", "frame"): "frame",
+    ("scratch_f", "link_dyn"): "link_dyn", ("scratch_f", "tree_matrix"): "tree_matrix",
+    ("scratch_f", "tree_dof"): "tree_dof",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 

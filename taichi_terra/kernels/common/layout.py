@@ -21,3 +21,6 @@ FEAT_VERTEX = 400_000_000       # height-map vertex poking into a shape
 FEAT_BELOW = 600_000_000        # point below a height-map surface (pushed out along the normal)
 FEAT_EDGE = 800_000_000         # height-map ridge edge 3 * cell + k cutting into a shape
 FEAT_SOIL = 1_000_000_000       # soil quadrature point at bed sample (local index)
+
+# tree joint types: the root's joint (floating: 6 dofs; fixed: none) and the 1-dof joints between links
+JOINT_FLOATING, JOINT_FIXED_ROOT, JOINT_REVOLUTE, JOINT_PRISMATIC = 0, 1, 2, 3

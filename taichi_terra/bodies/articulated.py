@@ -1,0 +1,317 @@
+"""Articulated systems: a tree of links joined by revolute and prismatic joints, on a floating or fixed base.
+
+Create one with ``world.add_articulated_system(urdf)``. Its generalized coordinates are, for a floating base,
+the root link's origin [m] and unit quaternion (w, x, y, z), then one coordinate per joint [rad or m]; its
+generalized velocities are the root origin's linear velocity [m/s] and the angular velocity [rad/s], both in
+the world frame (as a free body's), then one per joint [rad/s or m/s]. A fixed base has no root coordinates.
+Continuous joints are revolute joints without limits and take one coordinate (the angle), unlike
+Pinocchio's (cos, sin) pair.
+
+Getters and setters follow the bodies' convention: ``env=None`` means every env (getters return arrays with
+the env axis first; setters take one value for all envs or one per env stacked on a first axis of length
+``n_envs``), ``env=i`` that env only. Every argument is checked before anything is written.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, JOINT_PRISMATIC, JOINT_REVOLUTE
+from ..validation import as_float_array, quat_to_matrix, rotation_to_quat
+from .urdf import ArticulatedModel, URDFError
+
+_JOINT_TYPES = {"revolute": JOINT_REVOLUTE, "continuous": JOINT_REVOLUTE, "prismatic": JOINT_PRISMATIC}
+
+
+class ArticulatedSystem:
+    """A tree of links in a world; see the module docstring for its coordinates."""
+
+    def __init__(self, world, index: int, model: ArticulatedModel, position, orientation):
+        self._world = world
+        self.index = index
+        self.model = model
+        for j in model.joints:
+            if j.type not in _JOINT_TYPES:
+                raise URDFError(f"{model.source}: joint '{j.name}': a {j.type} joint between links is not "
+                                "supported (only the base may float)")
+        self.floating = model.base == "floating"
+        n_joints = len(model.joints)
+        self._nq = (7 if self.floating else 0) + n_joints
+        self._nv = (6 if self.floating else 0) + n_joints
+        self._base_position = np.asarray(position, np.float64)
+        self._base_rotation = quat_to_matrix(orientation)
+        ne = world.n_envs
+        q = np.zeros((ne, self._nq))
+        if self.floating:
+            q[:, 0:3] = self._base_position
+            q[:, 3:7] = orientation
+        self._init = {"q": q, "u": np.zeros((ne, self._nv)), "drive": np.zeros((ne, self._nv, 5))}
+        self._link_names = [link.name for link in model.links]
+        self._joint_names = [j.name for j in model.joints]
+        self._rows = None  # (first q row, first u row, first joint row) once built
+
+    # ------------------------------------------------------------------ description
+    def __repr__(self) -> str:
+        return (f"ArticulatedSystem(index={self.index}, name={self.model.name!r}, links={len(self._link_names)}, "
+                f"dof={self._nv}, base={self.model.base!r})")
+
+    def get_dof(self) -> int:
+        """Number of generalized velocities."""
+        return self._nv
+
+    def get_generalized_coordinate_dim(self) -> int:
+        """Number of generalized coordinates (a floating base has 7: position and quaternion)."""
+        return self._nq
+
+    def get_body_names(self) -> list[str]:
+        """Link names, root first, parents before children (links merged by fixed joints are not listed)."""
+        return list(self._link_names)
+
+    def get_joint_names(self) -> list[str]:
+        """Names of the movable joints, in the order of their coordinates."""
+        return list(self._joint_names)
+
+    def get_generalized_velocity_index(self, joint: str) -> int:
+        """Index of ``joint``'s velocity in the generalized velocity vector."""
+        if joint not in self._joint_names:
+            raise ValueError(f"joint must be one of {self._joint_names}, got {joint!r}")
+        return (6 if self.floating else 0) + self._joint_names.index(joint)
+
+    @property
+    def total_mass(self) -> float:
+        """[kg]"""
+        return self.model.total_mass
+
+    # ------------------------------------------------------------------ what the model arrays hold
+    def joint_rows(self) -> list[dict]:
+        """One row per link for the model's joint blocks (root first): type, parent row within the tree,
+        coordinate and velocity rows within the system, first dof, placement, axis, inertia, limits."""
+        rows = []
+        m = self.model
+        root = m.links[0]
+        rows.append({"type": JOINT_FLOATING if self.floating else JOINT_FIXED_ROOT, "parent": -1, "q": 0, "u": 0,
+                     "dof": 0, "origin": self._base_position, "origin_rotation": self._base_rotation,
+                     "axis": np.zeros(3), "link": root, "joint": None})
+        q = 7 if self.floating else 0
+        u = 6 if self.floating else 0
+        for k, j in enumerate(m.joints):
+            rows.append({"type": _JOINT_TYPES[j.type], "parent": m.link_index(j.parent), "q": q + k, "u": u + k,
+                         "dof": u + k, "origin": j.position, "origin_rotation": j.rotation, "axis": j.axis,
+                         "link": m.links[k + 1], "joint": j})
+        return rows
+
+    # ------------------------------------------------------------------ state
+    def _check_env(self, env):
+        self._world._check_env(env)
+
+    def _rows_of(self, what: str, env, width: int):
+        """(block values, env selection) of this system's coordinates or velocities."""
+        w = self._world
+        if not w.built:
+            return self._init[what], slice(None) if env is None else int(env)
+        q_row, u_row, _j = self._rows
+        first = q_row if what == "q" else u_row
+        return first, first + width
+
+    def _get(self, what: str, env):
+        self._check_env(env)
+        width = self._nq if what == "q" else self._nv
+        w = self._world
+        if not w.built:
+            data = self._init[what]
+        else:
+            first = self._rows[0] if what == "q" else self._rows[1]
+            data = w._state.block(what, "tree", "coordinate" if what == "q" else "velocity")[:, first:first + width,
+                                                                                               0]
+        out = np.array(data, np.float64)
+        return out if env is None else out[int(env)]
+
+    def _parse(self, name: str, value, width: int, env):
+        arr = as_float_array(name, value)
+        shapes = [(width,)] + ([(self._world.n_envs, width)] if env is None else [])
+        if arr.shape not in shapes:
+            raise ValueError(f"{name} must have shape {' or '.join(map(str, shapes))}, got {arr.shape}")
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} must be finite")
+        return arr
+
+    def _set(self, what: str, arr, env):
+        width = self._nq if what == "q" else self._nv
+        rows = slice(None) if env is None else int(env)
+        w = self._world
+        if not w.built:
+            self._init[what][rows] = arr
+            return
+        first = self._rows[0] if what == "q" else self._rows[1]
+        col = "coordinate" if what == "q" else "velocity"
+        block = w._state.block(what, "tree", col)[..., 0]
+        block[rows, first:first + width] = arr
+        w._state.set_block(what, "tree", col, block[..., None])
+
+    def get_generalized_coordinate(self, env: int | None = None) -> np.ndarray:
+        """Generalized coordinates, shape (nq,) or (n_envs, nq)."""
+        return self._get("q", env)
+
+    def set_generalized_coordinate(self, q, env: int | None = None) -> None:
+        """Generalized coordinates, shape (nq,) or (n_envs, nq); a floating base's quaternion is normalised."""
+        self._check_env(env)
+        arr = self._parse("q", q, self._nq, env).copy()
+        if self.floating:
+            norms = np.linalg.norm(arr[..., 3:7], axis=-1, keepdims=True)
+            if (norms < 1e-12).any():
+                raise ValueError("q: the base quaternion q[3:7] must have a nonzero norm")
+            arr[..., 3:7] /= norms
+        self._set("q", arr, env)
+
+    def get_generalized_velocity(self, env: int | None = None) -> np.ndarray:
+        """Generalized velocities, shape (nv,) or (n_envs, nv)."""
+        return self._get("u", env)
+
+    def set_generalized_velocity(self, u, env: int | None = None) -> None:
+        """Generalized velocities, shape (nv,) or (n_envs, nv)."""
+        self._check_env(env)
+        self._set("u", self._parse("u", u, self._nv, env), env)
+
+    # ------------------------------------------------------------------ drives
+    _DRIVE_COLUMNS = {"force": 0, "kp": 1, "kd": 2, "position_target": 3, "velocity_target": 4}
+
+    def _set_drive(self, values: dict, env) -> None:
+        rows = slice(None) if env is None else int(env)
+        w = self._world
+        if not w.built:
+            for col, arr in values.items():
+                self._init["drive"][rows, :, self._DRIVE_COLUMNS[col]] = arr
+            return
+        first = self._rows[1]
+        for col, arr in values.items():
+            data = w._control.block("control", "drive", col)[..., 0]
+            data[rows, first:first + self._nv] = arr
+            w._control.set_block("control", "drive", col, data[..., None])
+
+    def _get_drive(self, col: str, env) -> np.ndarray:
+        self._check_env(env)
+        w = self._world
+        if not w.built:
+            data = self._init["drive"][..., self._DRIVE_COLUMNS[col]]
+        else:
+            first = self._rows[1]
+            data = w._control.block("control", "drive", col)[:, first:first + self._nv, 0]
+        out = np.array(data, np.float64)
+        return out if env is None else out[int(env)]
+
+    def _check_base_free(self, name: str, arr) -> None:
+        if self.floating and np.any(np.asarray(arr)[..., :6] != 0.0):
+            raise ValueError(f"{name}: a floating base has no drive; its six entries must be 0")
+
+    def set_generalized_force(self, tau, env: int | None = None) -> None:
+        """Feed-forward generalized force [N m or N; on a floating base: world force at the root origin [N],
+        then world torque [N m]], shape (nv,) or (n_envs, nv), applied every step until changed."""
+        self._check_env(env)
+        self._set_drive({"force": self._parse("tau", tau, self._nv, env)}, env)
+
+    def get_generalized_force(self, env: int | None = None) -> np.ndarray:
+        """The generalized force the drives (feed-forward, PD and joint damping) applied in the last step,
+        shape (nv,) or (n_envs, nv); before the first step, the feed-forward force."""
+        self._check_env(env)
+        w = self._world
+        if not w.built or w._steps == 0:
+            return self._get_drive("force", env)
+        first = self._rows[1]
+        out = np.array(w._scratch.block("scratch_f", "tree_dof", "applied")[:, first:first + self._nv, 0],
+                       np.float64)
+        return out if env is None else out[int(env)]
+
+    def set_pd_gains(self, kp, kd, env: int | None = None) -> None:
+        """Proportional [N m/rad or N/m] and derivative [N m s/rad or N s/m] gains per dof, each shape (nv,)
+        or (n_envs, nv), >= 0; a floating base's six entries must be 0. The drive is implicit in the
+        velocity update (stable for stiff gains)."""
+        self._check_env(env)
+        kp_a = self._parse("kp", kp, self._nv, env)
+        kd_a = self._parse("kd", kd, self._nv, env)
+        for name, arr in (("kp", kp_a), ("kd", kd_a)):
+            if (arr < 0).any():
+                raise ValueError(f"{name} must be >= 0")
+            self._check_base_free(name, arr)
+        self._set_drive({"kp": kp_a, "kd": kd_a}, env)
+
+    def set_pd_target(self, position_target, velocity_target, env: int | None = None) -> None:
+        """PD targets: ``position_target`` in generalized coordinates, shape (nq,) or (n_envs, nq) (a floating
+        base's seven entries are ignored), ``velocity_target`` per dof, shape (nv,) or (n_envs, nv)."""
+        self._check_env(env)
+        pos = self._parse("position_target", position_target, self._nq, env)
+        vel = self._parse("velocity_target", velocity_target, self._nv, env)
+        self._check_base_free("velocity_target", vel)
+        base = 7 if self.floating else 0
+        per_dof = np.zeros(pos.shape[:-1] + (self._nv,))
+        per_dof[..., (6 if self.floating else 0):] = pos[..., base:]
+        self._set_drive({"position_target": per_dof, "velocity_target": vel}, env)
+
+    def get_pd_gains(self, env: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(kp, kd) per dof."""
+        return self._get_drive("kp", env), self._get_drive("kd", env)
+
+    # ------------------------------------------------------------------ dynamics and frames (evaluated now)
+    def _evaluated(self, block: str, col: str):
+        w = self._world
+        w._evaluate_trees()
+        return w._scratch.block("scratch_f", block, col)
+
+    def get_mass_matrix(self, env: int = 0) -> np.ndarray:
+        """The mass matrix M(q) at the current state (rotor inertias on the joints' diagonal), (nv, nv)."""
+        self._check_env(env)
+        w = self._world
+        w._evaluate_trees()
+        m0 = w._model.tree_matrix0[self.index]
+        data = w._scratch.block("scratch_f", "tree_matrix", "mass")[int(env), m0:m0 + self._nv ** 2, 0]
+        return np.array(data, np.float64).reshape(self._nv, self._nv)
+
+    def get_nonlinearities(self, env: int = 0) -> np.ndarray:
+        """The bias forces h(q, u) = C(q, u) u + g(q) at the current state [N m or N], (nv,): with the mass
+        matrix, ``M du/dt + h = tau`` without contacts."""
+        self._check_env(env)
+        first = self._rows_built()[1]
+        data = self._evaluated("tree_dof", "bias")[int(env), first:first + self._nv, 0]
+        return np.array(data, np.float64)
+
+    def _rows_built(self):
+        self._world.build()
+        return self._rows
+
+    def _link_row(self, link: str) -> int:
+        if link not in self._link_names:
+            raise ValueError(f"link must be one of {self._link_names}, got {link!r}")
+        return self._rows_built()[2] + self._link_names.index(link)
+
+    def get_frame_position(self, link: str, env: int | None = None) -> np.ndarray:
+        """World position of ``link``'s frame origin [m], shape (3,) or (n_envs, 3)."""
+        self._check_env(env)
+        r = self._link_row(link)
+        out = np.array(self._evaluated("frame", "position")[:, r], np.float64)
+        return out if env is None else out[int(env)]
+
+    def get_frame_orientation(self, link: str, env: int | None = None) -> np.ndarray:
+        """``link``'s frame-to-world rotation, shape (3, 3) or (n_envs, 3, 3)."""
+        self._check_env(env)
+        r = self._link_row(link)
+        out = np.array(self._evaluated("frame", "rotation")[:, r], np.float64).reshape(-1, 3, 3)
+        return out if env is None else out[int(env)]
+
+    def get_frame_velocity(self, link: str, env: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """World linear velocity of ``link``'s frame origin [m/s] and its angular velocity [rad/s], each shape
+        (3,) or (n_envs, 3)."""
+        self._check_env(env)
+        r = self._link_row(link)
+        root = self._rows_built()[2]
+        vel = np.array(self._evaluated("frame", "velocity")[:, r], np.float64)
+        pos = np.array(self._world._scratch.block("scratch_f", "frame", "position")[:, [r, root]], np.float64)
+        w, v_ref = vel[:, :3], vel[:, 3:]
+        v = v_ref + np.cross(w, pos[:, 0] - pos[:, 1])  # from the reference point (the root origin) to the link
+        return (v, w) if env is None else (v[int(env)], w[int(env)])
+
+
+def base_pose(position, orientation) -> tuple[np.ndarray, np.ndarray]:
+    """Check and convert an ``add_articulated_system`` placement: position (3,) [m], unit quaternion."""
+    pos = as_float_array("position", position)
+    if pos.shape != (3,) or not np.isfinite(pos).all():
+        raise ValueError(f"position must be 3 finite numbers, got shape {pos.shape}")
+    quat = rotation_to_quat("orientation", orientation)
+    return pos, quat

@@ -1,0 +1,366 @@
+"""Dynamics of articulated trees: kinematics, mass matrix, bias forces, the drives and the position update.
+
+A tree is a root link (on a floating joint, or fixed in the world) and links each moved by a revolute or
+prismatic joint from its parent. Its generalized velocities are the root's (linear velocity of the root
+link's origin and angular velocity, both world frame, as a free body's) then one per joint.
+
+Every spatial quantity of a tree is written in world axes about one reference point ``c``, the root link's
+origin at the start of the step: a spatial velocity is ``(w, v)`` with ``v`` the velocity of the body point
+at ``c``, a spatial force ``(n, f)`` with ``n`` the moment about ``c``. In these "ground" coordinates no
+transform is needed between links (Featherstone, *Rigid Body Dynamics Algorithms*, ch. 2 and 6):
+
+- the mass matrix by the composite-rigid-body algorithm, ``M_ij = S_i^T I^c_i S_j`` for joint ``j`` on the
+  path from joint ``i`` to the root, with ``I^c_i`` the subtree's inertia;
+- the bias forces ``h = C(q, u) u + g(q)`` by recursive Newton-Euler with zero joint accelerations and the
+  root accelerating upwards at ``-g``;
+- ``u* = u + (M + dt K_d + dt^2 K_p)^-1 dt (tau + K_p (q_t - q - dt u) + K_d (u_t - u) - h)``: the PD drives and
+  joint damping taken implicitly (``reference/solver_math.md``, "Implicit PD"), one dense Cholesky factor
+  per tree and step.
+"""
+import taichi as ti
+
+from ..common.arrays import (
+    DRIVE,
+    FRAME,
+    JOINT_F,
+    JOINT_I,
+    LINK_DYN,
+    SETTINGS_F,
+    SETTINGS_I,
+    TREE,
+    TREE_DOF,
+    TREE_MATRIX,
+    StepData,
+)
+from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, JOINT_REVOLUTE
+from ..common.math import quat_to_mat, skew, vec3, vec4
+from ..common.schema import add, get, get3, get33, getn, put, put33, putn, row
+from .free_body import integrate_link
+
+vec6 = ti.types.vector(6, float)
+
+
+@ti.func
+def axis_rotation(axis, angle):
+    """Rotation by ``angle`` [rad] about the unit ``axis`` (Rodrigues)."""
+    k = skew(axis)
+    return ti.Matrix.identity(float, 3) + ti.sin(angle) * k + (1.0 - ti.cos(angle)) * (k @ k)
+
+
+@ti.func
+def spatial(w, v):
+    return vec6(w[0], w[1], w[2], v[0], v[1], v[2])
+
+
+@ti.func
+def ang(x):
+    return vec3(x[0], x[1], x[2])
+
+
+@ti.func
+def lin(x):
+    return vec3(x[3], x[4], x[5])
+
+
+@ti.func
+def cross_motion(a, b):
+    """``a x b`` of two spatial motion vectors."""
+    return spatial(ang(a).cross(ang(b)), ang(a).cross(lin(b)) + lin(a).cross(ang(b)))
+
+
+@ti.func
+def cross_force(a, f):
+    """``a x* f``: a motion vector acting on a force vector."""
+    return spatial(ang(a).cross(ang(f)) + lin(a).cross(lin(f)), ang(a).cross(lin(f)))
+
+
+@ti.func
+def inertia_times(mass, moment, inertia, x):
+    """The spatial inertia (mass [kg], first moment ``m h`` [kg m] and rotational inertia [kg m^2], both about
+    the reference point) applied to the motion vector ``x``."""
+    return spatial(inertia @ ang(x) + moment.cross(lin(x)), mass * lin(x) - moment.cross(ang(x)))
+
+
+@ti.func
+def n_dofs(jtype):
+    n = 1
+    if jtype == JOINT_FLOATING:
+        n = 6
+    elif jtype == JOINT_FIXED_ROOT:
+        n = 0
+    return n
+
+
+@ti.func
+def motion_column(D: ti.template(), e, j, jtype, a, c):
+    """Column ``a`` of joint ``j``'s motion subspace: the spatial velocity per unit joint velocity."""
+    s = vec6(0.0)
+    if jtype == JOINT_FLOATING:  # the reference point is the root's origin: linear, then angular dofs
+        unit = vec3(ti.cast(a % 3 == 0, float), ti.cast(a % 3 == 1, float), ti.cast(a % 3 == 2, float))
+        s = spatial(vec3(0.0, 0.0, 0.0), unit)
+        if a >= 3:
+            s = spatial(unit, vec3(0.0, 0.0, 0.0))
+    else:
+        axis = get3(D.frame, e, j, FRAME.axis)
+        if jtype == JOINT_REVOLUTE:
+            s = spatial(axis, axis.cross(c - get3(D.frame, e, j, FRAME.anchor)))
+        else:
+            s = spatial(vec3(0.0, 0.0, 0.0), axis)
+    return s
+
+
+@ti.func
+def tree_coord(D: ti.template(), e, r):
+    return get(D.q_tree, e, r, 0)
+
+
+@ti.func
+def tree_vel(D: ti.template(), e, r):
+    return get(D.u_tree, e, r, 0)
+
+
+@ti.func
+def tree_kinematics(D: ti.template(), e, t):
+    """World pose of every link of tree ``t``, its joint's world axis and anchor, the links' spatial
+    velocities and the velocity-product terms of their accelerations (``FRAME``); returns the reference
+    point ``c`` [m]."""
+    tr = row(D.tree, e, t)
+    j0 = tr[TREE.joint0]
+    c = vec3(0.0, 0.0, 0.0)
+    for k in range(tr[TREE.n_joints]):
+        j = j0 + k
+        ji = row(D.joint_i, e, j)
+        jtype = ji[JOINT_I.type]
+        r0 = get33(D.joint_f, e, j, JOINT_F.origin_rotation)
+        pos = get3(D.joint_f, e, j, JOINT_F.origin)
+        rot = r0
+        axis = vec3(0.0, 0.0, 0.0)
+        anchor = pos
+        vel = vec6(0.0)
+        bias = vec6(0.0)
+        if jtype == JOINT_FLOATING:
+            qr, ur = ji[JOINT_I.q], ji[JOINT_I.u]
+            pos = vec3(tree_coord(D, e, qr), tree_coord(D, e, qr + 1), tree_coord(D, e, qr + 2))
+            quat = vec4(tree_coord(D, e, qr + 3), tree_coord(D, e, qr + 4), tree_coord(D, e, qr + 5),
+                        tree_coord(D, e, qr + 6))
+            rot = quat_to_mat(quat / quat.norm())
+            v = vec3(tree_vel(D, e, ur), tree_vel(D, e, ur + 1), tree_vel(D, e, ur + 2))
+            w = vec3(tree_vel(D, e, ur + 3), tree_vel(D, e, ur + 4), tree_vel(D, e, ur + 5))
+            c = pos
+            anchor = pos
+            vel = spatial(w, v)
+            # d/dt of (w, v + w x (c - x)) with the origin x moving at v: the term -w x v
+            bias = spatial(vec3(0.0, 0.0, 0.0), -w.cross(v))
+        elif jtype == JOINT_FIXED_ROOT:
+            c = pos
+        else:
+            p = ji[JOINT_I.parent]
+            ppos, prot = get3(D.frame, e, p, FRAME.position), get33(D.frame, e, p, FRAME.rotation)
+            rj = prot @ r0
+            axis_l = get3(D.joint_f, e, j, JOINT_F.axis)
+            axis = rj @ axis_l
+            anchor = ppos + prot @ pos
+            x, xd = tree_coord(D, e, ji[JOINT_I.q]), tree_vel(D, e, ji[JOINT_I.u])
+            s = spatial(vec3(0.0, 0.0, 0.0), axis)
+            if jtype == JOINT_REVOLUTE:
+                rot = rj @ axis_rotation(axis_l, x)
+                pos = anchor
+                s = spatial(axis, axis.cross(c - anchor))
+            else:
+                rot = rj
+                pos = anchor + x * axis
+            vel = getn(D.frame, e, p, FRAME.velocity, 6) + xd * s
+            bias = getn(D.frame, e, p, FRAME.bias, 6) + cross_motion(vel, xd * s)
+        putn(D.frame, e, j, FRAME.position, pos)
+        put33(D.frame, e, j, FRAME.rotation, rot)
+        putn(D.frame, e, j, FRAME.axis, axis)
+        putn(D.frame, e, j, FRAME.anchor, anchor)
+        putn(D.frame, e, j, FRAME.velocity, vel)
+        putn(D.frame, e, j, FRAME.bias, bias)
+    return c
+
+
+@ti.func
+def tree_dynamics(D: ti.template(), e, t, c, gravity):
+    """Mass matrix ``M`` (rotor inertias on its diagonal) and bias forces ``h`` of tree ``t`` after
+    :func:`tree_kinematics`: each link's spatial inertia about ``c``, the Newton-Euler force it needs with
+    zero joint accelerations under gravity, then one pass from the leaves that gives each joint its
+    ``h = S^T f`` and each parent its subtree's force and inertia, then the CRBA columns."""
+    tr = row(D.tree, e, t)
+    j0, nj, nv, m0, dof0 = tr[TREE.joint0], tr[TREE.n_joints], tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
+    a0 = spatial(vec3(0.0, 0.0, 0.0), -gravity)
+    for k in range(nj):
+        j = j0 + k
+        rot = get33(D.frame, e, j, FRAME.rotation)
+        mass = get(D.joint_f, e, j, JOINT_F.mass)
+        h = get3(D.frame, e, j, FRAME.position) + rot @ get3(D.joint_f, e, j, JOINT_F.com) - c
+        inertia = rot @ get33(D.joint_f, e, j, JOINT_F.inertia) @ rot.transpose()
+        inertia += mass * (h.dot(h) * ti.Matrix.identity(float, 3) - h.outer_product(h))
+        moment = mass * h
+        vel = getn(D.frame, e, j, FRAME.velocity, 6)
+        acc = a0 + getn(D.frame, e, j, FRAME.bias, 6)
+        force = inertia_times(mass, moment, inertia, acc) + cross_force(vel, inertia_times(mass, moment, inertia,
+                                                                                           vel))
+        put(D.link_dyn, e, j, LINK_DYN.mass, mass)
+        putn(D.link_dyn, e, j, LINK_DYN.moment, moment)
+        put33(D.link_dyn, e, j, LINK_DYN.inertia, inertia)
+        putn(D.link_dyn, e, j, LINK_DYN.force, force)
+    for kk in range(nj):  # leaves first: a link's subtree is complete when it is reached
+        j = j0 + nj - 1 - kk
+        ji = row(D.joint_i, e, j)
+        jtype = ji[JOINT_I.type]
+        force = getn(D.link_dyn, e, j, LINK_DYN.force, 6)
+        for a in range(n_dofs(jtype)):
+            put(D.tree_dof, e, dof0 + ji[JOINT_I.dof] + a, TREE_DOF.bias,
+                motion_column(D, e, j, jtype, a, c).dot(force))
+        p = ji[JOINT_I.parent]
+        if p >= 0:
+            add(D.link_dyn, e, p, LINK_DYN.mass, get(D.link_dyn, e, j, LINK_DYN.mass))
+            putn(D.link_dyn, e, p, LINK_DYN.moment,
+                 get3(D.link_dyn, e, p, LINK_DYN.moment) + get3(D.link_dyn, e, j, LINK_DYN.moment))
+            put33(D.link_dyn, e, p, LINK_DYN.inertia,
+                  get33(D.link_dyn, e, p, LINK_DYN.inertia) + get33(D.link_dyn, e, j, LINK_DYN.inertia))
+            putn(D.link_dyn, e, p, LINK_DYN.force, getn(D.link_dyn, e, p, LINK_DYN.force, 6) + force)
+    for k in range(nj):
+        j = j0 + k
+        ji = row(D.joint_i, e, j)
+        jtype = ji[JOINT_I.type]
+        mass = get(D.link_dyn, e, j, LINK_DYN.mass)
+        moment, inertia = get3(D.link_dyn, e, j, LINK_DYN.moment), get33(D.link_dyn, e, j, LINK_DYN.inertia)
+        armature = get(D.joint_f, e, j, JOINT_F.armature)
+        for a in range(n_dofs(jtype)):
+            col = ji[JOINT_I.dof] + a
+            f = inertia_times(mass, moment, inertia, motion_column(D, e, j, jtype, a, c))
+            jj = j
+            while jj >= 0:
+                ki = row(D.joint_i, e, jj)
+                for b in range(n_dofs(ki[JOINT_I.type])):
+                    r = ki[JOINT_I.dof] + b
+                    val = motion_column(D, e, jj, ki[JOINT_I.type], b, c).dot(f)
+                    if r == col and jtype != JOINT_FLOATING:
+                        val += armature
+                    put(D.tree_matrix, e, m0 + r * nv + col, TREE_MATRIX.mass, val)
+                    put(D.tree_matrix, e, m0 + col * nv + r, TREE_MATRIX.mass, val)
+                jj = ki[JOINT_I.parent]
+
+
+@ti.func
+def tree_factor(D: ti.template(), e, t, dt):
+    """Cholesky factor ``L`` (lower triangle) of ``M + dt (K_d + D) + dt^2 K_p`` for tree ``t``, ``D`` the
+    joint damping."""
+    tr = row(D.tree, e, t)
+    j0, nv, m0, u0 = tr[TREE.joint0], tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
+    for i in range(nv * nv):
+        put(D.tree_matrix, e, m0 + i, TREE_MATRIX.factor, get(D.tree_matrix, e, m0 + i, TREE_MATRIX.mass))
+    for k in range(tr[TREE.n_joints]):
+        ji = row(D.joint_i, e, j0 + k)
+        if ji[JOINT_I.type] >= JOINT_REVOLUTE:
+            d = ji[JOINT_I.dof]
+            dr = row(D.drive, e, u0 + d)
+            add(D.tree_matrix, e, m0 + d * nv + d, TREE_MATRIX.factor,
+                dt * (dr[DRIVE.kd] + get(D.joint_f, e, j0 + k, JOINT_F.damping)) + dt * dt * dr[DRIVE.kp])
+    for jc in range(nv):
+        s = get(D.tree_matrix, e, m0 + jc * nv + jc, TREE_MATRIX.factor)
+        for k in range(jc):
+            s -= get(D.tree_matrix, e, m0 + jc * nv + k, TREE_MATRIX.factor) ** 2
+        diag = ti.sqrt(ti.max(s, 1e-300))
+        put(D.tree_matrix, e, m0 + jc * nv + jc, TREE_MATRIX.factor, diag)
+        for i in range(jc + 1, nv):
+            s = get(D.tree_matrix, e, m0 + i * nv + jc, TREE_MATRIX.factor)
+            for k in range(jc):
+                s -= get(D.tree_matrix, e, m0 + i * nv + k, TREE_MATRIX.factor) * \
+                    get(D.tree_matrix, e, m0 + jc * nv + k, TREE_MATRIX.factor)
+            put(D.tree_matrix, e, m0 + i * nv + jc, TREE_MATRIX.factor, s / diag)
+
+
+@ti.func
+def tree_solve(D: ti.template(), e, t):
+    """``rhs <- (L L^T)^-1 rhs`` in the per-dof workspace of tree ``t``."""
+    tr = row(D.tree, e, t)
+    nv, m0, u0 = tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
+    for i in range(nv):
+        s = get(D.tree_dof, e, u0 + i, TREE_DOF.rhs)
+        for k in range(i):
+            s -= get(D.tree_matrix, e, m0 + i * nv + k, TREE_MATRIX.factor) * get(D.tree_dof, e, u0 + k,
+                                                                                  TREE_DOF.rhs)
+        put(D.tree_dof, e, u0 + i, TREE_DOF.rhs, s / get(D.tree_matrix, e, m0 + i * nv + i, TREE_MATRIX.factor))
+    for ii in range(nv):
+        i = nv - 1 - ii
+        s = get(D.tree_dof, e, u0 + i, TREE_DOF.rhs)
+        for k in range(i + 1, nv):
+            s -= get(D.tree_matrix, e, m0 + k * nv + i, TREE_MATRIX.factor) * get(D.tree_dof, e, u0 + k,
+                                                                                  TREE_DOF.rhs)
+        put(D.tree_dof, e, u0 + i, TREE_DOF.rhs, s / get(D.tree_matrix, e, m0 + i * nv + i, TREE_MATRIX.factor))
+
+
+@ti.func
+def drive_force(D: ti.template(), e, j, ji, u0, a, ud, dt):
+    """The generalized force on dof ``a`` of joint ``j`` at velocity ``ud``: the feed-forward force, and
+    for a joint (not a floating root) the PD drive at the end of the step and the viscous damping."""
+    d = ji[JOINT_I.dof] + a
+    dr = row(D.drive, e, u0 + d)
+    tau = dr[DRIVE.force]
+    if ji[JOINT_I.type] >= JOINT_REVOLUTE:
+        qd = tree_coord(D, e, ji[JOINT_I.q])
+        tau += dr[DRIVE.kp] * (dr[DRIVE.position_target] - qd - dt * ud) + dr[DRIVE.kd] * (
+            dr[DRIVE.velocity_target] - ud) - get(D.joint_f, e, j, JOINT_F.damping) * ud
+    return tau
+
+
+@ti.func
+def tree_free_velocity(D: ti.template(), e, t, dt):
+    """``u* = u + (M + dt (K_d + D) + dt^2 K_p)^-1 dt (tau_ff + K_p (q_t - q - dt u) + K_d (u_t - u) - D u - h)``
+    for tree ``t`` (the drives and damping implicit: stable for stiff gains at large dt), after
+    :func:`tree_factor`; records the generalized force the drives and damping applied, at the new velocity."""
+    tr = row(D.tree, e, t)
+    j0, u0 = tr[TREE.joint0], tr[TREE.u0]
+    for k in range(tr[TREE.n_joints]):
+        ji = row(D.joint_i, e, j0 + k)
+        for a in range(n_dofs(ji[JOINT_I.type])):
+            d = u0 + ji[JOINT_I.dof] + a
+            tau = drive_force(D, e, j0 + k, ji, u0, a, tree_vel(D, e, d), dt)
+            put(D.tree_dof, e, d, TREE_DOF.rhs, dt * (tau - get(D.tree_dof, e, d, TREE_DOF.bias)))
+    tree_solve(D, e, t)
+    for k in range(tr[TREE.n_joints]):
+        ji = row(D.joint_i, e, j0 + k)
+        for a in range(n_dofs(ji[JOINT_I.type])):
+            d = u0 + ji[JOINT_I.dof] + a
+            ud = tree_vel(D, e, d) + get(D.tree_dof, e, d, TREE_DOF.rhs)
+            put(D.u_tree, e, d, 0, ud)
+            put(D.tree_dof, e, d, TREE_DOF.applied, drive_force(D, e, j0 + k, ji, u0, a, ud, dt))
+
+
+@ti.func
+def tree_integrate(D: ti.template(), e, t, dt):
+    """Semi-implicit Euler for tree ``t``: joint velocities clamped to their limits, then the root's pose by
+    its new velocity (the exponential map for the orientation) and each joint's coordinate."""
+    tr = row(D.tree, e, t)
+    j0 = tr[TREE.joint0]
+    for k in range(tr[TREE.n_joints]):
+        ji = row(D.joint_i, e, j0 + k)
+        jtype = ji[JOINT_I.type]
+        if jtype == JOINT_FLOATING:
+            integrate_link(D.q, D.u, e, D.q_tree.off + ji[JOINT_I.q], D.u_tree.off + ji[JOINT_I.u], dt)
+        elif jtype != JOINT_FIXED_ROOT:
+            limit = get(D.joint_f, e, j0 + k, JOINT_F.velocity_limit)
+            ud = ti.min(ti.max(tree_vel(D, e, ji[JOINT_I.u]), -limit), limit)
+            put(D.u_tree, e, ji[JOINT_I.u], 0, ud)
+            add(D.q_tree, e, ji[JOINT_I.q], 0, dt * ud)
+
+
+@ti.kernel
+def evaluate_trees(model_i: ti.types.ndarray(), model_f: ti.types.ndarray(), q: ti.types.ndarray(),
+                   u: ti.types.ndarray(), control: ti.types.ndarray(), scratch_f: ti.types.ndarray()):
+    """Link frames, mass matrices and bias forces of every tree in every env at the current state, without
+    stepping (what ``get_mass_matrix``, ``get_nonlinearities`` and the frame queries read)."""
+    for e in range(q.shape[0]):
+        _evaluate(StepData(model_i, model_i=model_i, model_f=model_f, q=q, u=u, control=control,
+                           scratch_f=scratch_f), e)
+
+
+@ti.func
+def _evaluate(D: ti.template(), e):
+    sf = row(D.settings_f, e, 0)
+    gravity = vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
+    for t in range(get(D.settings_i, e, 0, SETTINGS_I.n_trees)):
+        tree_dynamics(D, e, t, tree_kinematics(D, e, t), gravity)
