@@ -22,6 +22,10 @@ class ContactSet:
     body_a: np.ndarray  # (k,) body index, -1 for static geometry
     body_b: np.ndarray  # (k,) body index
     static: list = field(default_factory=list)  # (k,) "ground", "heightmap:<i>", "soil:<i>" or "" (body-body)
+    #: (k,) for each side, the articulated link carrying the body as (system index, link name), None for a free
+    #: body or static geometry (bodies on links are numbered after the free bodies)
+    link_a: list = field(default_factory=list)
+    link_b: list = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.depths)
@@ -67,9 +71,11 @@ class ContactQueries:
             b_list += [b] * count
             labels += [label] * count  # (soil contacts: depth is the gap to the rut floor)
         idx = np.array(idx, dtype=np.int64)
+        links = self._model.body_links
         return ContactSet(arrays["position"][idx].reshape(-1, 3), arrays["normal"][idx].reshape(-1, 3),
                           arrays["depth"][idx, 0], arrays["impulse"][idx].reshape(-1, 3),
-                          np.array(a_list, dtype=np.int64), np.array(b_list, dtype=np.int64), labels)
+                          np.array(a_list, dtype=np.int64), np.array(b_list, dtype=np.int64), labels,
+                          [links.get(a) for a in a_list], [links.get(b) for b in b_list])
 
     def get_shape_pairs(self, env: int = 0) -> np.ndarray:
         """The shape-shape pairs the broadphase kept in the last step for ``env``: body index pairs

@@ -63,8 +63,20 @@ class Model:
     the layouts of every array of the world: the row count of each block follows from the scene."""
 
     def __init__(self, shapes, materials, body_materials, ground, heightmaps, max_shape_pairs=None,
-                 max_shape_contacts=None, trees=()):
+                 max_shape_contacts=None, trees=(), link_bodies=()):
+        """``shapes`` and ``body_materials``: the free bodies'; ``link_bodies``: the shapes on tree links as
+        ``(tree index, link index, Shape, position, rotation, material index)``, placed after the free
+        bodies."""
         self.real = np_real()
+        n_free = len(shapes)
+        self.n_free = n_free
+        shapes = list(shapes) + [lb[2] for lb in link_bodies]
+        body_materials = list(body_materials) + [lb[5] for lb in link_bodies]
+        self.body_materials = body_materials
+        #: body index -> (tree index, link index) of the bodies on tree links
+        self.body_link_index = {n_free + k: (lb[0], lb[1]) for k, lb in enumerate(link_bodies)}
+        #: body index -> (system index, link name), filled by the world
+        self.body_links: dict = {}
         nb = len(shapes)
         # ---- articulated trees: each tree's rows in the joint blocks, its coordinates and velocities
         tree_rows = [t.joint_rows() for t in trees]
@@ -77,8 +89,8 @@ class Model:
         n_tree_q = sum(t.get_generalized_coordinate_dim() for t in trees)
         n_tree_u = sum(t.get_dof() for t in trees)
         self.n_bodies = nb
-        self.nq = A.Q_FREE.stride * nb
-        self.nv = A.U_FREE.stride * nb
+        self.nq = A.Q_FREE.stride * n_free
+        self.nv = A.U_FREE.stride * n_free
         self.ground = ground
         # ---- static contact pairs: each shape with the ground and each height map (shape-shape pairs are found
         #      per step by the broadphase and take their slots from a shared pool after the static slots)
@@ -124,7 +136,7 @@ class Model:
                         "pair_material": self.n_pairs + self.n_materials ** 2, "map": len(heightmaps),
                         "joint": n_joints},
             "heights": {"sample": n_samples},
-            "q": {"free_body": nb, "tree": n_tree_q}, "u": {"free_body": nb, "tree": n_tree_u},
+            "q": {"free_body": n_free, "tree": n_tree_q}, "u": {"free_body": n_free, "tree": n_tree_u},
             "state_f": {"contact": self.n_slots, "soil": n_soil},
             "state_i": {"env": 1, "pair_count": n_pair_rows, "feature": self.n_slots, "sweep_order": nb,
                         "shape_pair": self.max_shape_pairs, "prev_shape_pair": self.max_shape_pairs},
@@ -149,7 +161,13 @@ class Model:
             body[b, A.BODY_I.shape] = int(sh.type)
             body[b, A.BODY_I.point0], body[b, A.BODY_I.n_points] = n_pts, len(sh.points)
             body[b, A.BODY_I.plane0], body[b, A.BODY_I.n_planes] = n_pls, len(sh.planes)
-            body[b, A.BODY_I.q0], body[b, A.BODY_I.u0] = A.Q_FREE.stride * b, A.U_FREE.stride * b
+            if b < n_free:
+                body[b, A.BODY_I.q0], body[b, A.BODY_I.u0] = A.Q_FREE.stride * b, A.U_FREE.stride * b
+                body[b, A.BODY_I.joint] = -1
+            else:
+                tree, link = link_bodies[b - n_free][:2]
+                body[b, A.BODY_I.q0] = body[b, A.BODY_I.u0] = -1
+                body[b, A.BODY_I.joint] = self.tree_joint0[tree] + link
             body[b, A.BODY_I.material] = body_materials[b]
             n_pts += len(sh.points)
             n_pls += len(sh.planes)
@@ -165,7 +183,7 @@ class Model:
         for col, value in (("n_static_pairs", self.n_pairs), ("pool0", self.pool_start),
                            ("n_materials", self.n_materials), ("n_soil_samples", n_soil), ("n_bodies", nb),
                            ("n_maps", len(heightmaps)), ("max_shape_pairs", self.max_shape_pairs),
-                           ("n_slots", self.n_slots), ("n_trees", self.n_trees)):
+                           ("n_slots", self.n_slots), ("n_trees", self.n_trees), ("n_free_bodies", n_free)):
             settings[getattr(A.SETTINGS_I, col)] = value
         self._pack_trees(li, trees, tree_rows)
         # ---- model_f
@@ -176,6 +194,9 @@ class Model:
             body[b, A.BODY_F.params:A.BODY_F.params + 4] = sh.params
             body[b, A.BODY_F.inflation], body[b, A.BODY_F.radius] = sh.inflation, sh.bounding_radius
             body[b, A.BODY_F.mass] = sh.mass
+            offset, rotation = (np.zeros(3), np.eye(3)) if b < n_free else link_bodies[b - n_free][3:5]
+            body[b, A.BODY_F.offset:A.BODY_F.offset + 3] = offset
+            body[b, A.BODY_F.offset_rotation:A.BODY_F.offset_rotation + 9] = np.asarray(rotation).reshape(9)
             lf.view(self.data_f, "inertia")[b] = np.asarray(sh.inertia, np.float64).reshape(9)
         if n_points:
             lf.view(self.data_f, "point")[...] = np.concatenate([sh.points for sh in shapes])

@@ -118,7 +118,7 @@ class RayCaster:
         out_what = ti.ndarray(ti.types.vector(2, ti.i32), (ne, n_rays))
         m, s = self._model, self._state
         ground = self.ground
-        cast_rays(arrays[0], arrays[1], len_nd, m.n_bodies, len(self.heightmaps), int(ground is not None),
+        cast_rays(arrays[0], arrays[1], len_nd, m.n_free, len(self.heightmaps), int(ground is not None),
                   ground.height if ground is not None else 0.0, m.model_i, m.model_f, m.heights, s.q, s.state_f,
                   out_t, out_n, out_what)
         t = out_t.to_numpy().astype(np.float64)

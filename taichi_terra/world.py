@@ -232,7 +232,7 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
 
     def _refresh_materials(self) -> None:
         if self.built:
-            self._model.update_materials(self.materials, self._body_materials, self._ground, self._heightmaps)
+            self._model.update_materials(self.materials, self._model.body_materials, self._ground, self._heightmaps)
 
     # ------------------------------------------------------------------ builders
     def _add_body(self, shape, material: str) -> Body:
@@ -260,8 +260,8 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
             package_dirs: directories that ``package://`` mesh paths resolve in.
 
         A URDF that breaks a rule raises :class:`~taichi_terra.bodies.urdf.URDFError` naming the file, the
-        element and the rule, and adds nothing. Links collide with nothing yet: their collision shapes are
-        read and kept for the contact stage.
+        element and the rule, and adds nothing. Every collision shape of a link collides with the ground, the
+        height maps, the soil beds and the other bodies, never with the links of its own system.
         """
         from .bodies.articulated import ArticulatedSystem, base_pose
         from .bodies.urdf import parse_urdf
@@ -377,8 +377,11 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
         from .model import Model
         from .state import Control, Scratch, State
 
+        default = self.materials.index(DEFAULT_MATERIAL)
+        link_bodies = [(t, link, shape, pos, rot, default) for t, system in enumerate(self._systems)
+                       for link, shape, pos, rot in system.collision_bodies()]
         model = Model([b.shape for b in self._bodies], self.materials, self._body_materials, self._ground,
-                      self._heightmaps, self._max_shape_pairs, self._max_shape_contacts, self._systems)
+                      self._heightmaps, self._max_shape_pairs, self._max_shape_contacts, self._systems, link_bodies)
         ne, nb = self._n_envs, len(self._bodies)
         if nb:
             q0 = np.concatenate([d["q"] for d in self._init], axis=1)
@@ -391,6 +394,8 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
         soil0 = np.concatenate([bed._init_state for bed in beds], axis=1) if beds else None
         sys_q = np.concatenate([s._init["q"] for s in self._systems], axis=1) if self._systems else None
         sys_u = np.concatenate([s._init["u"] for s in self._systems], axis=1) if self._systems else None
+        model.body_links = {b: (t, self._systems[t].get_body_names()[k])
+                            for b, (t, k) in model.body_link_index.items()}
         self._state = State(model, ne, q0, u0, soil0, sys_q, sys_u)
         self._control = Control(model, ne)
         if nb:

@@ -353,3 +353,57 @@ def test_bad_urdf_or_placement_adds_nothing():
     with pytest.raises(RuntimeError):
         world.add_articulated_system((DATA / "arm6.urdf").read_text(), base="fixed")
     assert len(world._systems) == 1
+
+
+# ------------------------------------------------------------------ contacts on links
+STAND = [0.0, 0.6, -1.2] * 4  # hip abduction, hip flexion, knee of each leg [rad]
+
+
+def _standing_quadruped(ground: str):
+    """The 30 kg quadruped under PD (kp 300 N m/rad, kd 20 N m s/rad) at its standing pose, dropped 1 cm onto
+    flat ground, a bumpy height map or a soil bed."""
+    world = tt.World(dt=1e-3, n_envs=2)
+    bed = None
+    if ground == "plane":
+        world.add_ground()
+    elif ground == "heightmap":
+        n = 41
+        x = np.linspace(-1.0, 1.0, n)
+        heights = 0.01 * np.sin(3.0 * x)[None, :] * np.cos(2.0 * x)[:, None]
+        world.add_heightmap(n, n, 2.0, 2.0, 0.0, 0.0, heights.ravel())
+    else:
+        n = 41
+        mat = tt.SoilMaterial(bekker_kphi=2e7, sinkage_exponent=1.0, damping=2e4)
+        bed = world.add_deformable_terrain(n, n, 1.0, 1.0, 0.0, 0.0, np.zeros(n * n), mat)
+    system = world.add_articulated_system((DATA / "quadruped.urdf").read_text(), position=(0.0, 0.0, 0.45))
+    q = system.get_generalized_coordinate(0)
+    q[7:] = STAND
+    system.set_generalized_coordinate(q)
+    system.set_pd_gains(np.r_[np.zeros(6), np.full(12, 300.0)], np.r_[np.zeros(6), np.full(12, 20.0)])
+    system.set_pd_target(q, np.zeros(18))
+    return world, system, bed
+
+
+@pytest.mark.parametrize("ground,settle,drift,balance", [("plane", 2000, 1e-5, 1e-6), ("heightmap", 2000, 1e-5, 1e-6),
+                                                        ("soil", 2500, 1e-5, 1e-3)])
+def test_quadruped_stands_under_pd_without_drift(ground, settle, drift, balance):
+    """Reference: statics. After settling, the base moves less than 1e-5 m in the next 0.5 s, every contact
+    is on a foot (reported with its link), and the contact forces carry the robot's weight m g = 294.3 N: to
+    1e-6 on rigid ground; on the soil bed, which still creeps under its damping (the base sinks at about
+    1e-5 m/s at 2.5 s, decelerating), to 1e-3."""
+    world, system, bed = _standing_quadruped(ground)
+    world.step(settle)
+    before = system.get_generalized_coordinate(0)[:3]
+    world.step(500)
+    after = system.get_generalized_coordinate(0)[:3]
+    assert np.abs(after - before).max() < drift
+    contacts = world.get_contacts(0)
+    assert len(contacts) > 0
+    feet = {link for _system, link in contacts.link_b}
+    assert feet == {"FL_shank", "FR_shank", "RL_shank", "RR_shank"}  # (the foot spheres merged into the shanks)
+    weight = system.total_mass * G
+    lift = contacts.impulses[:, 2].sum() / world.dt
+    assert lift == pytest.approx(weight, rel=balance)
+    if bed is not None:
+        assert bed.get_soil_step_stats(0)["normal_force"] == pytest.approx(weight, rel=balance)
+        assert bed.get_soil_state(0)["sinkage"].max() > 0.01  # the feet sank in: 2 cm at these loads

@@ -99,6 +99,36 @@ class ArticulatedSystem:
                          "link": m.links[k + 1], "joint": j})
         return rows
 
+    def collision_bodies(self) -> list[tuple[int, object, np.ndarray, np.ndarray]]:
+        """Every collision shape of every link as ``(link index, Shape, position, rotation)``: the shape (its
+        frame centred as :mod:`~taichi_terra.bodies.shapes` builds it) and the placement of that frame in the
+        link frame. The shape's mass only sizes its inertia, which nothing reads: the tree carries the
+        link's mass."""
+        from . import shapes as S
+
+        out = []
+        for k, link in enumerate(self.model.links):
+            mass = link.mass if link.mass > 0.0 else 1.0
+            for c in link.collisions:
+                pos, rot = np.asarray(c.position, np.float64), np.asarray(c.rotation, np.float64)
+                p = np.asarray(c.params, np.float64)
+                if c.kind == "box":
+                    shape = S.box(p[0], p[1], p[2], mass)
+                elif c.kind == "sphere":
+                    shape = S.sphere(p[0], mass)
+                elif c.kind == "cylinder":
+                    shape = S.cylinder(p[0], p[1], mass)
+                elif c.kind == "capsule":
+                    shape = S.capsule(p[0], p[1], mass)
+                else:  # a convex mesh: the shape frame sits at the hull's centre of mass
+                    import trimesh
+
+                    hull = trimesh.Trimesh(vertices=c.vertices).convex_hull
+                    shape = S.mesh(hull, mass)
+                    pos = pos + rot @ np.asarray(hull.center_mass, np.float64)
+                out.append((k, shape, pos, rot))
+        return out
+
     # ------------------------------------------------------------------ state
     def _check_env(self, env):
         self._world._check_env(env)

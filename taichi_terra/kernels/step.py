@@ -71,7 +71,7 @@ def _simulate_kernel(serial: bool, trees: bool):
         takes)."""
         ti.loop_config(serialize=serial)
         for e in range(q.shape[0]):
-            run_env(StepData(model_i, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
+            run_env(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
                              state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
                              scratch_i=scratch_i, soil_rev=soil_rev), e, n_steps, trees)
 
@@ -140,9 +140,9 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     tolerance = sf[SETTINGS_F.tolerance]
     max_sweeps = si[SETTINGS_I.max_sweeps]
     n_static = si[SETTINGS_I.n_static_pairs]
-    n_bodies = si[SETTINGS_I.n_bodies]
-    # 2. world inverse inertias of the links at the start of the step
-    for b in range(n_bodies):
+    n_free = si[SETTINGS_I.n_free_bodies]  # (the bodies on tree links move with their trees)
+    # 2. world inverse inertias of the free bodies at the start of the step
+    for b in range(n_free):
         put33(D.link, e, b, LINK.inv_inertia,
               link_inv_inertia(D.q, e, get(D.body_i, e, b, BODY_I.q0), get33(D.inertia, e, b, INERTIA.inertia)))
     # 3. rows: kinds, sides, Delassus blocks and targets
@@ -150,7 +150,7 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     # 4. impacts, in waves, with the velocities before this step's forces
     resolve_impacts(D, e, n_rows, n_static, dt, sf[SETTINGS_F.restitution_threshold], tolerance, max_sweeps)
     # 5. free velocities u* = u + dt M^-1 (tau - h)
-    for b in range(n_bodies):
+    for b in range(n_free):
         bd = row(D.body_i, e, b)
         load = row(D.load, e, b)
         free_velocity(D.q, D.u, e, bd[BODY_I.q0], bd[BODY_I.u0], get(D.body_f, e, b, BODY_F.mass),
@@ -173,7 +173,7 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     if n_soil > 0:
         commit_soil(D, e, n_soil, si[SETTINGS_I.n_maps], n_rows, dt)
     # 10. integrate positions with the constrained velocities
-    for b in range(n_bodies):
+    for b in range(n_free):
         integrate_link(D.q, D.u, e, get(D.body_i, e, b, BODY_I.q0), get(D.body_i, e, b, BODY_I.u0), dt)
     if ti.static(trees):
         for t in range(n_trees):

@@ -13,21 +13,18 @@ The grown spheres are computed once per body into the ``reach`` block of the ste
 """
 import taichi as ti
 
-from ..common.arrays import BODY_F, BODY_I, ENV, REACH, SHAPE_PAIR, SWEEP, SWEEP_ORDER
+from ..common.arrays import BODY_F, BODY_I, ENV, JOINT_I, REACH, SHAPE_PAIR, SWEEP, SWEEP_ORDER
 from ..common.layout import CYLINDER
 from ..common.math import vec3
 from ..common.schema import add, get, put, put_row, putn, row
-from .narrowphase import body_sweep_speed
+from ..dynamics.bodies import body_position, body_sweep_speed
 
 
 @ti.func
 def reach(D: ti.template(), e, b, half_margin, dt):
     """Centre [m] and grown radius [m] of body ``b``'s bounding sphere."""
-    bd = row(D.body_i, e, b)
-    qs = bd[BODY_I.q0]
     r = get(D.body_f, e, b, BODY_F.radius)
-    return (vec3(D.q[e, qs], D.q[e, qs + 1], D.q[e, qs + 2]),
-            r + half_margin + dt * body_sweep_speed(D.u, e, bd[BODY_I.u0], r))
+    return body_position(D, e, b), r + half_margin + dt * body_sweep_speed(D, e, b, r)
 
 
 @ti.func
@@ -40,6 +37,18 @@ def shape_pair_capacity(D: ti.template(), a, b):
     if get(D.body_i, 0, b, BODY_I.shape) == CYLINDER:
         n += 2
     return n
+
+
+@ti.func
+def same_tree(D: ti.template(), e, i, j):
+    """Whether bodies ``i`` and ``j`` are shapes on links of one articulated tree (which never collide with
+    each other)."""
+    out = False
+    if ti.static(D.trees):
+        ji, jj = get(D.body_i, e, i, BODY_I.joint), get(D.body_i, e, j, BODY_I.joint)
+        if ji >= 0 and jj >= 0:
+            out = get(D.joint_i, e, ji, JOINT_I.tree) == get(D.joint_i, e, jj, JOINT_I.tree)
+    return out
 
 
 @ti.func
@@ -59,7 +68,7 @@ def sweep(D: ti.template(), e, nb, max_pairs, write):
                 k2 = nb  # every later interval starts further on
             else:
                 if (ci - vec3(sj[REACH.centre], sj[REACH.centre + 1], sj[REACH.centre + 2])).norm() < \
-                        si[REACH.radius] + sj[REACH.radius]:
+                        si[REACH.radius] + sj[REACH.radius] and not same_tree(D, e, i, j):
                     lo_b = ti.min(i, j)
                     if write:
                         slot = get(D.sweep, e, lo_b, SWEEP.start) + get(D.sweep, e, lo_b, SWEEP.fill)
@@ -77,7 +86,7 @@ def broadphase(D: ti.template(), e, nb, max_pairs, axis, margin, dt):
     ``env`` block; ``margin`` is the contact margin [m]."""
     for b in range(nb):
         c, r = reach(D, e, b, 0.5 * margin, dt)
-        x = D.q[e, get(D.body_i, e, b, BODY_I.q0) + axis]
+        x = ti.select(axis == 0, c[0], ti.select(axis == 1, c[1], c[2]))
         putn(D.reach, e, b, REACH.centre, c)
         put(D.reach, e, b, REACH.low, x - r)
         put(D.reach, e, b, REACH.high, x + r)

@@ -43,7 +43,8 @@ from .heightmap import (
     segment_triangle_contacts,
     vertex_range,
 )
-from .narrowphase import body_pose, body_sweep_speed, emit, sample_point
+from ..dynamics.bodies import body_pose, body_sweep_speed
+from .narrowphase import emit, sample_point
 from .shape_pairs import collide_polyhedral, collide_rounded, deepest_on_segment
 from .shapes import shape_exit, shape_ray_entry, shape_sdf
 
@@ -199,11 +200,11 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
     bf = row(D.body_f, e, bi)
     margin = margin_base
     if kind != PAIR_SOIL:  # (soil D.point ahead of the body carry no force; their count stays bounded)
-        margin += dt * body_sweep_speed(D.u, e, bd[BODY_I.u0], bf[BODY_F.radius])
+        margin += dt * body_sweep_speed(D, e, bi, bf[BODY_F.radius])
     stype, pt0, npt = bd[BODY_I.shape], bd[BODY_I.point0], bd[BODY_I.n_points]
     prm = body_params(bf)
     infl = bf[BODY_F.inflation]
-    pos, rot = body_pose(D.q, e, bd[BODY_I.q0])
+    pos, rot = body_pose(D, e, bi)
     if kind == PAIR_GROUND:
         up = vec3(0.0, 0.0, 1.0)
         n_extra = 2 if stype == CYLINDER else 0
@@ -324,14 +325,14 @@ def collide_shape_pair(D: ti.template(), e, p, bi, bj, base, cap, margin_base, d
     bf = row(D.body_f, e, bi)
     bdj = row(D.body_i, e, bj)
     bfj = row(D.body_f, e, bj)
-    margin = margin_base + dt * (body_sweep_speed(D.u, e, bd[BODY_I.u0], bf[BODY_F.radius])
-                                 + body_sweep_speed(D.u, e, bdj[BODY_I.u0], bfj[BODY_F.radius]))
+    margin = margin_base + dt * (body_sweep_speed(D, e, bi, bf[BODY_F.radius])
+                                 + body_sweep_speed(D, e, bj, bfj[BODY_F.radius]))
     prm = body_params(bf)
     prmj = body_params(bfj)
     infl = bf[BODY_F.inflation]
     inflj = bfj[BODY_F.inflation]
-    pos, rot = body_pose(D.q, e, bd[BODY_I.q0])
-    posj, rotj = body_pose(D.q, e, bdj[BODY_I.q0])
+    pos, rot = body_pose(D, e, bi)
+    posj, rotj = body_pose(D, e, bj)
     if (pos - posj).norm() < bf[BODY_F.radius] + bfj[BODY_F.radius] + margin:
         if infl > 0.0 or inflj > 0.0:
             # a sphere or capsule: its centre points against the other shape's signed distance

@@ -34,14 +34,15 @@ from .schema import Arena, Block, BlockRef, get3, getn
 SETTINGS_I = Block("settings_i", [
     ("n_static_pairs", 1), ("pool0", 1), ("n_materials", 1), ("sweep_axis", 1), ("max_sweeps", 1),
     ("warm_start", 1), ("terrain_warm_start", 1), ("n_soil_samples", 1), ("n_bodies", 1), ("n_maps", 1),
-    ("max_shape_pairs", 1), ("n_slots", 1), ("n_trees", 1)],
+    ("max_shape_pairs", 1), ("n_slots", 1), ("n_trees", 1), ("n_free_bodies", 1)],
     "integer settings: static pairs (a shape with the ground or a map), first slot of the shared contact pool, "
     "materials, broadphase sweep axis (0-2), solver sweeps at most, warm-start flags (0/1), soil samples, bodies, "
-    "maps, size of the shape-pair table, contact slots per env, articulated trees")
+    "maps, size of the shape-pair table, contact slots per env, articulated trees, free bodies (the first bodies)")
 BODY_I = Block("body", [("shape", 1), ("point0", 1), ("n_points", 1), ("plane0", 1), ("n_planes", 1), ("q0", 1),
-                        ("u0", 1), ("material", 1)],
-               "per body: shape type (layout.py), first and count of its sample points and face planes, first "
-               "column of its coordinates in q and of its velocities in u, material index")
+                        ("u0", 1), ("material", 1), ("joint", 1)],
+               "per body (free bodies first, then the shapes on tree links): shape type (layout.py), first and count "
+               "of its sample points and face planes, first column of its coordinates in q and of its velocities "
+               "in u (a free body), material index, the joint row of the link carrying it (-1: a free body)")
 PAIR = Block("pair", [("kind", 1), ("body", 1), ("other", 1), ("slot0", 1), ("capacity", 1)],
              "per static pair: kind (layout.py PAIR_*), body (the b side), other (height-map index), first "
              "contact slot, slots")
@@ -62,9 +63,11 @@ SETTINGS_F = Block("settings_f", [
     ("restitution_threshold", 1), ("margin", 1), ("ground_height", 1)],
     "float settings: time step [s], gravity [m/s^2], sweep tolerance [m/s], slop [m], erp, max push [m/s], "
     "restitution threshold [m/s], contact margin [m], ground height [m]")
-BODY_F = Block("body", [("params", 4), ("inflation", 1), ("radius", 1), ("mass", 1)],
+BODY_F = Block("body", [("params", 4), ("inflation", 1), ("radius", 1), ("mass", 1), ("offset", 3),
+                        ("offset_rotation", 9)],
                "per body: shape parameters (bodies/shapes.py) [m], inflation of its sample points [m], "
-               "bounding radius [m], mass [kg]")
+               "bounding radius [m], mass [kg] (a free body's), placement of the shape frame on its link (position "
+               "[m], rotation row by row; a shape on a tree link)")
 INERTIA = Block("inertia", [("inertia", 9)],
                 "per body: body-frame inertia about the centre of mass, row by row [kg m^2]")
 POINT = Block("point", [("position", 3)], "shape sample points in the body frame [m]")
@@ -208,7 +211,10 @@ class StepData:
     twice as slow; reading the offset from ``model_i`` at every access kept it cheap to compile but cost
     loads in the sweep)."""
 
-    def __init__(self, offsets, **arrays):
+    def __init__(self, offsets, trees: bool = False, **arrays):
+        #: whether the kernel is compiled with articulated trees (bodies on links, tree responses); without,
+        #: the functions that dispatch on the kind of a body compile their free-body branch only
+        self.trees = trees
         unknown = set(arrays) - {a.name for a in ARENAS}
         if unknown:
             raise TypeError(f"StepData: unknown arrays {sorted(unknown)}")

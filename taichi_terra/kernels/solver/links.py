@@ -2,63 +2,122 @@
 
 Each side of a row is a link (``-1``: static geometry) with its range of generalized velocities in ``u``.
 A row at a world point reads the point's velocity on each side and applies an impulse there, through the
-link's response ``M^-1 J^T`` in link-space form (``reference/solver_math.md``, "Cheap responses for many
-points on few links"): a point at offset ``r`` from the link's centre of mass maps an impulse ``p`` to the
-link's spatial velocity change ``(p / m, I_w^-1 (r x p))`` for a free body, a one-link tree whose 6 x 6
-response is its inverse mass and world inverse inertia. The sweep only talks to links through the
-functions here (``row_offsets``, ``relative_velocity``, ``apply_impulse``, ``row_response``), by link index,
-so a link of an articulated tree plugs in by giving its own ``link_point_velocity``, ``link_push`` and
-``link_response``, with no change to the sweep.
+link's response ``M^-1 J^T``. A free body, a one-link tree, uses the link-space form
+(``reference/solver_math.md``, "Cheap responses for many points on few links"): a point at offset ``r``
+from its centre of mass maps an impulse ``p`` to the spatial velocity change ``(p / m, I_w^-1 (r x p))``.
+A shape on a link of an articulated tree (``BODY_I.joint`` >= 0) maps ``p`` at offset ``r`` from the tree's
+reference point to the generalized force ``J^T p`` on the joints from the link to the root, and through
+the tree's factored mass matrix to ``du`` (an O(nv^2) solve). The sweep only talks to links through the
+functions here (``row_offsets``, ``relative_velocity``, ``apply_impulse``, ``row_response``), by body index,
+so both kinds (and the next ones) share it unchanged.
 """
 import taichi as ti
 
 from ..collision.heightmap import hm_pose
 from ..collision.shapes import footprint_width
-from ..common.arrays import BODY_F, BODY_I, LINK, body_params
+from ..common.arrays import BODY_F, BODY_I, JOINT_I, LINK, TREE, TREE_DOF, body_params
 from ..common.math import skew, vec3
-from ..common.schema import get, get33, row
-from ..dynamics.free_body import add_link_velocity, link_rotation, link_velocity
+from ..common.schema import add, get, get33, row
+from ..dynamics.bodies import body_pose, link_spatial_velocity, link_wrench_to_workspace, tree_reference
+from ..dynamics.free_body import add_link_velocity, link_velocity
+from ..dynamics.tree import tree_solve
 
 mat3 = ti.math.mat3
 
 
 @ti.func
 def link_offset(D: ti.template(), e, link, point):
-    """Offset [m] of the world ``point`` from the centre of mass of ``link`` (zero for static geometry)."""
+    """Offset [m] of the world ``point`` from the reference of ``link`` (zero for static geometry): a free
+    body's centre of mass, a tree link's tree reference point (its root's origin)."""
     r = vec3(0.0, 0.0, 0.0)
     if link >= 0:
-        q0 = get(D.body_i, e, link, BODY_I.q0)
-        r = point - vec3(D.q[e, q0], D.q[e, q0 + 1], D.q[e, q0 + 2])
+        j = -1
+        if ti.static(D.trees):
+            j = get(D.body_i, e, link, BODY_I.joint)
+        if j < 0:
+            q0 = get(D.body_i, e, link, BODY_I.q0)
+            r = point - vec3(D.q[e, q0], D.q[e, q0 + 1], D.q[e, q0 + 2])
+        elif ti.static(D.trees):
+            r = point - tree_reference(D, e, j)
     return r
 
 
 @ti.func
 def link_point_velocity(D: ti.template(), e, link, r):
     """World velocity [m/s] of the point at offset ``r`` on ``link`` (``link >= 0``)."""
-    v, w = link_velocity(D.u, e, get(D.body_i, e, link, BODY_I.u0))
-    return v + w.cross(r)
+    out = vec3(0.0, 0.0, 0.0)
+    j = -1
+    if ti.static(D.trees):
+        j = get(D.body_i, e, link, BODY_I.joint)
+    if j < 0:
+        v, w = link_velocity(D.u, e, get(D.body_i, e, link, BODY_I.u0))
+        out = v + w.cross(r)
+    elif ti.static(D.trees):
+        vel = link_spatial_velocity(D, e, j, tree_reference(D, e, j), False)
+        out = vec3(vel[3], vel[4], vel[5]) + vec3(vel[0], vel[1], vel[2]).cross(r)
+    return out
+
+
+@ti.func
+def tree_point_response(D: ti.template(), e, j, r, imp):
+    """The tree's workspace <- ``M~^-1 J^T imp`` for an impulse ``imp`` [N s] at offset ``r`` from the tree's
+    reference point on the link of joint row ``j`` (``M~`` the step's mass matrix with the implicit drive
+    terms, factored in stage 0)."""
+    force = ti.Vector([0.0] * 6)
+    moment = r.cross(imp)
+    for k in ti.static(range(3)):
+        force[k] = moment[k]
+        force[3 + k] = imp[k]
+    link_wrench_to_workspace(D, e, j, tree_reference(D, e, j), force)
+    tree_solve(D, e, get(D.joint_i, e, j, JOINT_I.tree))
 
 
 @ti.func
 def link_push(D: ti.template(), e, link, r, imp, sign):
-    """``u += sign M^-1 J^T imp`` for an impulse ``imp`` [N s] at offset ``r`` on ``link``: the link-space
-    response of a free body, ``(imp / m, I_w^-1 (r x imp))``."""
-    inv_m = 1.0 / get(D.body_f, e, link, BODY_F.mass)
-    inv_iw = get33(D.link, e, link, LINK.inv_inertia)
-    dv, dw = inv_m * imp, inv_iw @ r.cross(imp)
-    if sign < 0:
-        dv, dw = -dv, -dw
-    add_link_velocity(D.u, e, get(D.body_i, e, link, BODY_I.u0), dv, dw)
+    """``u += sign M^-1 J^T imp`` for an impulse ``imp`` [N s] at offset ``r`` on ``link``: for a free body
+    the link-space response ``(imp / m, I_w^-1 (r x imp))``; for a tree link the tree's factored mass
+    matrix."""
+    j = -1
+    if ti.static(D.trees):
+        j = get(D.body_i, e, link, BODY_I.joint)
+    if j < 0:
+        inv_m = 1.0 / get(D.body_f, e, link, BODY_F.mass)
+        inv_iw = get33(D.link, e, link, LINK.inv_inertia)
+        dv, dw = inv_m * imp, inv_iw @ r.cross(imp)
+        if sign < 0:
+            dv, dw = -dv, -dw
+        add_link_velocity(D.u, e, get(D.body_i, e, link, BODY_I.u0), dv, dw)
+    elif ti.static(D.trees):
+        tree_point_response(D, e, j, r, imp)
+        tr = row(D.tree, e, get(D.joint_i, e, j, JOINT_I.tree))
+        for d in range(tr[TREE.nv]):
+            add(D.u_tree, e, tr[TREE.u0] + d, 0, sign * get(D.tree_dof, e, tr[TREE.u0] + d, TREE_DOF.rhs))
 
 
 @ti.func
 def link_response(D: ti.template(), e, link, r):
     """``J M^-1 J^T`` (3x3, world) of the point at offset ``r`` on ``link``: the velocity change of the point
     per unit impulse there."""
-    inv_m = 1.0 / get(D.body_f, e, link, BODY_F.mass)
-    inv_iw = get33(D.link, e, link, LINK.inv_inertia)
-    sr = skew(r)
-    return inv_m * ti.Matrix.identity(float, 3) - sr @ inv_iw @ sr
+    out = mat3(0.0)
+    j = -1
+    if ti.static(D.trees):
+        j = get(D.body_i, e, link, BODY_I.joint)
+    if j < 0:
+        inv_m = 1.0 / get(D.body_f, e, link, BODY_F.mass)
+        inv_iw = get33(D.link, e, link, LINK.inv_inertia)
+        sr = skew(r)
+        out = inv_m * ti.Matrix.identity(float, 3) - sr @ inv_iw @ sr
+    elif ti.static(D.trees):
+        c = tree_reference(D, e, j)
+        for k in ti.static(range(3)):
+            unit = vec3(0.0, 0.0, 0.0)
+            unit[k] = 1.0
+            tree_point_response(D, e, j, r, unit)
+            vel = link_spatial_velocity(D, e, j, c, True)
+            dv = vec3(vel[3], vel[4], vel[5]) + vec3(vel[0], vel[1], vel[2]).cross(r)
+            for i in ti.static(range(3)):
+                out[i, k] = dv[i]
+    return out
 
 
 @ti.func
@@ -100,6 +159,7 @@ def soil_footprint_width(D: ti.template(), e, b, m):
     with the body)."""
     bd = row(D.body_i, e, b)
     _o, rmap = hm_pose(D, m)
-    r_l = rmap.transpose() @ link_rotation(D.q, e, bd[BODY_I.q0])
+    _pos, rot = body_pose(D, e, b)
+    r_l = rmap.transpose() @ rot
     return footprint_width(bd[BODY_I.shape], body_params(row(D.body_f, e, b)), r_l, D.point, bd[BODY_I.point0],
                            bd[BODY_I.n_points])

@@ -1,0 +1,117 @@
+"""Where a collision body is and how fast it moves, whatever carries it.
+
+A body (one convex shape in the ``body`` blocks) is either a free body, whose pose and velocity are its own
+generalized coordinates (``BODY_I.q0``, ``BODY_I.u0``), or a shape on a link of an articulated tree
+(``BODY_I.joint`` >= 0): its frame is the link's frame (``FRAME``, at the start of the step) composed with
+the shape's placement on the link (``BODY_F.offset``, ``BODY_F.offset_rotation``). Collision reads poses and
+speeds only through the functions here; a kernel compiled without trees (``StepData.trees``) keeps only
+their free-body branch.
+"""
+import taichi as ti
+
+from ..common.arrays import BODY_F, BODY_I, FRAME, JOINT_I, TREE, TREE_DOF
+from ..common.math import quat_to_mat, vec3, vec4
+from ..common.schema import get, get3, get33, getn, put, row
+from .tree import motion_column, n_dofs
+
+vec6 = ti.types.vector(6, float)
+
+
+@ti.func
+def body_pose(D: ti.template(), e, b):
+    """World position [m] and rotation of body ``b``'s shape frame."""
+    bd = row(D.body_i, e, b)
+    pos = vec3(0.0, 0.0, 0.0)
+    rot = ti.Matrix.identity(float, 3)
+    j = -1
+    if ti.static(D.trees):
+        j = bd[BODY_I.joint]
+    if j < 0:
+        qs = bd[BODY_I.q0]
+        pos = vec3(D.q[e, qs], D.q[e, qs + 1], D.q[e, qs + 2])
+        quat = vec4(D.q[e, qs + 3], D.q[e, qs + 4], D.q[e, qs + 5], D.q[e, qs + 6])
+        rot = quat_to_mat(quat / quat.norm())
+    elif ti.static(D.trees):
+        lrot = get33(D.frame, e, j, FRAME.rotation)
+        pos = get3(D.frame, e, j, FRAME.position) + lrot @ get3(D.body_f, e, b, BODY_F.offset)
+        rot = lrot @ get33(D.body_f, e, b, BODY_F.offset_rotation)
+    return pos, rot
+
+
+@ti.func
+def body_position(D: ti.template(), e, b):
+    """World position [m] of body ``b``'s shape frame origin."""
+    pos, _rot = body_pose(D, e, b)
+    return pos
+
+
+@ti.func
+def tree_reference(D: ti.template(), e, j):
+    """The reference point [m] of the tree that joint row ``j`` belongs to: its root link's origin."""
+    return get3(D.frame, e, get(D.tree, e, get(D.joint_i, e, j, JOINT_I.tree), TREE.joint0), FRAME.position)
+
+
+@ti.func
+def body_sweep_speed(D: ti.template(), e, b, radius):
+    """Bound on the speed [m/s] of any point of body ``b``: |v| + |w| r at the shape frame origin, ``r`` the
+    bounding radius (a link's velocity at the start of the step)."""
+    bd = row(D.body_i, e, b)
+    v = vec3(0.0, 0.0, 0.0)
+    w = vec3(0.0, 0.0, 0.0)
+    j = -1
+    if ti.static(D.trees):
+        j = bd[BODY_I.joint]
+    if j < 0:
+        us = bd[BODY_I.u0]
+        v = vec3(D.u[e, us], D.u[e, us + 1], D.u[e, us + 2])
+        w = vec3(D.u[e, us + 3], D.u[e, us + 4], D.u[e, us + 5])
+    elif ti.static(D.trees):
+        vel = getn(D.frame, e, j, FRAME.velocity, 6)
+        w = vec3(vel[0], vel[1], vel[2])
+        v = vec3(vel[3], vel[4], vel[5]) + w.cross(body_position(D, e, b) - tree_reference(D, e, j))
+    return v.norm() + w.norm() * radius
+
+
+@ti.func
+def link_spatial_velocity(D: ti.template(), e, j, c, du: ti.template()):
+    """Spatial velocity (w, v at the reference point ``c``) of the link moved by joint row ``j``, from the
+    tree's current generalized velocities (``du`` False) or from the velocity change in the tree's
+    workspace (``du`` True): the sum of ``S_k u_k`` over the joints from the link to the root."""
+    out = vec6(0.0)
+    u0 = get(D.tree, e, get(D.joint_i, e, j, JOINT_I.tree), TREE.u0)
+    jj = j
+    while jj >= 0:
+        ji = row(D.joint_i, e, jj)
+        jtype = ji[JOINT_I.type]
+        for a in range(n_dofs(jtype)):
+            out += dof_value(D, e, u0 + ji[JOINT_I.dof] + a, du) * motion_column(D, e, jj, jtype, a, c)
+        jj = ji[JOINT_I.parent]
+    return out
+
+
+@ti.func
+def dof_value(D: ti.template(), e, d, du: ti.template()):
+    """Generalized velocity ``d`` of the trees (row of u's tree block), or its entry in the workspace."""
+    out = 0.0
+    if ti.static(du):
+        out = get(D.tree_dof, e, d, TREE_DOF.rhs)
+    else:
+        out = get(D.u_tree, e, d, 0)
+    return out
+
+
+@ti.func
+def link_wrench_to_workspace(D: ti.template(), e, j, c, force):
+    """The tree's workspace <- ``J^T force``: the generalized force of the spatial force ``force`` (moment
+    about ``c``, force) on the link moved by joint row ``j`` (zero on every dof off its path to the root)."""
+    tr = row(D.tree, e, get(D.joint_i, e, j, JOINT_I.tree))
+    u0 = tr[TREE.u0]
+    for d in range(tr[TREE.nv]):
+        put(D.tree_dof, e, u0 + d, TREE_DOF.rhs, 0.0)
+    jj = j
+    while jj >= 0:
+        ji = row(D.joint_i, e, jj)
+        jtype = ji[JOINT_I.type]
+        for a in range(n_dofs(jtype)):
+            put(D.tree_dof, e, u0 + ji[JOINT_I.dof] + a, TREE_DOF.rhs, motion_column(D, e, jj, jtype, a, c).dot(force))
+        jj = ji[JOINT_I.parent]
