@@ -21,11 +21,13 @@ from .rays import RayCaster
 from .terrain.builder import TerrainBuilder
 from .validation import as_vector, check_env, check_finite, check_int, check_positive
 
-#: steps per kernel launch on vulkan. A launch costs about 0.6 s on lavapipe whatever it does (a sphere on a
-#: slope: 670 ms per step at one step per launch, 80 ms at eight, the same trajectory), but launches of several
-#: steps were seen to stop early there (a box settling on soil: 8 steps per launch left 124 of its 221 soil
-#: points unsolved), so each step is its own launch
-_VULKAN_STEPS_PER_LAUNCH = 1
+#: steps per kernel launch on vulkan, for worlds without and with soil beds. A launch costs about 0.6 s on
+#: lavapipe whatever it does (a sphere on a slope: 670 ms per step at one step per launch, 80 ms at eight, the
+#: same trajectory; neither the graph launch nor the block size is the cause), but launches of several steps
+#: were seen to stop early on soil (a box settling on soil: 8 steps per launch left 124 of its 221 soil points
+#: unsolved), so there each step is its own launch
+_VULKAN_STEPS_PER_LAUNCH = 8
+_VULKAN_SOIL_STEPS_PER_LAUNCH = 1
 
 
 def _element_type(arr):
@@ -141,8 +143,9 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
         self.solver = copy.deepcopy(solver) if solver is not None else SolverConfig()
         self.solver.validate()
         # initialise Taichi if needed, before any array exists. On vulkan (lavapipe) a launch of many steps was
-        # seen to stop early, so there a launch runs _VULKAN_STEPS_PER_LAUNCH steps
-        self._step_chunk = _VULKAN_STEPS_PER_LAUNCH if backend.config()["arch"] == "vulkan" else None
+        # seen to stop early on soil, so there a launch runs at most _VULKAN_STEPS_PER_LAUNCH steps (set at build)
+        self._vulkan = backend.config()["arch"] == "vulkan"
+        self._step_chunk = None
         self.materials = MaterialTable()
         self._bodies: list[Body] = []
         self._systems = []  # articulated systems (bodies/articulated.py)
@@ -409,6 +412,8 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
                 system._init = None
         self._scratch = Scratch(model, ne)
         self._model = model
+        if self._vulkan:
+            self._step_chunk = _VULKAN_SOIL_STEPS_PER_LAUNCH if beds else _VULKAN_STEPS_PER_LAUNCH
         self._sweep_axis = self._broadphase_axis(q0)
         if beds:  # revisions advanced by soil-state edits made before the build
             rev = np.zeros((ne, model.n_soil_rows, 1), np.int64)

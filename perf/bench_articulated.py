@@ -1,0 +1,147 @@
+"""Articulated systems: a hanging 60-link chain (no contacts) and the 30 kg quadruped standing under PD on a
+height map, for several env counts.
+
+    python -m perf.bench_articulated [--envs 1 64 1024] [--steps 200] [--repeats 3]
+
+Each case builds the world, times the first step (it compiles the step kernel with the tree stages, or
+loads it from Taichi's cache), runs ``--warmup`` steps, then reports the median env-steps/s of
+``--repeats`` runs of ``--steps`` steps, and the share of a step the tree dynamics take (the same worlds
+stepped by a kernel that runs only the tree stages: kinematics, mass matrix, bias forces, factor, free
+velocities and integration). JSON goes to perf/results/articulated.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "urdf"
+STAND = [0.0, 0.6, -1.2] * 4
+
+
+def chain_world(n_envs: int):
+    import taichi_terra as tt
+    from taichi_terra.bodies.urdf import make_chain_urdf
+
+    world = tt.World(dt=1e-3, n_envs=n_envs)
+    system = world.add_articulated_system(make_chain_urdf(60), base="fixed", position=(0.0, 0.0, 10.0))
+    q = np.full(60, 0.05)
+    system.set_generalized_coordinate(q)
+    return world, system
+
+
+def quadruped_world(n_envs: int):
+    import taichi_terra as tt
+
+    world = tt.World(dt=1e-3, n_envs=n_envs)
+    n = 65
+    x = np.linspace(-2.0, 2.0, n)
+    world.add_heightmap(n, n, 4.0, 4.0, 0.0, 0.0, (0.02 * np.sin(2.0 * x)[None, :] * np.ones((n, 1))).ravel())
+    system = world.add_articulated_system((DATA / "quadruped.urdf").read_text(), position=(0.0, 0.0, 0.46))
+    q = system.get_generalized_coordinate(0)
+    q[7:] = STAND
+    system.set_generalized_coordinate(q)
+    system.set_pd_gains(np.r_[np.zeros(6), np.full(12, 300.0)], np.r_[np.zeros(6), np.full(12, 20.0)])
+    system.set_pd_target(q, np.zeros(18))
+    return world, system
+
+
+def _tree_only_kernel():
+    """A kernel that runs the tree stages of ``n`` steps (no contacts), on a world's own arrays."""
+    import taichi as ti
+
+    from taichi_terra.kernels.common.arrays import SETTINGS_F, SETTINGS_I, StepData
+    from taichi_terra.kernels.common.math import vec3
+    from taichi_terra.kernels.common.schema import get, row
+    from taichi_terra.kernels.dynamics.tree import (tree_dynamics, tree_factor, tree_free_velocity,
+                                                    tree_integrate, tree_kinematics)
+
+    nd = ti.types.ndarray()
+
+    @ti.func
+    def trees(D: ti.template(), e, n):
+        sf = row(D.settings_f, e, 0)
+        gravity = vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
+        dt = sf[SETTINGS_F.dt]
+        for _ in range(n):
+            for t in range(get(D.settings_i, e, 0, SETTINGS_I.n_trees)):
+                tree_dynamics(D, e, t, tree_kinematics(D, e, t), gravity)
+                tree_factor(D, e, t, dt)
+                tree_free_velocity(D, e, t, dt)
+                tree_integrate(D, e, t, dt)
+
+    @ti.kernel
+    def run(n: ti.i32, model_i: nd, model_f: nd, q: nd, u: nd, control: nd, scratch_f: nd):
+        for e in range(q.shape[0]):
+            trees(StepData(model_i, model_i=model_i, model_f=model_f, q=q, u=u, control=control,
+                           scratch_f=scratch_f), e, n)
+
+    return run
+
+
+def measure(build, n_envs: int, steps: int, repeats: int, warmup: int, tree_only) -> dict:
+    import taichi as ti
+
+    world, system = build(n_envs)
+    t = time.perf_counter()
+    world.step(1)
+    ti.sync()
+    first = time.perf_counter() - t
+    world.step(warmup)
+    rates = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        world.step(steps)
+        ti.sync()
+        rates.append(n_envs * steps / (time.perf_counter() - t))
+    snap = world.checkpoint()
+    m, s, c, x = world._model, world._state, world._control, world._scratch
+    tree_only(1, m.model_i, m.model_f, s.q, s.u, c.control, x.scratch_f)
+    ti.sync()
+    tree_rates = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        tree_only(steps, m.model_i, m.model_f, s.q, s.u, c.control, x.scratch_f)
+        ti.sync()
+        tree_rates.append(n_envs * steps / (time.perf_counter() - t))
+    world.restore(snap)
+    rate, tree_rate = statistics.median(rates), statistics.median(tree_rates)
+    return {"n_envs": n_envs, "dof": system.get_dof(), "first_step_s": first, "env_steps_per_s": rate,
+            "tree_stages_env_steps_per_s": tree_rate, "tree_share": rate / tree_rate,
+            "sweeps": float(np.mean(world.get_solver_sweeps()))}
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--envs", type=int, nargs="+", default=[1, 64, 1024])
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=100)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    import taichi_terra as tt
+
+    tt.init("cpu", "f64")
+    tree_only = _tree_only_kernel()
+    results = []
+    for name, build in (("chain60", chain_world), ("quadruped_heightmap", quadruped_world)):
+        for n in args.envs:
+            row = {"model": name, **measure(build, n, args.steps, args.repeats, args.warmup, tree_only)}
+            results.append(row)
+            print(f"{name:20s} {n:5d} envs ({row['dof']} dof): {row['env_steps_per_s']:10,.0f} env-steps/s, "
+                  f"tree stages alone {row['tree_stages_env_steps_per_s']:10,.0f} (share {row['tree_share']:.0%}), "
+                  f"{row['sweeps']:.0f} sweeps, first step {row['first_step_s']:.1f} s", flush=True)
+    out = args.out or os.path.join(os.path.dirname(__file__), "results", "articulated.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(results, f, indent=2)
+    return {"results": results}
+
+
+if __name__ == "__main__":
+    main()
