@@ -9,8 +9,6 @@ loads it from Taichi's cache), runs ``--warmup`` steps, then reports the median 
 stepped by a kernel that runs only the tree stages: kinematics, mass matrix, bias forces, factor, free
 velocities and integration). JSON goes to perf/results/articulated.json.
 """
-from __future__ import annotations
-
 import argparse
 import json
 import os

@@ -259,7 +259,7 @@ def test_batch_invariance_and_checkpoint_replay():
     rng = np.random.default_rng(3)
     q = np.zeros(19)
     q[:3], q[3] = (0.0, 0.0, 0.5), 1.0
-    q[7:] = rng.uniform(-0.5, 0.5, 12)
+    q[7:] = np.array(STAND) + rng.uniform(-0.3, 0.3, 12)
     u = rng.uniform(-1.0, 1.0, 18)
     kp = np.r_[np.zeros(6), np.full(12, 50.0)]
     kd = np.r_[np.zeros(6), np.full(12, 1.0)]
@@ -286,6 +286,9 @@ def test_a_free_falling_floating_base_follows_the_parabola():
     """Reference: with no drive the quadruped's centre of mass falls as a point, z = z0 - g t^2 / 2 (the
     semi-implicit Euler sum adds g dt t / 2), and its momentum about the centre of mass stays zero."""
     world, system = _quadruped_world(2)
+    q = system.get_generalized_coordinate(0)
+    q[7:] = STAND  # (within every joint's limits: no limit row acts)
+    system.set_generalized_coordinate(q)
     masses = sum(link.mass for link in system.model.links)
 
     def com(env=0):
@@ -407,3 +410,49 @@ def test_quadruped_stands_under_pd_without_drift(ground, settle, drift, balance)
     if bed is not None:
         assert bed.get_soil_step_stats(0)["normal_force"] == pytest.approx(weight, rel=balance)
         assert bed.get_soil_state(0)["sinkage"].max() > 0.01  # the feet sank in: 2 cm at these loads
+
+
+def _limited_arm(lower, upper):
+    """A 1 kg point mass 0.5 m out along x on a hinge about y: gravity turns it towards positive angles."""
+    joint = ('<joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>'
+             f'<limit lower="{lower}" upper="{upper}" velocity="100" effort="100"/></joint>')
+    xml = _link_urdf("arm", joint, '<link name="arm"><inertial><origin xyz="0.5 0 0"/><mass value="1"/>'
+                                    '<inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/>'
+                                    '</inertial></link>')
+    world = tt.World(dt=1e-3, n_envs=2)
+    return world, world.add_articulated_system(xml, base="fixed", position=(0.0, 0.0, 1.0))
+
+
+def test_joint_at_its_limit_holds_the_load():
+    """Reference: statics at a joint limit. A horizontal arm (m g l = 4.905 N m about the hinge) resting on its
+    upper limit 0 stays there: the limit row leaves at most the slop (1e-4 rad) of overlap and no motion; an
+    arm released 0.5 rad above it swings down and stops at the limit without passing it by more than the
+    slop (the row is speculative: it sees the limit coming within one step)."""
+    world, arm = _limited_arm(-1.0, 0.0)
+    world.step(1000)
+    x, v = arm.get_generalized_coordinate()[:, 0], arm.get_generalized_velocity()[:, 0]
+    assert np.all(x <= 1e-4 + 1e-12) and np.all(x > -1e-9)
+    np.testing.assert_allclose(v, 0.0, atol=1e-9)
+    world, arm = _limited_arm(-1.0, 0.0)
+    arm.set_generalized_coordinate([-0.5])
+    peak = -1.0
+    for _ in range(100):
+        world.step(10)
+        peak = max(peak, arm.get_generalized_coordinate(0)[0])
+    assert peak <= 1e-4 + 1e-12
+    assert arm.get_generalized_coordinate(0)[0] == pytest.approx(0.0, abs=1e-4)
+    assert abs(arm.get_generalized_velocity(0)[0]) < 1e-6
+
+
+def test_a_lower_limit_stops_a_driven_joint():
+    """Reference: the limit as a wall. A hinge driven by -5 N m towards its lower limit -0.3 rad stops there
+    (within the slop) and stays; without the limit it would turn past -3 rad in the same second."""
+    xml_joint = ('<joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>'
+                 '<limit lower="-0.3" upper="0.3" velocity="100" effort="100"/></joint>')
+    xml = _link_urdf("lim", xml_joint, _point_link("arm", 1.0, 0.0, 0.01))
+    world = tt.World(dt=1e-3, n_envs=2)
+    arm = world.add_articulated_system(xml, base="fixed")
+    arm.set_generalized_force([-5.0])
+    world.step(1000)
+    x = arm.get_generalized_coordinate()[:, 0]
+    assert np.all(x >= -0.3 - 1e-4 - 1e-12) and np.all(x < -0.3 + 1e-9)

@@ -1,0 +1,88 @@
+"""Joint position limits: one unilateral row per limited joint near its limit, in the same Gauss-Seidel sweep.
+
+A row of kind ``ROW_LIMIT`` acts on one dof ``d`` of a tree: its Jacobian is the unit vector ``e_d`` times
+``sign`` (+1 at the lower limit, -1 at the upper), so its response is ``W = (M~^-1)_dd`` (``M~`` the step's
+mass matrix with the implicit drive terms) and an impulse ``lambda >= 0`` changes the velocities by
+``sign lambda M~^-1 e_d``. Like a contact, a limit is speculative: a joint ``gap`` away from its limit may
+approach it by at most ``gap`` in the step (target ``sign u >= -gap / dt``), and a joint past it is pushed
+back by ``erp`` of the part beyond ``slop`` per step, at most ``max_push``. The row stores: ``ROW_I.pair``
+the joint row, ``ROW_I.side_a`` the sign, ``ROW_I.side_b`` the tree; ``ROW_F.delassus[0]`` W, ``ROW_F.target``
+and ``ROW_F.impulse[0]``.
+"""
+import taichi as ti
+
+from ..common.arrays import JOINT_F, JOINT_I, ROW_F, ROW_I, TREE, TREE_DOF
+from ..common.layout import JOINT_REVOLUTE, ROW_LIMIT
+from ..common.schema import add, get, put, row
+from ..dynamics.tree import tree_solve
+
+
+@ti.func
+def _unit_response(D: ti.template(), e, t, d, scale):
+    """The tree's workspace <- ``scale M~^-1 e_d``."""
+    tr = row(D.tree, e, t)
+    for k in range(tr[TREE.nv]):
+        put(D.tree_dof, e, tr[TREE.u0] + k, TREE_DOF.rhs, 0.0)
+    put(D.tree_dof, e, tr[TREE.u0] + d, TREE_DOF.rhs, scale)
+    tree_solve(D, e, t)
+
+
+@ti.func
+def build_limit_rows(D: ti.template(), e, r0, n_trees, dt, margin, slop, erp, max_push):
+    """Rows from ``r0`` on for every limited joint of env ``e`` within ``margin`` plus one step of its
+    motion of its nearer limit; returns how many."""
+    n = 0
+    for t in range(n_trees):
+        tr = row(D.tree, e, t)
+        j0, u0 = tr[TREE.joint0], tr[TREE.u0]
+        for k in range(tr[TREE.n_joints]):
+            j = j0 + k
+            ji = row(D.joint_i, e, j)
+            lower, upper = get(D.joint_f, e, j, JOINT_F.lower), get(D.joint_f, e, j, JOINT_F.upper)
+            if ji[JOINT_I.type] >= JOINT_REVOLUTE and (lower > -1e30 or upper < 1e30):
+                x = get(D.q_tree, e, ji[JOINT_I.q], 0)
+                ud = get(D.u_tree, e, ji[JOINT_I.u], 0)
+                sign, gap = 1.0, x - lower
+                if upper - x < gap:
+                    sign, gap = -1.0, upper - x
+                if gap < margin + ti.abs(ud) * dt:
+                    r = r0 + n
+                    n += 1
+                    d = ji[JOINT_I.dof]
+                    _unit_response(D, e, t, d, 1.0)
+                    put(D.row_i, e, r, ROW_I.kind, ROW_LIMIT)
+                    put(D.row_i, e, r, ROW_I.slot, -1)
+                    put(D.row_i, e, r, ROW_I.pair, j)
+                    put(D.row_i, e, r, ROW_I.side_a, ti.cast(sign, ti.i32))
+                    put(D.row_i, e, r, ROW_I.side_b, t)
+                    put(D.row_i, e, r, ROW_I.impacted, 0)
+                    put(D.row_f, e, r, ROW_F.delassus, get(D.tree_dof, e, u0 + d, TREE_DOF.rhs))
+                    target = -gap / dt
+                    if gap < 0.0:
+                        target = ti.min(max_push, erp * ti.max(0.0, -gap - slop) / dt)
+                    put(D.row_f, e, r, ROW_F.target, target)
+                    put(D.row_f, e, r, ROW_F.impulse, 0.0)
+    return n
+
+
+@ti.func
+def solve_limit_row(D: ti.template(), e, r):
+    """One Gauss-Seidel update of limit row ``r``: ``lambda = max(0, lambda + (target - sign u_d) / W)``;
+    returns the velocity change ``W |delta lambda|`` (the sweep's convergence measure)."""
+    ri = row(D.row_i, e, r)
+    j, t = ri[ROW_I.pair], ri[ROW_I.side_b]
+    sign = ti.cast(ri[ROW_I.side_a], float)
+    ji = row(D.joint_i, e, j)
+    w = get(D.row_f, e, r, ROW_F.delassus)
+    lam = get(D.row_f, e, r, ROW_F.impulse)
+    v = sign * get(D.u_tree, e, ji[JOINT_I.u], 0)
+    new = ti.max(0.0, lam + (get(D.row_f, e, r, ROW_F.target) - v) / w)
+    change = 0.0
+    if new != lam:
+        _unit_response(D, e, t, ji[JOINT_I.dof], sign * (new - lam))
+        tr = row(D.tree, e, t)
+        for k in range(tr[TREE.nv]):
+            add(D.u_tree, e, tr[TREE.u0] + k, 0, get(D.tree_dof, e, tr[TREE.u0] + k, TREE_DOF.rhs))
+        put(D.row_f, e, r, ROW_F.impulse, new)
+        change = w * ti.abs(new - lam)
+    return change
