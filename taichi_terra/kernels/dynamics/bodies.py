@@ -18,14 +18,22 @@ vec6 = ti.types.vector(6, float)
 
 
 @ti.func
+def carrier_joint(D: ti.template(), e, b):
+    """The joint row of the tree link carrying body ``b``; -1 for a free body (always, in a kernel compiled
+    without trees)."""
+    j = -1
+    if ti.static(D.trees):
+        j = get(D.body_i, e, b, BODY_I.joint)
+    return j
+
+
+@ti.func
 def body_pose(D: ti.template(), e, b):
     """World position [m] and rotation of body ``b``'s shape frame."""
     bd = row(D.body_i, e, b)
     pos = vec3(0.0, 0.0, 0.0)
     rot = ti.Matrix.identity(float, 3)
-    j = -1
-    if ti.static(D.trees):
-        j = bd[BODY_I.joint]
+    j = carrier_joint(D, e, b)
     if j < 0:
         qs = bd[BODY_I.q0]
         pos = vec3(D.q[e, qs], D.q[e, qs + 1], D.q[e, qs + 2])
@@ -58,9 +66,7 @@ def body_sweep_speed(D: ti.template(), e, b, radius):
     bd = row(D.body_i, e, b)
     v = vec3(0.0, 0.0, 0.0)
     w = vec3(0.0, 0.0, 0.0)
-    j = -1
-    if ti.static(D.trees):
-        j = bd[BODY_I.joint]
+    j = carrier_joint(D, e, b)
     if j < 0:
         us = bd[BODY_I.u0]
         v = vec3(D.u[e, us], D.u[e, us + 1], D.u[e, us + 2])

@@ -18,7 +18,7 @@ from ..collision.shapes import footprint_width
 from ..common.arrays import BODY_F, BODY_I, JOINT_I, LINK, TREE, TREE_DOF, body_params
 from ..common.math import skew, vec3
 from ..common.schema import add, get, get33, row
-from ..dynamics.bodies import body_pose, link_spatial_velocity, link_wrench_to_workspace, tree_reference
+from ..dynamics.bodies import body_pose, carrier_joint, link_spatial_velocity, link_wrench_to_workspace, tree_reference
 from ..dynamics.free_body import add_link_velocity, link_velocity
 from ..dynamics.tree import tree_solve
 
@@ -31,9 +31,7 @@ def link_offset(D: ti.template(), e, link, point):
     body's centre of mass, a tree link's tree reference point (its root's origin)."""
     r = vec3(0.0, 0.0, 0.0)
     if link >= 0:
-        j = -1
-        if ti.static(D.trees):
-            j = get(D.body_i, e, link, BODY_I.joint)
+        j = carrier_joint(D, e, link)
         if j < 0:
             q0 = get(D.body_i, e, link, BODY_I.q0)
             r = point - vec3(D.q[e, q0], D.q[e, q0 + 1], D.q[e, q0 + 2])
@@ -46,9 +44,7 @@ def link_offset(D: ti.template(), e, link, point):
 def link_point_velocity(D: ti.template(), e, link, r):
     """World velocity [m/s] of the point at offset ``r`` on ``link`` (``link >= 0``)."""
     out = vec3(0.0, 0.0, 0.0)
-    j = -1
-    if ti.static(D.trees):
-        j = get(D.body_i, e, link, BODY_I.joint)
+    j = carrier_joint(D, e, link)
     if j < 0:
         v, w = link_velocity(D.u, e, get(D.body_i, e, link, BODY_I.u0))
         out = v + w.cross(r)
@@ -77,9 +73,7 @@ def link_push(D: ti.template(), e, link, r, imp, sign):
     """``u += sign M^-1 J^T imp`` for an impulse ``imp`` [N s] at offset ``r`` on ``link``: for a free body
     the link-space response ``(imp / m, I_w^-1 (r x imp))``; for a tree link the tree's factored mass
     matrix."""
-    j = -1
-    if ti.static(D.trees):
-        j = get(D.body_i, e, link, BODY_I.joint)
+    j = carrier_joint(D, e, link)
     if j < 0:
         inv_m = 1.0 / get(D.body_f, e, link, BODY_F.mass)
         inv_iw = get33(D.link, e, link, LINK.inv_inertia)
@@ -99,9 +93,7 @@ def link_response(D: ti.template(), e, link, r):
     """``J M^-1 J^T`` (3x3, world) of the point at offset ``r`` on ``link``: the velocity change of the point
     per unit impulse there."""
     out = mat3(0.0)
-    j = -1
-    if ti.static(D.trees):
-        j = get(D.body_i, e, link, BODY_I.joint)
+    j = carrier_joint(D, e, link)
     if j < 0:
         inv_m = 1.0 / get(D.body_f, e, link, BODY_F.mass)
         inv_iw = get33(D.link, e, link, LINK.inv_inertia)
