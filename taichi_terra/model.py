@@ -141,10 +141,10 @@ class Model:
             "state_i": {"env": 1, "pair_count": n_pair_rows, "feature": self.n_slots, "sweep_order": nb,
                         "shape_pair": self.max_shape_pairs, "prev_shape_pair": self.max_shape_pairs},
             "control": {"body_load": nb, "drive": n_tree_u},
-            "scratch_f": {"link": nb, "reach": nb, "row": self.n_slots + n_joints, "frame": n_joints,
+            "scratch_f": {"link": nb, "reach": nb, "row": self.n_slots + 2 * n_joints, "frame": n_joints,
                           "link_dyn": n_joints,
                           "tree_matrix": sum(t.get_dof() ** 2 for t in trees), "tree_dof": n_tree_u},
-            "scratch_i": {"row": self.n_slots + n_joints, "sweep": nb},
+            "scratch_i": {"row": self.n_slots + 2 * n_joints, "sweep": nb},
             "soil_rev": {"row_revision": n_soil_rows},
         }
         self.layouts = {a.name: a.layout(rows[a.name]) for a in A.ARENAS}

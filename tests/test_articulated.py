@@ -5,6 +5,7 @@ batch invariance, checkpoints and bad input.
 Every world here has at least two envs, so one compiled variant of the step kernel with the tree stages
 serves the whole module."""
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -49,9 +50,11 @@ def test_mass_matrix_bias_and_forward_dynamics_match_pinocchio(name, xml, base, 
     env, converted to our coordinates (tests/pinocchio_oracle.py). Both evaluate the same closed
     expressions, so they agree to rounding: 1e-9 relative to the largest entry. One step's velocity change
     is the forward dynamics with the joint damping implicit, ``(M + dt D) du/dt = tau - h - D u`` (a short
-    step, so that no joint reaches its velocity limit, which would clamp it)."""
+    step, so that no joint reaches its velocity limit, which would clamp it; Coulomb joint friction set to 0,
+    since its rows would hold the joints)."""
     rng = np.random.default_rng(sum(map(ord, name)))
     dt = 1e-5
+    xml = re.sub(r'friction="[^"]*"', 'friction="0"', xml)  # (joint friction rows: their own test below)
     world = tt.World(dt=dt, n_envs=3)
     system = world.add_articulated_system(xml, base=base)
     oracle = oracle_module.PinocchioOracle(xml, system)
@@ -388,12 +391,12 @@ def _standing_quadruped(ground: str):
 
 
 @pytest.mark.parametrize("ground,settle,drift,balance", [("plane", 2000, 1e-5, 1e-6), ("heightmap", 2000, 1e-5, 1e-6),
-                                                        ("soil", 2500, 1e-5, 1e-3)])
+                                                        ("soil", 3000, 1e-5, 1e-3)])
 def test_quadruped_stands_under_pd_without_drift(ground, settle, drift, balance):
     """Reference: statics. After settling, the base moves less than 1e-5 m in the next 0.5 s, every contact
     is on a foot (reported with its link), and the contact forces carry the robot's weight m g = 294.3 N: to
     1e-6 on rigid ground; on the soil bed, which still creeps under its damping (the base sinks at about
-    1e-5 m/s at 2.5 s, decelerating), to 1e-3."""
+    1e-5 m/s at 2.5 s, decelerating; settled for 3 s), to 1e-3."""
     world, system, bed = _standing_quadruped(ground)
     world.step(settle)
     before = system.get_generalized_coordinate(0)[:3]
@@ -456,3 +459,19 @@ def test_a_lower_limit_stops_a_driven_joint():
     world.step(1000)
     x = arm.get_generalized_coordinate()[:, 0]
     assert np.all(x >= -0.3 - 1e-4 - 1e-12) and np.all(x < -0.3 + 1e-9)
+
+
+def test_coulomb_joint_friction_holds_then_slides():
+    """Reference: Coulomb friction F = 0.5 N m on a hinge (I = 0.01 kg m^2): under 0.3 N m it does not turn at
+    all; under 1.0 N m it turns with (tau - F) / I = 50 rad/s^2, u = n dt 50 after n steps (semi-implicit
+    Euler, exact for a constant acceleration)."""
+    xml = _link_urdf("fric", _revolute("hinge", "base", "arm", "0 0 1", extra='<dynamics friction="0.5"/>'),
+                     '<link name="arm"><inertial><origin xyz="0.1 0 0"/><mass value="1"/>'
+                     '<inertia ixx="1e-9" iyy="1e-9" izz="1e-9" ixy="0" ixz="0" iyz="0"/></inertial></link>')
+    world = tt.World(dt=1e-3, n_envs=2)
+    arm = world.add_articulated_system(xml, base="fixed")
+    arm.set_generalized_force(np.array([[0.3], [1.0]]))
+    world.step(100)
+    u = arm.get_generalized_velocity()[:, 0]
+    assert abs(u[0]) < 1e-12 and abs(arm.get_generalized_coordinate(0)[0]) < 1e-12
+    assert u[1] == pytest.approx(100 * 1e-3 * (1.0 - 0.5) / (0.01 + 1e-9), rel=1e-9)

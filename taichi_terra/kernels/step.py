@@ -13,8 +13,8 @@ is these stages, in order (``step_env``):
 4. impacts, in waves, with the velocities before this step's forces (``solver/impact.py``)
 5. free velocities ``u* = u + dt M^-1 (tau - h)`` (``dynamics/free_body.py``; trees: with their drives)
 6. warm starts from the last step's impulse of the same contact feature
-7. projected Gauss-Seidel sweeps, dispatching on the row kind: Coulomb contact, soil point or joint limit
-   (``solver/limits.py``)
+7. projected Gauss-Seidel sweeps, dispatching on the row kind: Coulomb contact, soil point, joint limit or
+   joint friction (``solver/limits.py``)
 8. resting manifolds: the least tangential impulses that give the same motion (``solver/relax.py``)
 9. soil history (``soil/history.py``)
 10. integration of the positions (tree joints: velocities clamped to their limits first)
@@ -53,7 +53,7 @@ from .soil.history import commit_soil, soil_point
 from .soil.law import solve_soil_row
 from .solver.contact import clamp_to_cone, contact_frame, solve_rigid_row
 from .solver.impact import resolve_impacts
-from .solver.limits import build_limit_rows, solve_limit_row
+from .solver.limits import build_joint_rows, solve_joint_row
 from .solver.links import apply_impulse, relative_velocity, row_offsets
 from .solver.relax import relax_internal_friction
 from .solver.rows import build_rows, row_material, warm_start_slot
@@ -147,11 +147,11 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     for b in range(n_free):
         put33(D.link, e, b, LINK.inv_inertia,
               link_inv_inertia(D.q, e, get(D.body_i, e, b, BODY_I.q0), get33(D.inertia, e, b, INERTIA.inertia)))
-    # 3. rows: kinds, sides, Delassus blocks and targets; then the joint-limit rows after the contact rows
+    # 3. rows: kinds, sides, Delassus blocks and targets; then the joint rows (limits, friction) after them
     n_rows = build_rows(D, e, n_static, dt, sf[SETTINGS_F.slop], sf[SETTINGS_F.erp], sf[SETTINGS_F.max_push])
     n_limits = 0
     if ti.static(trees):
-        n_limits = build_limit_rows(D, e, n_rows, n_trees, dt, sf[SETTINGS_F.margin], sf[SETTINGS_F.slop],
+        n_limits = build_joint_rows(D, e, n_rows, n_trees, dt, sf[SETTINGS_F.margin], sf[SETTINGS_F.slop],
                                     sf[SETTINGS_F.erp], sf[SETTINGS_F.max_push])
     # 4. impacts, in waves, with the velocities before this step's forces
     resolve_impacts(D, e, n_rows, n_static, dt, sf[SETTINGS_F.restitution_threshold], tolerance, max_sweeps)
@@ -223,7 +223,7 @@ def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
 
 @ti.func
 def sweep_rows(D: ti.template(), e, n_rows, n_limits, dt, tolerance, max_sweeps, n_static):
-    """Stage 7: Gauss-Seidel sweeps over the contact rows and then the ``n_limits`` joint-limit rows, each
+    """Stage 7: Gauss-Seidel sweeps over the contact rows and then the ``n_limits`` joint rows, each
     row solved by the law of its kind, until the largest velocity change ``W_nn |delta lambda|`` is below
     ``tolerance``; returns the sweeps taken."""
     sweeps = 0
@@ -256,7 +256,7 @@ def sweep_rows(D: ti.template(), e, n_rows, n_limits, dt, tolerance, max_sweeps,
                 largest = ti.max(largest, w[0, 0] * d.norm())
         if ti.static(D.trees):
             for r in range(n_rows, n_rows + n_limits):
-                largest = ti.max(largest, solve_limit_row(D, e, r))
+                largest = ti.max(largest, solve_joint_row(D, e, r))
     return sweeps
 
 
