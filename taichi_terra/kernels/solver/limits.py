@@ -35,6 +35,23 @@ def _unit_response(D: ti.template(), e, t, d, scale):
 
 
 @ti.func
+def _put_joint_row(D: ti.template(), e, r, kind, j, sign, t, target):
+    """Write joint row ``r``: its kind, joint row ``j``, sign, tree ``t``, response ``W = (M~^-1)_dd`` and
+    target, with a zero impulse."""
+    ji = row(D.joint_i, e, j)
+    _unit_response(D, e, t, ji[JOINT_I.dof], 1.0)
+    put(D.row_i, e, r, ROW_I.kind, kind)
+    put(D.row_i, e, r, ROW_I.slot, -1)
+    put(D.row_i, e, r, ROW_I.pair, j)
+    put(D.row_i, e, r, ROW_I.side_a, sign)
+    put(D.row_i, e, r, ROW_I.side_b, t)
+    put(D.row_i, e, r, ROW_I.impacted, 0)
+    put(D.row_f, e, r, ROW_F.delassus, get(D.tree_dof, e, get(D.tree, e, t, TREE.u0) + ji[JOINT_I.dof], TREE_DOF.rhs))
+    put(D.row_f, e, r, ROW_F.target, target)
+    put(D.row_f, e, r, ROW_F.impulse, 0.0)
+
+
+@ti.func
 def build_joint_rows(D: ti.template(), e, r0, n_trees, dt, margin, slop, erp, max_push):
     """Rows from ``r0`` on: for every limited joint of env ``e`` within ``margin`` plus one step of its motion
     of its nearer limit, a limit row; for every joint with Coulomb friction, a friction row. Returns how
@@ -42,49 +59,25 @@ def build_joint_rows(D: ti.template(), e, r0, n_trees, dt, margin, slop, erp, ma
     n = 0
     for t in range(n_trees):
         tr = row(D.tree, e, t)
-        j0, u0 = tr[TREE.joint0], tr[TREE.u0]
         for k in range(tr[TREE.n_joints]):
-            j = j0 + k
+            j = tr[TREE.joint0] + k
             ji = row(D.joint_i, e, j)
             lower, upper = get(D.joint_f, e, j, JOINT_F.lower), get(D.joint_f, e, j, JOINT_F.upper)
             if ji[JOINT_I.type] >= JOINT_REVOLUTE and (lower > -1e30 or upper < 1e30):
                 x = get(D.q_tree, e, ji[JOINT_I.q], 0)
-                ud = get(D.u_tree, e, ji[JOINT_I.u], 0)
-                sign, gap = 1.0, x - lower
+                sign, gap = 1, x - lower
                 if upper - x < gap:
-                    sign, gap = -1.0, upper - x
-                if gap < margin + ti.abs(ud) * dt:
-                    r = r0 + n
-                    n += 1
-                    d = ji[JOINT_I.dof]
-                    _unit_response(D, e, t, d, 1.0)
-                    put(D.row_i, e, r, ROW_I.kind, ROW_LIMIT)
-                    put(D.row_i, e, r, ROW_I.slot, -1)
-                    put(D.row_i, e, r, ROW_I.pair, j)
-                    put(D.row_i, e, r, ROW_I.side_a, ti.cast(sign, ti.i32))
-                    put(D.row_i, e, r, ROW_I.side_b, t)
-                    put(D.row_i, e, r, ROW_I.impacted, 0)
-                    put(D.row_f, e, r, ROW_F.delassus, get(D.tree_dof, e, u0 + d, TREE_DOF.rhs))
+                    sign, gap = -1, upper - x
+                if gap < margin + ti.abs(get(D.u_tree, e, ji[JOINT_I.u], 0)) * dt:
                     target = -gap / dt
                     if gap < 0.0:
                         target = ti.min(max_push, erp * ti.max(0.0, -gap - slop) / dt)
-                    put(D.row_f, e, r, ROW_F.target, target)
-                    put(D.row_f, e, r, ROW_F.impulse, 0.0)
+                    _put_joint_row(D, e, r0 + n, ROW_LIMIT, j, sign, t, target)
+                    n += 1
             friction = get(D.joint_f, e, j, JOINT_F.friction)
             if ji[JOINT_I.type] >= JOINT_REVOLUTE and friction > 0.0:
-                r = r0 + n
+                _put_joint_row(D, e, r0 + n, ROW_JOINT_FRICTION, j, 1, t, friction * dt)
                 n += 1
-                d = ji[JOINT_I.dof]
-                _unit_response(D, e, t, d, 1.0)
-                put(D.row_i, e, r, ROW_I.kind, ROW_JOINT_FRICTION)
-                put(D.row_i, e, r, ROW_I.slot, -1)
-                put(D.row_i, e, r, ROW_I.pair, j)
-                put(D.row_i, e, r, ROW_I.side_a, 1)
-                put(D.row_i, e, r, ROW_I.side_b, t)
-                put(D.row_i, e, r, ROW_I.impacted, 0)
-                put(D.row_f, e, r, ROW_F.delassus, get(D.tree_dof, e, u0 + d, TREE_DOF.rhs))
-                put(D.row_f, e, r, ROW_F.target, friction * dt)
-                put(D.row_f, e, r, ROW_F.impulse, 0.0)
     return n
 
 
