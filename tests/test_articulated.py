@@ -475,3 +475,22 @@ def test_coulomb_joint_friction_holds_then_slides():
     u = arm.get_generalized_velocity()[:, 0]
     assert abs(u[0]) < 1e-12 and abs(arm.get_generalized_coordinate(0)[0]) < 1e-12
     assert u[1] == pytest.approx(100 * 1e-3 * (1.0 - 0.5) / (0.01 + 1e-9), rel=1e-9)
+
+
+def test_effort_limit_holds_a_stiff_drive_at_its_limit():
+    """Reference: a PD drive (kp = 1e4 N m/rad towards 1 rad) on a hinge with effort limit 2 N m and
+    I = 0.01 kg m^2 saturates: the joint accelerates at exactly 2 / I = 200 rad/s^2, u = 200 n dt after n
+    steps, and the drive reports 2 N m; without the limit it would apply about 1e4 N m at once."""
+    joint = ('<joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>'
+             '<limit lower="-10" upper="10" velocity="100" effort="2"/></joint>')
+    xml = _link_urdf("effort", joint, '<link name="arm"><inertial><origin xyz="0.1 0 0"/><mass value="1"/>'
+                                      '<inertia ixx="1e-9" iyy="1e-9" izz="1e-9" ixy="0" ixz="0" iyz="0"/>'
+                                      '</inertial></link>')
+    world = tt.World(dt=1e-3, n_envs=2)
+    arm = world.add_articulated_system(xml, base="fixed")
+    arm.set_pd_gains([1e4], [10.0])
+    arm.set_pd_target([1.0], [0.0])
+    world.step(10)
+    inertia = 0.01 + 1e-9
+    np.testing.assert_allclose(arm.get_generalized_velocity()[:, 0], 10 * 1e-3 * 2.0 / inertia, rtol=1e-12)
+    np.testing.assert_allclose(arm.get_generalized_force()[:, 0], 2.0, rtol=1e-12)

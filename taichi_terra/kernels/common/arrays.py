@@ -156,9 +156,10 @@ LINK_DYN = Block("link_dyn", [("mass", 1), ("moment", 3), ("inertia", 9), ("forc
 TREE_MATRIX = Block("tree_matrix", [("mass", 1), ("factor", 1)],
                     "per tree, nv x nv row by row: the mass matrix M and the Cholesky factor L of M plus the "
                     "implicit drive and damping terms (lower triangle)")
-TREE_DOF = Block("tree_dof", [("bias", 1), ("applied", 1), ("rhs", 1)],
+TREE_DOF = Block("tree_dof", [("bias", 1), ("applied", 1), ("rhs", 1), ("saturated", 1)],
                  "per tree dof: bias forces h = C u + g [N m or N], the generalized force the drives applied in "
-                 "the last step, and solver workspace")
+                 "the last step, solver workspace, and the sign of a drive held at its effort limit this step "
+                 "(0: within it)")
 SWEEP = Block("sweep", [("count", 1), ("start", 1), ("fill", 1)],
               "per body: its shape pairs with higher bodies, first entry in the pair table, entries written")
 

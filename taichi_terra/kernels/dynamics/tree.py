@@ -15,7 +15,7 @@ transform is needed between links (Featherstone, *Rigid Body Dynamics Algorithms
   root accelerating upwards at ``-g``;
 - ``u* = u + (M + dt K_d + dt^2 K_p)^-1 dt (tau + K_p (q_t - q - dt u) + K_d (u_t - u) - h)``: the PD drives and
   joint damping taken implicitly (``reference/solver_math.md``, "Implicit PD"), one dense Cholesky factor
-  per tree and step.
+  per tree and step; a drive beyond its joint's effort limit is held at the limit.
 """
 import taichi as ti
 
@@ -189,6 +189,8 @@ def tree_dynamics(D: ti.template(), e, t, c, gravity):
     tr = row(D.tree, e, t)
     j0, nj, nv, m0, dof0 = tr[TREE.joint0], tr[TREE.n_joints], tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
     a0 = spatial(vec3(0.0, 0.0, 0.0), -gravity)
+    for d in range(nv):  # no drive is held at its effort limit until this step's velocity update says so
+        put(D.tree_dof, e, dof0 + d, TREE_DOF.saturated, 0.0)
     for k in range(nj):
         j = j0 + k
         rot = get33(D.frame, e, j, FRAME.rotation)
@@ -247,7 +249,7 @@ def tree_dynamics(D: ti.template(), e, t, c, gravity):
 @ti.func
 def tree_factor(D: ti.template(), e, t, dt):
     """Cholesky factor ``L`` (lower triangle) of ``M + dt (K_d + D) + dt^2 K_p`` for tree ``t``, ``D`` the
-    joint damping."""
+    joint damping; a drive held at its effort limit this step adds no ``K_d``, ``K_p`` terms."""
     tr = row(D.tree, e, t)
     j0, nv, m0, u0 = tr[TREE.joint0], tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
     for i in range(nv * nv):
@@ -257,8 +259,10 @@ def tree_factor(D: ti.template(), e, t, dt):
         if ji[JOINT_I.type] >= JOINT_REVOLUTE:
             d = ji[JOINT_I.dof]
             dr = row(D.drive, e, u0 + d)
-            add(D.tree_matrix, e, m0 + d * nv + d, TREE_MATRIX.factor,
-                dt * (dr[DRIVE.kd] + get(D.joint_f, e, j0 + k, JOINT_F.damping)) + dt * dt * dr[DRIVE.kp])
+            extra = dt * get(D.joint_f, e, j0 + k, JOINT_F.damping)
+            if get(D.tree_dof, e, u0 + d, TREE_DOF.saturated) == 0.0:  # (a saturated drive is a constant force)
+                extra += dt * dr[DRIVE.kd] + dt * dt * dr[DRIVE.kp]
+            add(D.tree_matrix, e, m0 + d * nv + d, TREE_MATRIX.factor, extra)
     for jc in range(nv):
         s = get(D.tree_matrix, e, m0 + jc * nv + jc, TREE_MATRIX.factor)
         for k in range(jc):
@@ -295,39 +299,70 @@ def tree_solve(D: ti.template(), e, t):
 
 @ti.func
 def drive_force(D: ti.template(), e, j, ji, u0, a, ud, dt):
-    """The generalized force on dof ``a`` of joint ``j`` at velocity ``ud``: the feed-forward force, and
-    for a joint (not a floating root) the PD drive at the end of the step and the viscous damping."""
+    """The generalized force on dof ``a`` of joint ``j`` at velocity ``ud``, as (drive, damping): the drive is
+    the feed-forward force plus, for a joint (not a floating root), the PD drive at the end of the step, or
+    the effort limit with its sign if it is held there this step; the damping is ``-D ud``."""
     d = ji[JOINT_I.dof] + a
     dr = row(D.drive, e, u0 + d)
     tau = dr[DRIVE.force]
+    damping = 0.0
     if ji[JOINT_I.type] >= JOINT_REVOLUTE:
-        qd = tree_coord(D, e, ji[JOINT_I.q])
-        tau += dr[DRIVE.kp] * (dr[DRIVE.position_target] - qd - dt * ud) + dr[DRIVE.kd] * (
-            dr[DRIVE.velocity_target] - ud) - get(D.joint_f, e, j, JOINT_F.damping) * ud
-    return tau
+        saturated = get(D.tree_dof, e, u0 + d, TREE_DOF.saturated)
+        if saturated != 0.0:
+            tau = saturated * get(D.joint_f, e, j, JOINT_F.effort_limit)
+        else:
+            qd = tree_coord(D, e, ji[JOINT_I.q])
+            tau += dr[DRIVE.kp] * (dr[DRIVE.position_target] - qd - dt * ud) + dr[DRIVE.kd] * (
+                dr[DRIVE.velocity_target] - ud)
+        damping = -get(D.joint_f, e, j, JOINT_F.damping) * ud
+    return tau, damping
 
 
 @ti.func
-def tree_free_velocity(D: ti.template(), e, t, dt):
-    """``u* = u + (M + dt (K_d + D) + dt^2 K_p)^-1 dt (tau_ff + K_p (q_t - q - dt u) + K_d (u_t - u) - D u - h)``
-    for tree ``t`` (the drives and damping implicit: stable for stiff gains at large dt), after
-    :func:`tree_factor`; records the generalized force the drives and damping applied, at the new velocity."""
+def _free_velocity_change(D: ti.template(), e, t, dt):
+    """The tree's workspace <- ``du = M~^-1 dt (drive + damping - h)`` at the current velocities."""
     tr = row(D.tree, e, t)
     j0, u0 = tr[TREE.joint0], tr[TREE.u0]
     for k in range(tr[TREE.n_joints]):
         ji = row(D.joint_i, e, j0 + k)
         for a in range(n_dofs(ji[JOINT_I.type])):
             d = u0 + ji[JOINT_I.dof] + a
-            tau = drive_force(D, e, j0 + k, ji, u0, a, tree_vel(D, e, d), dt)
-            put(D.tree_dof, e, d, TREE_DOF.rhs, dt * (tau - get(D.tree_dof, e, d, TREE_DOF.bias)))
+            tau, damping = drive_force(D, e, j0 + k, ji, u0, a, tree_vel(D, e, d), dt)
+            put(D.tree_dof, e, d, TREE_DOF.rhs, dt * (tau + damping - get(D.tree_dof, e, d, TREE_DOF.bias)))
     tree_solve(D, e, t)
+
+
+@ti.func
+def tree_free_velocity(D: ti.template(), e, t, dt):
+    """``u* = u + (M + dt (K_d + D) + dt^2 K_p)^-1 dt (tau_ff + K_p (q_t - q - dt u) + K_d (u_t - u) - D u - h)``
+    for tree ``t`` (the drives and damping implicit: stable for stiff gains at large dt), after
+    :func:`tree_factor`. A joint whose drive would exceed its effort limit is held at the limit instead: its
+    drive becomes the constant force +-effort, the factor is rebuilt without its gains and the velocities
+    solved again (one correction pass). Records the generalized force the drives and damping applied."""
+    tr = row(D.tree, e, t)
+    j0, u0 = tr[TREE.joint0], tr[TREE.u0]
+    _free_velocity_change(D, e, t, dt)
+    any_saturated = False
+    for k in range(tr[TREE.n_joints]):
+        ji = row(D.joint_i, e, j0 + k)
+        if ji[JOINT_I.type] >= JOINT_REVOLUTE:
+            d = u0 + ji[JOINT_I.dof]
+            tau, _damping = drive_force(D, e, j0 + k, ji, u0, 0,
+                                        tree_vel(D, e, d) + get(D.tree_dof, e, d, TREE_DOF.rhs), dt)
+            if ti.abs(tau) > get(D.joint_f, e, j0 + k, JOINT_F.effort_limit):
+                put(D.tree_dof, e, d, TREE_DOF.saturated, ti.math.sign(tau))
+                any_saturated = True
+    if any_saturated:
+        tree_factor(D, e, t, dt)
+        _free_velocity_change(D, e, t, dt)
     for k in range(tr[TREE.n_joints]):
         ji = row(D.joint_i, e, j0 + k)
         for a in range(n_dofs(ji[JOINT_I.type])):
             d = u0 + ji[JOINT_I.dof] + a
             ud = tree_vel(D, e, d) + get(D.tree_dof, e, d, TREE_DOF.rhs)
             put(D.u_tree, e, d, 0, ud)
-            put(D.tree_dof, e, d, TREE_DOF.applied, drive_force(D, e, j0 + k, ji, u0, a, ud, dt))
+            tau, damping = drive_force(D, e, j0 + k, ji, u0, a, ud, dt)
+            put(D.tree_dof, e, d, TREE_DOF.applied, tau + damping)
 
 
 @ti.func
