@@ -133,15 +133,6 @@ class ArticulatedSystem:
     def _check_env(self, env):
         self._world._check_env(env)
 
-    def _rows_of(self, what: str, env, width: int):
-        """(block values, env selection) of this system's coordinates or velocities."""
-        w = self._world
-        if not w.built:
-            return self._init[what], slice(None) if env is None else int(env)
-        q_row, u_row, _j = self._rows
-        first = q_row if what == "q" else u_row
-        return first, first + width
-
     def _get(self, what: str, env):
         self._check_env(env)
         width = self._nq if what == "q" else self._nv

@@ -12,7 +12,7 @@ import taichi as ti
 from ..common.arrays import BODY_F, BODY_I, FRAME, JOINT_I, TREE, TREE_DOF
 from ..common.math import quat_to_mat, vec3, vec4
 from ..common.schema import get, get3, get33, getn, put, row
-from .tree import motion_column, n_dofs
+from .tree import clear_workspace, motion_column, n_dofs
 
 vec6 = ti.types.vector(6, float)
 
@@ -110,10 +110,9 @@ def dof_value(D: ti.template(), e, d, du: ti.template()):
 def link_wrench_to_workspace(D: ti.template(), e, j, c, force):
     """The tree's workspace <- ``J^T force``: the generalized force of the spatial force ``force`` (moment
     about ``c``, force) on the link moved by joint row ``j`` (zero on every dof off its path to the root)."""
-    tr = row(D.tree, e, get(D.joint_i, e, j, JOINT_I.tree))
-    u0 = tr[TREE.u0]
-    for d in range(tr[TREE.nv]):
-        put(D.tree_dof, e, u0 + d, TREE_DOF.rhs, 0.0)
+    t = get(D.joint_i, e, j, JOINT_I.tree)
+    u0 = get(D.tree, e, t, TREE.u0)
+    clear_workspace(D, e, t)
     jj = j
     while jj >= 0:
         ji = row(D.joint_i, e, jj)

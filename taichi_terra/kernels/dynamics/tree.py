@@ -278,6 +278,22 @@ def tree_factor(D: ti.template(), e, t, dt):
 
 
 @ti.func
+def clear_workspace(D: ti.template(), e, t):
+    """Zero tree ``t``'s per-dof workspace."""
+    tr = row(D.tree, e, t)
+    for d in range(tr[TREE.nv]):
+        put(D.tree_dof, e, tr[TREE.u0] + d, TREE_DOF.rhs, 0.0)
+
+
+@ti.func
+def add_workspace_to_velocities(D: ti.template(), e, t, scale):
+    """``u += scale * workspace`` for tree ``t`` (a solved velocity change)."""
+    tr = row(D.tree, e, t)
+    for d in range(tr[TREE.nv]):
+        add(D.u_tree, e, tr[TREE.u0] + d, 0, scale * get(D.tree_dof, e, tr[TREE.u0] + d, TREE_DOF.rhs))
+
+
+@ti.func
 def tree_solve(D: ti.template(), e, t):
     """``rhs <- (L L^T)^-1 rhs`` in the per-dof workspace of tree ``t``."""
     tr = row(D.tree, e, t)

@@ -20,17 +20,15 @@ import taichi as ti
 
 from ..common.arrays import JOINT_F, JOINT_I, ROW_F, ROW_I, TREE, TREE_DOF
 from ..common.layout import JOINT_REVOLUTE, ROW_JOINT_FRICTION, ROW_LIMIT
-from ..common.schema import add, get, put, row
-from ..dynamics.tree import tree_solve
+from ..common.schema import get, put, row
+from ..dynamics.tree import add_workspace_to_velocities, clear_workspace, tree_solve
 
 
 @ti.func
 def _unit_response(D: ti.template(), e, t, d, scale):
     """The tree's workspace <- ``scale M~^-1 e_d``."""
-    tr = row(D.tree, e, t)
-    for k in range(tr[TREE.nv]):
-        put(D.tree_dof, e, tr[TREE.u0] + k, TREE_DOF.rhs, 0.0)
-    put(D.tree_dof, e, tr[TREE.u0] + d, TREE_DOF.rhs, scale)
+    clear_workspace(D, e, t)
+    put(D.tree_dof, e, get(D.tree, e, t, TREE.u0) + d, TREE_DOF.rhs, scale)
     tree_solve(D, e, t)
 
 
@@ -102,9 +100,7 @@ def solve_joint_row(D: ti.template(), e, r):
     change = 0.0
     if new != lam:
         _unit_response(D, e, t, ji[JOINT_I.dof], sign * (new - lam))
-        tr = row(D.tree, e, t)
-        for k in range(tr[TREE.nv]):
-            add(D.u_tree, e, tr[TREE.u0] + k, 0, get(D.tree_dof, e, tr[TREE.u0] + k, TREE_DOF.rhs))
+        add_workspace_to_velocities(D, e, t, 1.0)
         put(D.row_f, e, r, ROW_F.impulse, new)
         change = w * ti.abs(new - lam)
     return change

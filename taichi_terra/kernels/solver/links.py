@@ -15,12 +15,12 @@ import taichi as ti
 
 from ..collision.heightmap import hm_pose
 from ..collision.shapes import footprint_width
-from ..common.arrays import BODY_F, BODY_I, JOINT_I, LINK, TREE, TREE_DOF, body_params
+from ..common.arrays import BODY_F, BODY_I, JOINT_I, LINK, body_params
 from ..common.math import skew, vec3
-from ..common.schema import add, get, get33, row
+from ..common.schema import get, get33, row
 from ..dynamics.bodies import body_pose, carrier_joint, link_spatial_velocity, link_wrench_to_workspace, tree_reference
 from ..dynamics.free_body import add_link_velocity, link_velocity
-from ..dynamics.tree import tree_solve
+from ..dynamics.tree import add_workspace_to_velocities, tree_solve
 
 mat3 = ti.math.mat3
 
@@ -83,9 +83,7 @@ def link_push(D: ti.template(), e, link, r, imp, sign):
         add_link_velocity(D.u, e, get(D.body_i, e, link, BODY_I.u0), dv, dw)
     elif ti.static(D.trees):
         tree_point_response(D, e, j, r, imp)
-        tr = row(D.tree, e, get(D.joint_i, e, j, JOINT_I.tree))
-        for d in range(tr[TREE.nv]):
-            add(D.u_tree, e, tr[TREE.u0] + d, 0, sign * get(D.tree_dof, e, tr[TREE.u0] + d, TREE_DOF.rhs))
+        add_workspace_to_velocities(D, e, get(D.joint_i, e, j, JOINT_I.tree), sign)
 
 
 @ti.func
