@@ -63,10 +63,10 @@ class Model:
     the layouts of every array of the world: the row count of each block follows from the scene."""
 
     def __init__(self, shapes, materials, body_materials, ground, heightmaps, max_shape_pairs=None,
-                 max_shape_contacts=None, trees=(), link_bodies=()):
+                 max_shape_contacts=None, trees=(), link_bodies=(), pins=()):
         """``shapes`` and ``body_materials``: the free bodies'; ``link_bodies``: the shapes on tree links as
         ``(tree index, link index, Shape, position, rotation, material index)``, placed after the free
-        bodies."""
+        bodies; ``pins``: :class:`~taichi_terra.bodies.pin.Pin` objects."""
         self.real = np_real()
         n_free = len(shapes)
         self.n_free = n_free
@@ -88,6 +88,8 @@ class Model:
         n_joints = sum(len(r) for r in tree_rows)
         n_tree_q = sum(t.get_generalized_coordinate_dim() for t in trees)
         n_tree_u = sum(t.get_dof() for t in trees)
+        self.n_pins = len(pins)
+        n_solver_rows = 2 * n_joints + self.n_pins  # beyond the contact slots: joint limits, friction, pins
         self.n_bodies = nb
         self.nq = A.Q_FREE.stride * n_free
         self.nv = A.U_FREE.stride * n_free
@@ -131,20 +133,20 @@ class Model:
         n_pair_rows = self.n_pairs + self.max_shape_pairs
         rows = {
             "model_i": {"offsets": 1, "settings_i": 1, "body": nb, "pair": self.n_pairs, "map": len(heightmaps),
-                        "tree": self.n_trees, "joint": n_joints},
+                        "tree": self.n_trees, "joint": n_joints, "pin": self.n_pins},
             "model_f": {"settings_f": 1, "body": nb, "inertia": nb, "point": n_points, "plane": n_planes,
                         "pair_material": self.n_pairs + self.n_materials ** 2, "map": len(heightmaps),
-                        "joint": n_joints},
+                        "joint": n_joints, "pin": self.n_pins},
             "heights": {"sample": n_samples},
             "q": {"free_body": n_free, "tree": n_tree_q}, "u": {"free_body": n_free, "tree": n_tree_u},
-            "state_f": {"contact": self.n_slots, "soil": n_soil},
+            "state_f": {"contact": self.n_slots, "soil": n_soil, "pin": self.n_pins},
             "state_i": {"env": 1, "pair_count": n_pair_rows, "feature": self.n_slots, "sweep_order": nb,
                         "shape_pair": self.max_shape_pairs, "prev_shape_pair": self.max_shape_pairs},
             "control": {"body_load": nb, "drive": n_tree_u},
-            "scratch_f": {"link": nb, "reach": nb, "row": self.n_slots + 2 * n_joints, "frame": n_joints,
+            "scratch_f": {"link": nb, "reach": nb, "row": self.n_slots + n_solver_rows, "frame": n_joints,
                           "link_dyn": n_joints,
                           "tree_matrix": sum(t.get_dof() ** 2 for t in trees), "tree_dof": n_tree_u},
-            "scratch_i": {"row": self.n_slots + 2 * n_joints, "sweep": nb},
+            "scratch_i": {"row": self.n_slots + n_solver_rows, "sweep": nb},
             "soil_rev": {"row_revision": n_soil_rows},
         }
         self.layouts = {a.name: a.layout(rows[a.name]) for a in A.ARENAS}
@@ -184,9 +186,15 @@ class Model:
         for col, value in (("n_static_pairs", self.n_pairs), ("pool0", self.pool_start),
                            ("n_materials", self.n_materials), ("n_soil_samples", n_soil), ("n_bodies", nb),
                            ("n_maps", len(heightmaps)), ("max_shape_pairs", self.max_shape_pairs),
-                           ("n_slots", self.n_slots), ("n_trees", self.n_trees), ("n_free_bodies", n_free)):
+                           ("n_slots", self.n_slots), ("n_trees", self.n_trees), ("n_free_bodies", n_free),
+                           ("n_pins", self.n_pins)):
             settings[getattr(A.SETTINGS_I, col)] = value
         self._pack_trees(li, trees, tree_rows)
+        pin_i = li.view(self.data_i, "pin")
+        for k, pin in enumerate(pins):
+            sa, la, sb, lb = pin.rows()
+            pin_i[k, A.PIN_I.joint_a] = self.tree_joint0[sa] + la
+            pin_i[k, A.PIN_I.joint_b] = -1 if sb < 0 else self.tree_joint0[sb] + lb
         # ---- model_f
         lf = self.layouts["model_f"]
         self.data_f = lf.empty(self.real)
@@ -204,6 +212,10 @@ class Model:
         if n_planes:
             lf.view(self.data_f, "plane")[...] = np.concatenate([sh.planes for sh in shapes if len(sh.planes)])
         self._pack_joints_f(lf)
+        pin_f = lf.view(self.data_f, "pin")
+        for k, pin in enumerate(pins):
+            pin_f[k, A.PIN_F.point_a:A.PIN_F.point_a + 3] = pin.point_a
+            pin_f[k, A.PIN_F.point_b:A.PIN_F.point_b + 3] = pin.point_b
         hmap = lf.view(self.data_f, "map")
         for m, hm in enumerate(heightmaps):
             if getattr(hm, "is_soil", False):

@@ -149,6 +149,7 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
         self.materials = MaterialTable()
         self._bodies: list[Body] = []
         self._systems = []  # articulated systems (bodies/articulated.py)
+        self._pins = []  # pins between links (bodies/pin.py)
         self._body_materials: list[int] = []
         self._init: list[dict] = []
         self._ground: Ground | None = None
@@ -278,6 +279,21 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
         self._systems.append(system)
         return system
 
+    def add_pin(self, system_a, link_a: str, point_a, system_b=None, link_b: str | None = None,
+                point_b=(0.0, 0.0, 0.0)):
+        """Hold ``point_a`` [m, in ``link_a``'s frame] of ``system_a`` to ``point_b``: a point [m] in ``link_b``'s
+        frame of ``system_b`` (the same system closes a loop), or a fixed world point [m] when ``system_b`` is
+        None. A bilateral row keeps the points' velocities together with a position bias, and the position
+        update's gap is closed every step; the points are not moved to meet at the start, so place them
+        together. Returns the :class:`~taichi_terra.bodies.pin.Pin` (its force and gap). Before the first
+        step only."""
+        from .bodies.pin import Pin
+
+        self._require_builder("adding a pin")
+        pin = Pin.checked(self, len(self._pins), system_a, link_a, point_a, system_b, link_b, point_b)
+        self._pins.append(pin)
+        return pin
+
     def add_sphere(self, radius: float, mass: float, *, material: str = DEFAULT_MATERIAL) -> Body:
         """A solid sphere of ``radius`` [m] and ``mass`` [kg]."""
         return self._add_body(_shapes.sphere(radius, mass), material)
@@ -384,7 +400,8 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
         link_bodies = [(t, link, shape, pos, rot, default) for t, system in enumerate(self._systems)
                        for link, shape, pos, rot in system.collision_bodies()]
         model = Model([b.shape for b in self._bodies], self.materials, self._body_materials, self._ground,
-                      self._heightmaps, self._max_shape_pairs, self._max_shape_contacts, self._systems, link_bodies)
+                      self._heightmaps, self._max_shape_pairs, self._max_shape_contacts, self._systems, link_bodies,
+                      self._pins)
         ne, nb = self._n_envs, len(self._bodies)
         if nb:
             q0 = np.concatenate([d["q"] for d in self._init], axis=1)
@@ -527,13 +544,14 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
     # ------------------------------------------------------------------ checkpoints
     def _signature(self) -> tuple:
         """What a checkpoint's arrays and meaning depend on: envs, time step, shapes (type, size, mass), static
-        geometry (which fix the contact pairs) and articulated systems (base and joints)."""
+        geometry (which fix the contact pairs) and articulated systems (base and joints) and pins."""
         shapes = tuple((int(b.shape.type), tuple(np.round(b.shape.params, 12)), round(b.shape.mass, 12),
                         len(b.shape.points)) for b in self._bodies)
         maps = tuple((hm.x_samples, hm.y_samples) for hm in self._heightmaps)
         systems = tuple((s.model.name, s.model.base, tuple(s.get_joint_names())) for s in self._systems)
+        pins = tuple(p.rows() for p in self._pins)
         return (self._n_envs, self._dt, shapes, self._ground is not None, maps, self._max_shape_pairs,
-                self._max_shape_contacts, systems)
+                self._max_shape_contacts, systems, pins)
 
     def checkpoint(self) -> Checkpoint:
         """A copy of the per-env state (coordinates, velocities, loads, contacts, warm-start cache)."""

@@ -13,11 +13,12 @@ is these stages, in order (``step_env``):
 4. impacts, in waves, with the velocities before this step's forces (``solver/impact.py``)
 5. free velocities ``u* = u + dt M^-1 (tau - h)`` (``dynamics/free_body.py``; trees: with their drives)
 6. warm starts from the last step's impulse of the same contact feature
-7. projected Gauss-Seidel sweeps, dispatching on the row kind: Coulomb contact, soil point, joint limit or
-   joint friction (``solver/limits.py``)
+7. projected Gauss-Seidel sweeps, dispatching on the row kind: Coulomb contact, soil point, joint limit,
+   joint friction (``solver/limits.py``) or pin (``solver/pins.py``)
 8. resting manifolds: the least tangential impulses that give the same motion (``solver/relax.py``)
 9. soil history (``soil/history.py``)
-10. integration of the positions (tree joints: velocities clamped to their limits first)
+10. integration of the positions (tree joints: velocities clamped to their limits first); the pins' gaps
+    closed
 11. results and the warm-start cache: each row's world impulse and feature, this step's pair table
 
 The kernel binds the arrays declared in ``common/arrays.py`` and nothing else.
@@ -44,7 +45,7 @@ from .common.arrays import (
     SHAPE_PAIR,
     StepData,
 )
-from .common.layout import FEAT_SOIL, ROW_SOIL
+from .common.layout import FEAT_SOIL, ROW_PIN, ROW_SOIL
 from .common.math import vec3
 from .common.schema import get, get3, get33, put, put33, put_row, putn, row
 from .dynamics.free_body import free_velocity, integrate_link, link_inv_inertia
@@ -54,6 +55,7 @@ from .soil.law import solve_soil_row
 from .solver.contact import clamp_to_cone, contact_frame, solve_rigid_row
 from .solver.impact import resolve_impacts
 from .solver.limits import build_joint_rows, solve_joint_row
+from .solver.pins import build_pin_rows, project_pins, solve_pin_row, store_pins, warm_start_pins
 from .solver.links import apply_impulse, relative_velocity, row_offsets
 from .solver.relax import relax_internal_friction
 from .solver.rows import build_rows, row_material, warm_start_slot
@@ -147,12 +149,15 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     for b in range(n_free):
         put33(D.link, e, b, LINK.inv_inertia,
               link_inv_inertia(D.q, e, get(D.body_i, e, b, BODY_I.q0), get33(D.inertia, e, b, INERTIA.inertia)))
-    # 3. rows: kinds, sides, Delassus blocks and targets; then the joint rows (limits, friction) after them
+    # 3. rows: kinds, sides, Delassus blocks and targets; then the joint rows (limits, friction) and the pins
     n_rows = build_rows(D, e, n_static, dt, sf[SETTINGS_F.slop], sf[SETTINGS_F.erp], sf[SETTINGS_F.max_push])
     n_limits = 0
+    n_pins = 0
     if ti.static(trees):
         n_limits = build_joint_rows(D, e, n_rows, n_trees, dt, sf[SETTINGS_F.margin], sf[SETTINGS_F.slop],
                                     sf[SETTINGS_F.erp], sf[SETTINGS_F.max_push])
+        n_pins = si[SETTINGS_I.n_pins]
+        build_pin_rows(D, e, n_rows + n_limits, n_pins)
     # 4. impacts, in waves, with the velocities before this step's forces
     resolve_impacts(D, e, n_rows, n_static, dt, sf[SETTINGS_F.restitution_threshold], tolerance, max_sweeps)
     # 5. free velocities u* = u + dt M^-1 (tau - h)
@@ -169,8 +174,11 @@ def step_env(D: ti.template(), e, trees: ti.template()):
             tree_free_velocity(D, e, t, dt)
     # 6. warm starts
     warm_start(D, e, n_rows, n_static, si[SETTINGS_I.warm_start], si[SETTINGS_I.terrain_warm_start])
+    if ti.static(trees):
+        warm_start_pins(D, e, n_rows + n_limits, n_pins, si[SETTINGS_I.warm_start])
     # 7. projected Gauss-Seidel sweeps until the largest velocity change is below tolerance
-    put(D.env, e, 0, ENV.sweeps, sweep_rows(D, e, n_rows, n_limits, dt, tolerance, max_sweeps, n_static))
+    put(D.env, e, 0, ENV.sweeps, sweep_rows(D, e, n_rows, n_limits + n_pins, dt, sf[SETTINGS_F.erp], tolerance,
+                                            max_sweeps, n_static))
     # 8. resting manifolds
     relax_internal_friction(D, e, n_rows, n_static)
     # 9. soil history: loaded samples take the end-of-step sinkage, yield raises the permanent sinkage, slip
@@ -184,8 +192,12 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     if ti.static(trees):
         for t in range(n_trees):
             tree_integrate(D, e, t, dt)
+        if n_pins > 0:  # close the gap the position update left at the pins
+            project_pins(D, e, n_pins, n_trees)
     # 11. results and warm-start cache
     store_results(D, e, n_rows, n_static)
+    if ti.static(trees):
+        store_pins(D, e, n_rows + n_limits, n_pins)
 
 
 @ti.func
@@ -222,9 +234,9 @@ def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
 
 
 @ti.func
-def sweep_rows(D: ti.template(), e, n_rows, n_limits, dt, tolerance, max_sweeps, n_static):
-    """Stage 7: Gauss-Seidel sweeps over the contact rows and then the ``n_limits`` joint rows, each
-    row solved by the law of its kind, until the largest velocity change ``W_nn |delta lambda|`` is below
+def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, dt, erp, tolerance, max_sweeps, n_static):
+    """Stage 7: Gauss-Seidel sweeps over the contact rows and then the ``n_joint_rows`` joint and pin rows,
+    each row solved by the law of its kind, until the largest velocity change ``W_nn |delta lambda|`` is below
     ``tolerance``; returns the sweeps taken."""
     sweeps = 0
     largest = tolerance + 1.0
@@ -255,8 +267,11 @@ def sweep_rows(D: ti.template(), e, n_rows, n_limits, dt, tolerance, max_sweeps,
                 putn(D.row_f, e, r, ROW_F.impulse, new)
                 largest = ti.max(largest, w[0, 0] * d.norm())
         if ti.static(D.trees):
-            for r in range(n_rows, n_rows + n_limits):
-                largest = ti.max(largest, solve_joint_row(D, e, r))
+            for r in range(n_rows, n_rows + n_joint_rows):
+                if get(D.row_i, e, r, ROW_I.kind) == ROW_PIN:
+                    largest = ti.max(largest, solve_pin_row(D, e, r, dt, erp))
+                else:
+                    largest = ti.max(largest, solve_joint_row(D, e, r))
     return sweeps
 
 

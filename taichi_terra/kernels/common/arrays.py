@@ -6,12 +6,12 @@ The step kernel binds these arrays and nothing else:
 =========== ======= ====== ==========================================================================
 array       role    dtype  blocks
 =========== ======= ====== ==========================================================================
-model_i     model   i32    offsets, settings_i, body, pair, map, tree, joint
-model_f     model   real   settings_f, body, inertia, point, plane, pair_material, map, joint
+model_i     model   i32    offsets, settings_i, body, pair, map, tree, joint, pin
+model_f     model   real   settings_f, body, inertia, point, plane, pair_material, map, joint, pin
 heights     model   real   sample (every height map's samples, map after map)
 q           state   real   the generalized coordinates: free_body (position, orientation) per body, tree
 u           state   real   the generalized velocities: free_body (linear, angular velocity) per body, tree
-state_f     state   real   contact (last step's contacts), soil (per-sample soil history)
+state_f     state   real   contact (last step's contacts), soil (per-sample soil history), pin (impulses)
 state_i     state   i32    env, pair_count, feature, sweep_order, shape_pair, prev_shape_pair
 control     control real   body_load (external force and torque) per body, drive (per tree dof)
 scratch_f   scratch real   link (world inverse inertia), reach (broadphase spheres), row (solver rows), frame,
@@ -34,10 +34,11 @@ from .schema import Arena, Block, BlockRef, get3, getn
 SETTINGS_I = Block("settings_i", [
     ("n_static_pairs", 1), ("pool0", 1), ("n_materials", 1), ("sweep_axis", 1), ("max_sweeps", 1),
     ("warm_start", 1), ("terrain_warm_start", 1), ("n_soil_samples", 1), ("n_bodies", 1), ("n_maps", 1),
-    ("max_shape_pairs", 1), ("n_slots", 1), ("n_trees", 1), ("n_free_bodies", 1)],
+    ("max_shape_pairs", 1), ("n_slots", 1), ("n_trees", 1), ("n_free_bodies", 1), ("n_pins", 1)],
     "integer settings: static pairs (a shape with the ground or a map), first slot of the shared contact pool, "
     "materials, broadphase sweep axis (0-2), solver sweeps at most, warm-start flags (0/1), soil samples, bodies, "
-    "maps, size of the shape-pair table, contact slots per env, articulated trees, free bodies (the first bodies)")
+    "maps, size of the shape-pair table, contact slots per env, articulated trees, free bodies (the first bodies), "
+    "pins")
 BODY_I = Block("body", [("shape", 1), ("point0", 1), ("n_points", 1), ("plane0", 1), ("n_planes", 1), ("q0", 1),
                         ("u0", 1), ("material", 1), ("joint", 1)],
                "per body (free bodies first, then the shapes on tree links): shape type (layout.py), first and count "
@@ -58,6 +59,8 @@ JOINT_I = Block("joint", [("tree", 1), ("parent", 1), ("type", 1), ("q", 1), ("u
                 "per tree joint (the joint that moves link k of a tree): tree, parent joint row (-1: the root), type "
                 "(layout.py JOINT_*), its coordinate's row in q's tree block and its velocity's in u's (the first of "
                 "7 and 6 for a floating root), its first dof within the tree")
+PIN_I = Block("pin", [("joint_a", 1), ("joint_b", 1)],
+              "per pin: the joint rows of the links its two points are fixed on (joint_b -1: a fixed world point)")
 SETTINGS_F = Block("settings_f", [
     ("dt", 1), ("gravity", 3), ("tolerance", 1), ("slop", 1), ("erp", 1), ("max_push", 1),
     ("restitution_threshold", 1), ("margin", 1), ("ground_height", 1)],
@@ -90,6 +93,9 @@ JOINT_F = Block("joint", [("origin", 3), ("origin_rotation", 9), ("axis", 3), ("
                 "[kg], centre of mass [m] and inertia about it [kg m^2] in the link frame, rotor inertia added to "
                 "the mass matrix [kg m^2 or kg], viscous damping [N m s/rad or N s/m], Coulomb friction [N m or N], "
                 "position limits [rad or m], velocity [rad/s or m/s] and effort [N m or N] limits (inf: none)")
+PIN_F = Block("pin", [("point_a", 3), ("point_b", 3)],
+              "per pin: its point on link a in that link's frame [m], its point on link b in link b's frame (a "
+              "world point [m] when joint_b is -1)")
 SAMPLE = Block("sample", [("height", 1)], "height-map samples [m] (a soil bed's undeformed surface)")
 
 # --------------------------------------------------------------------------- state
@@ -121,6 +127,8 @@ TREE_U = Block("tree", [("velocity", 1)],
                "every tree's generalized velocities, tree after tree: a floating root's linear velocity of the "
                "root link's origin [m/s] and angular velocity [rad/s], both world frame (as a free body's), then one "
                "per joint [rad/s or m/s]")
+PIN_STATE = Block("pin", [("impulse", 3)],
+                  "per pin: the last step's impulse on side b's point [N s], world frame (side a takes its opposite)")
 ROW_REVISION = Block("row_revision", [("revision", 1)],
                      "per soil-bed sample row: advances whenever a surface height in the row changes")
 
@@ -163,14 +171,16 @@ TREE_DOF = Block("tree_dof", [("bias", 1), ("applied", 1), ("rhs", 1), ("saturat
 SWEEP = Block("sweep", [("count", 1), ("start", 1), ("fill", 1)],
               "per body: its shape pairs with higher bodies, first entry in the pair table, entries written")
 
-MODEL_I = Arena("model_i", "i32", False, [Block("offsets", []), SETTINGS_I, BODY_I, PAIR, MAP_I, TREE, JOINT_I],
+MODEL_I = Arena("model_i", "i32", False, [Block("offsets", []), SETTINGS_I, BODY_I, PAIR, MAP_I, TREE, JOINT_I,
+                                      PIN_I],
                 "model")
-MODEL_F = Arena("model_f", "real", False, [SETTINGS_F, BODY_F, INERTIA, POINT, PLANE, PAIR_MATERIAL, MAP_F, JOINT_F],
+MODEL_F = Arena("model_f", "real", False, [SETTINGS_F, BODY_F, INERTIA, POINT, PLANE, PAIR_MATERIAL, MAP_F, JOINT_F,
+                                          PIN_F],
                 "model")
 HEIGHTS = Arena("heights", "real", False, [SAMPLE], "model")
 Q = Arena("q", "real", True, [Q_FREE, TREE_Q], "state")
 U = Arena("u", "real", True, [U_FREE, TREE_U], "state")
-STATE_F = Arena("state_f", "real", True, [CONTACT, SOIL], "state")
+STATE_F = Arena("state_f", "real", True, [CONTACT, SOIL, PIN_STATE], "state")
 STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, SHAPE_PAIR, PREV_SHAPE_PAIR],
                 "state")
 CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
@@ -248,7 +258,8 @@ _REF_NAMES = {
     ("model_i", "tree"): "tree", ("model_i", "joint"): "joint_i", ("model_f", "joint"): "joint_f",
     ("q", "tree"): "q_tree", ("u", "tree"): "u_tree", ("control", "drive"): "drive", ("scratch_f", "frame"): "frame",
     ("scratch_f", "link_dyn"): "link_dyn", ("scratch_f", "tree_matrix"): "tree_matrix",
-    ("scratch_f", "tree_dof"): "tree_dof",
+    ("scratch_f", "tree_dof"): "tree_dof", ("model_i", "pin"): "pin_i", ("model_f", "pin"): "pin_f",
+    ("state_f", "pin"): "pin_state",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 

@@ -162,3 +162,33 @@ def closest_point_segment(p, a, b):
     if denom > 0.0:
         t = ti.math.clamp((p - a).dot(ab) / denom, 0.0, 1.0)
     return a + ab * t
+
+
+@ti.func
+def sym_pinv3(a, rel):
+    """Pseudo-inverse of the symmetric positive semi-definite 3x3 matrix ``a``: eigenvalues below ``rel`` times
+    the largest count as zero. The eigen-decomposition is cyclic Jacobi (six sweeps: quadratic convergence,
+    exact to rounding for 3x3); Taichi's closed-form ``ti.sym_eig`` returns wrong vectors for a singular
+    matrix such as a planar loop's response."""
+    m = a
+    v = ti.Matrix.identity(float, 3)
+    for _sweep in ti.static(range(6)):
+        for p, q in ti.static(((0, 1), (0, 2), (1, 2))):
+            if ti.abs(m[p, q]) > 1e-300:
+                theta = (m[q, q] - m[p, p]) / (2.0 * m[p, q])
+                t = 1.0 / (ti.abs(theta) + ti.sqrt(theta * theta + 1.0))
+                if theta < 0.0:
+                    t = -t
+                c = 1.0 / ti.sqrt(t * t + 1.0)
+                s = t * c
+                rot = ti.Matrix.identity(float, 3)
+                rot[p, p], rot[q, q], rot[p, q], rot[q, p] = c, c, s, -s
+                m = rot.transpose() @ m @ rot
+                v = v @ rot
+    top = ti.max(m[0, 0], ti.max(m[1, 1], m[2, 2]))
+    out = ti.Matrix.zero(float, 3, 3)
+    for i in ti.static(range(3)):
+        if m[i, i] > rel * top and top > 0.0:
+            col = vec3(v[0, i], v[1, i], v[2, i])
+            out += col.outer_product(col) / m[i, i]
+    return out

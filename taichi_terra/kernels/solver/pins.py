@@ -1,0 +1,256 @@
+"""Pins: two points held together, a bilateral row of the Gauss-Seidel sweep and a position correction.
+
+A pin joins a point fixed on a tree link (side a) to a point fixed on another link, of the same tree (a
+closed loop) or of another tree, or to a fixed world point (side b, ``PIN_I.joint_b = -1``). Its row
+(``ROW_PIN``) is three-dimensional and bilateral: the impulse ``lambda`` [N s, world] acts +lambda on side
+b's point and -lambda on side a's. With ``K = J M~^-1 J^T`` (3x3, world; ``J`` the relative point velocity's
+Jacobian over both sides, cross terms included when both sides are on one tree) an update is
+
+    lambda += K^+ (target - v_rel),   target = -erp (p_b - p_a) / dt,
+
+``K^+`` the pseudo-inverse (a planar loop cannot move its points out of its plane: that direction has no
+response and takes no impulse). ``ROW_F.delassus`` holds ``K^+``, ``ROW_F.impulse`` lambda.
+
+The velocity rows keep the points' velocities together to first order; integrating along the links' arcs
+leaves a gap of order ``dt^2 |a|``. After the positions are integrated, ``project_pins`` closes it: a
+Newton step on the positions, ``dq = M~^-1 J^T K^+ (-gap)`` with ``J`` at the new configuration, repeated
+while a gap is above ``PIN_TOLERANCE``. The velocities are left as the sweep made them.
+"""
+import taichi as ti
+
+from ..common.arrays import FRAME, JOINT_I, PIN_F, PIN_I, PIN_STATE, ROW_F, ROW_I, TREE, TREE_DOF
+from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, ROW_PIN
+from ..common.math import quat_integrate, sym_pinv3, vec3, vec4
+from ..common.schema import add, get, get3, get33, put, put33, putn, row
+from ..dynamics.bodies import link_spatial_velocity, tree_reference
+from ..dynamics.tree import (
+    add_workspace_to_velocities,
+    clear_workspace,
+    motion_column,
+    n_dofs,
+    tree_kinematics,
+    tree_solve,
+)
+
+mat3 = ti.math.mat3
+
+#: gap [m] below which the position correction stops
+PIN_TOLERANCE = 1e-10
+#: Newton steps of the position correction at most, per step
+PIN_PROJECTIONS = 4
+
+
+@ti.func
+def pin_point(D: ti.template(), e, j, local):
+    """World position [m] of the point ``local`` (link frame) on the link of joint row ``j``; ``j < 0``:
+    ``local`` is already a world point."""
+    p = local
+    if j >= 0:
+        p = get3(D.frame, e, j, FRAME.position) + get33(D.frame, e, j, FRAME.rotation) @ local
+    return p
+
+
+@ti.func
+def pin_ends(D: ti.template(), e, k):
+    """Joint rows and world points [m] of pin ``k``'s two ends, from the link frames in ``FRAME``."""
+    ja, jb = get(D.pin_i, e, k, PIN_I.joint_a), get(D.pin_i, e, k, PIN_I.joint_b)
+    pa = pin_point(D, e, ja, get3(D.pin_f, e, k, PIN_F.point_a))
+    pb = pin_point(D, e, jb, get3(D.pin_f, e, k, PIN_F.point_b))
+    return ja, jb, pa, pb
+
+
+@ti.func
+def _point_velocity(D: ti.template(), e, j, p, du: ti.template()):
+    """Velocity [m/s] of the material point at ``p`` on the link of joint row ``j`` (zero for ``j < 0``): from
+    the tree's velocities, or (``du``) from the velocity change in its workspace."""
+    out = vec3(0.0, 0.0, 0.0)
+    if j >= 0:
+        c = tree_reference(D, e, j)
+        vel = link_spatial_velocity(D, e, j, c, du)
+        out = vec3(vel[3], vel[4], vel[5]) + vec3(vel[0], vel[1], vel[2]).cross(p - c)
+    return out
+
+
+@ti.func
+def pin_velocity(D: ti.template(), e, ja, jb, pa, pb, du: ti.template()):
+    """Velocity [m/s] of side b's point minus side a's."""
+    return _point_velocity(D, e, jb, pb, du) - _point_velocity(D, e, ja, pa, du)
+
+
+@ti.func
+def _add_point_impulse(D: ti.template(), e, j, p, imp):
+    """The workspace of the tree of joint row ``j`` += ``J^T imp``, ``imp`` [N s] at the world point ``p``."""
+    c = tree_reference(D, e, j)
+    u0 = get(D.tree, e, get(D.joint_i, e, j, JOINT_I.tree), TREE.u0)
+    r = p - c
+    m = r.cross(imp)
+    force = ti.Vector([m[0], m[1], m[2], imp[0], imp[1], imp[2]])
+    jj = j
+    while jj >= 0:
+        ji = row(D.joint_i, e, jj)
+        jtype = ji[JOINT_I.type]
+        for a in range(n_dofs(jtype)):
+            add(D.tree_dof, e, u0 + ji[JOINT_I.dof] + a, TREE_DOF.rhs,
+                motion_column(D, e, jj, jtype, a, c).dot(force))
+        jj = ji[JOINT_I.parent]
+
+
+@ti.func
+def _tree_of(D: ti.template(), e, j):
+    t = -1
+    if j >= 0:
+        t = get(D.joint_i, e, j, JOINT_I.tree)
+    return t
+
+
+@ti.func
+def pin_response(D: ti.template(), e, ja, jb, pa, pb, imp):
+    """The trees' workspaces <- ``M~^-1 J^T imp``: +imp at ``pb`` on side b, -imp at ``pa`` on side a (one
+    solve per tree, so a loop within one tree gets its cross terms)."""
+    ta, tb = _tree_of(D, e, ja), _tree_of(D, e, jb)
+    if ta >= 0:
+        clear_workspace(D, e, ta)
+    if tb >= 0 and tb != ta:
+        clear_workspace(D, e, tb)
+    if ja >= 0:
+        _add_point_impulse(D, e, ja, pa, -imp)
+    if jb >= 0:
+        _add_point_impulse(D, e, jb, pb, imp)
+    if ta >= 0:
+        tree_solve(D, e, ta)
+    if tb >= 0 and tb != ta:
+        tree_solve(D, e, tb)
+
+
+@ti.func
+def pin_apply(D: ti.template(), e, ja, jb, pa, pb, imp):
+    """``u += M~^-1 J^T imp`` for the pin impulse ``imp`` [N s]."""
+    pin_response(D, e, ja, jb, pa, pb, imp)
+    ta, tb = _tree_of(D, e, ja), _tree_of(D, e, jb)
+    if ta >= 0:
+        add_workspace_to_velocities(D, e, ta, 1.0)
+    if tb >= 0 and tb != ta:
+        add_workspace_to_velocities(D, e, tb, 1.0)
+
+
+@ti.func
+def pin_inverse_response(D: ti.template(), e, ja, jb, pa, pb):
+    """``K^+``: the pseudo-inverse of the pin's ``K = J M~^-1 J^T`` (3x3, world); directions whose response
+    is below 1e-9 of the largest are left out."""
+    kmat = mat3(0.0)
+    for k in ti.static(range(3)):
+        unit = vec3(0.0, 0.0, 0.0)
+        unit[k] = 1.0
+        pin_response(D, e, ja, jb, pa, pb, unit)
+        dv = pin_velocity(D, e, ja, jb, pa, pb, True)
+        for i in ti.static(range(3)):
+            kmat[i, k] = dv[i]
+    return sym_pinv3(0.5 * (kmat + kmat.transpose()), 1e-9)
+
+
+@ti.func
+def build_pin_rows(D: ti.template(), e, r0, n_pins):
+    """Rows ``r0`` to ``r0 + n_pins - 1``: one per pin, with ``K^+`` and a zero impulse (the warm start
+    comes with the other rows', in stage 6)."""
+    for k in range(n_pins):
+        ja, jb, pa, pb = pin_ends(D, e, k)
+        r = r0 + k
+        put(D.row_i, e, r, ROW_I.kind, ROW_PIN)
+        put(D.row_i, e, r, ROW_I.slot, -1)
+        put(D.row_i, e, r, ROW_I.pair, k)
+        put(D.row_i, e, r, ROW_I.side_a, ja)
+        put(D.row_i, e, r, ROW_I.side_b, jb)
+        put(D.row_i, e, r, ROW_I.impacted, 0)
+        inv = pin_inverse_response(D, e, ja, jb, pa, pb)
+        put33(D.row_f, e, r, ROW_F.delassus, inv)
+        putn(D.row_f, e, r, ROW_F.impulse, vec3(0.0, 0.0, 0.0))
+
+
+@ti.func
+def warm_start_pins(D: ti.template(), e, r0, n_pins, on):
+    """Each pin row starts from the pin's impulse of the last step (``on`` != 0)."""
+    for k in range(n_pins):
+        lam = vec3(0.0, 0.0, 0.0)
+        if on != 0:
+            lam = get3(D.pin_state, e, k, PIN_STATE.impulse)
+            if lam.norm() > 0.0:
+                ja, jb, pa, pb = pin_ends(D, e, k)
+                pin_apply(D, e, ja, jb, pa, pb, lam)
+        putn(D.row_f, e, r0 + k, ROW_F.impulse, lam)
+
+
+@ti.func
+def solve_pin_row(D: ti.template(), e, r, dt, erp):
+    """One Gauss-Seidel update of pin row ``r``; returns the change of the points' relative velocity
+    [m/s] (the sweep's convergence measure)."""
+    k = get(D.row_i, e, r, ROW_I.pair)
+    ja, jb, pa, pb = pin_ends(D, e, k)
+    v = pin_velocity(D, e, ja, jb, pa, pb, False)
+    target = -erp * (pb - pa) / dt
+    d = get33(D.row_f, e, r, ROW_F.delassus) @ (target - v)
+    change = 0.0
+    if d.norm() > 0.0:
+        pin_apply(D, e, ja, jb, pa, pb, d)
+        putn(D.row_f, e, r, ROW_F.impulse, get3(D.row_f, e, r, ROW_F.impulse) + d)
+        change = (pin_velocity(D, e, ja, jb, pa, pb, False) - v).norm()
+    return change
+
+
+@ti.func
+def store_pins(D: ti.template(), e, r0, n_pins):
+    """Each pin's impulse of this step [N s, world, on side b] for the next warm start and the reports."""
+    for k in range(n_pins):
+        putn(D.pin_state, e, k, PIN_STATE.impulse, get3(D.row_f, e, r0 + k, ROW_F.impulse))
+
+
+@ti.func
+def _displace_tree(D: ti.template(), e, t):
+    """Tree ``t``'s coordinates moved by the displacement in its workspace (joint coordinates added; a
+    floating root's origin moved and its orientation turned by the rotation vector)."""
+    tr = row(D.tree, e, t)
+    u0 = tr[TREE.u0]
+    for k in range(tr[TREE.n_joints]):
+        ji = row(D.joint_i, e, tr[TREE.joint0] + k)
+        jtype = ji[JOINT_I.type]
+        d0 = u0 + ji[JOINT_I.dof]
+        if jtype == JOINT_FLOATING:
+            qs = ji[JOINT_I.q]
+            dw = vec3(0.0, 0.0, 0.0)
+            for a in ti.static(range(3)):
+                add(D.q_tree, e, qs + a, 0, get(D.tree_dof, e, d0 + a, TREE_DOF.rhs))
+                dw[a] = get(D.tree_dof, e, d0 + 3 + a, TREE_DOF.rhs)
+            quat = vec4(get(D.q_tree, e, qs + 3, 0), get(D.q_tree, e, qs + 4, 0), get(D.q_tree, e, qs + 5, 0),
+                        get(D.q_tree, e, qs + 6, 0))
+            quat = quat_integrate(quat, dw, 1.0)
+            for a in ti.static(range(4)):
+                put(D.q_tree, e, qs + 3 + a, 0, quat[a])
+        elif jtype != JOINT_FIXED_ROOT:
+            add(D.q_tree, e, ji[JOINT_I.q], 0, get(D.tree_dof, e, d0, TREE_DOF.rhs))
+
+
+@ti.func
+def project_pins(D: ti.template(), e, n_pins, n_trees):
+    """Close every pin's gap after the position update: Newton steps ``dq = M~^-1 J^T K^+ (-gap)`` with the
+    link frames of the new positions, pin after pin, until every gap is below ``PIN_TOLERANCE`` or
+    ``PIN_PROJECTIONS`` rounds are done. Leaves ``FRAME`` at the new positions."""
+    for t in range(n_trees):
+        tree_kinematics(D, e, t)
+    it = 0
+    worst = PIN_TOLERANCE + 1.0
+    while it < PIN_PROJECTIONS and worst > PIN_TOLERANCE:
+        it += 1
+        worst = 0.0
+        for k in range(n_pins):
+            ja, jb, pa, pb = pin_ends(D, e, k)
+            gap = pb - pa
+            worst = ti.max(worst, gap.norm())
+            if gap.norm() > PIN_TOLERANCE:
+                step = pin_inverse_response(D, e, ja, jb, pa, pb) @ (-gap)
+                pin_response(D, e, ja, jb, pa, pb, step)
+                ta, tb = _tree_of(D, e, ja), _tree_of(D, e, jb)
+                if ta >= 0:
+                    _displace_tree(D, e, ta)
+                    tree_kinematics(D, e, ta)
+                if tb >= 0 and tb != ta:
+                    _displace_tree(D, e, tb)
+                    tree_kinematics(D, e, tb)
