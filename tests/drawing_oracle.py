@@ -1,8 +1,10 @@
 """What a viewer's picture should show, pixel by pixel, worked out from the world's own geometry.
 
 3D viewer: each sampled pixel's view ray (``OrbitCamera.rays``, the inverse of the renderer's projection) is
-cast in the env of every tile with ``World.ray_test_batch``; the nearest hit names the body, height map or ground
-that the pixel must show. Lighting (an ambient and a point light, both grey) scales an object's colour by one
+cast in the env of every tile with ``World.ray_test_batch``, and against the collision shapes of articulated
+links (``World.ray_test_batch`` does not see them), posed from the link frames the systems report
+(``get_frame_position/orientation``); the nearest hit names the body, height map or ground that the pixel
+must show. Lighting (an ambient and a point light, both grey) scales an object's colour by one
 factor k in [0.45, 1.2] in all three channels, so a pixel shows object X when it equals k times X's colour
 (a soil bed coloured by sinkage: a non-negative mix of its base and rut colours) to within 8-bit rounding,
 plus, on a height map, the colour change across the cell (the rasterizer interpolates vertex colours over a
@@ -146,6 +148,81 @@ def pixel_rgb(image: np.ndarray, px: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------- 3D viewer
+def link_bodies(world, env: int) -> list:
+    """``(body index, Shape, world position [m], rotation)`` of every shape on an articulated link in ``env``:
+    its link frame from the system's frame queries, then its placement on the link (the model numbers these
+    bodies after the free ones, system by system, in ``collision_bodies`` order)."""
+    out = []
+    b = world._model.n_free
+    for t, system in enumerate(world._systems):
+        names = system.get_body_names()
+        for link, shape, pos, rot in system.collision_bodies():
+            assert world._model.body_link_index[b] == (t, link)
+            frame_p = system.get_frame_position(names[link], env)
+            frame_r = system.get_frame_orientation(names[link], env)
+            out.append((b, shape, frame_p + frame_r @ pos, frame_r @ rot))
+            b += 1
+    return out
+
+
+def _quadratic_entry(a, b, c):
+    """Smallest root t >= 0 of a t^2 + 2 b t + c = 0 (inf where none), elementwise."""
+    disc = b * b - a * c
+    ok = (disc >= 0.0) & (a > 1e-300)
+    t = np.where(ok, (-b - np.sqrt(np.maximum(disc, 0.0))) / np.where(a > 1e-300, a, 1.0), np.inf)
+    return np.where(t >= 0.0, t, np.inf)
+
+
+def _sphere_entry(o, d, centre, r):
+    oc = o - centre
+    return _quadratic_entry(np.einsum("ij,ij->i", d, d), np.einsum("ij,ij->i", oc, d),
+                            np.einsum("ij,ij->i", oc, oc) - r * r)
+
+
+def _side_entry(o, d, r, h):
+    """Entry into the side of the z-axis cylinder of radius r, |z| <= h."""
+    t = _quadratic_entry(d[:, 0] ** 2 + d[:, 1] ** 2, o[:, 0] * d[:, 0] + o[:, 1] * d[:, 1],
+                         o[:, 0] ** 2 + o[:, 1] ** 2 - r * r)
+    z = o[:, 2] + np.where(np.isfinite(t), t, 0.0) * d[:, 2]
+    return np.where(np.abs(z) <= h, t, np.inf)
+
+
+def _planes_entry(o, d, planes):
+    """Entry into the convex set n . p <= off of all ``planes`` (f, 4): the last of the entering crossings,
+    if it comes before the first leaving one."""
+    t_in, t_out = np.zeros(len(o)), np.full(len(o), np.inf)
+    for n, off in zip(planes[:, :3], planes[:, 3]):
+        dn, on = d @ n, o @ n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = (off - on) / dn
+        t_in = np.where(dn < 0.0, np.maximum(t_in, t), t_in)
+        t_out = np.where(dn > 0.0, np.minimum(t_out, t), t_out)
+        t_out = np.where((dn == 0.0) & (on > off), -np.inf, t_out)
+    return np.where(t_in <= t_out, t_in, np.inf)
+
+
+def ray_shape_entry(shape, o: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Distance [m] along unit rays ``o + t d`` (shape frame, (k, 3) each) to where they enter ``shape``; inf
+    for a miss (and for rays that start inside)."""
+    from taichi_terra.bodies.shapes import ShapeType
+
+    r, h = shape.params[0], shape.params[1]
+    if shape.type == ShapeType.SPHERE:
+        return _sphere_entry(o, d, np.zeros(3), r)
+    if shape.type == ShapeType.CAPSULE:
+        return np.minimum.reduce([_side_entry(o, d, r, h), _sphere_entry(o, d, np.array([0.0, 0.0, h]), r),
+                                  _sphere_entry(o, d, np.array([0.0, 0.0, -h]), r)])
+    if shape.type == ShapeType.CYLINDER:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            caps = [(np.sign(z) * h - o[:, 2]) / d[:, 2] for z in (1.0, -1.0)]
+        caps = [np.where((t >= 0.0) & (np.hypot(o[:, 0] + t * d[:, 0], o[:, 1] + t * d[:, 1]) <= r)
+                         & (np.abs(o[:, 2]) > h), t, np.inf) for t in caps]
+        return np.minimum.reduce([_side_entry(o, d, r, h)] + caps)
+    t = _planes_entry(o, d, np.asarray(shape.planes, float))  # a box or a convex mesh
+    inside = np.all(o @ shape.planes[:, :3].T <= shape.planes[:, 3], axis=1)
+    return np.where(inside, np.inf, t)
+
+
 def cast_pixels(viewer, world, px: np.ndarray) -> dict:
     """The first thing each pixel's view ray meets across the viewer's tiles: ``kind`` (0 none, 1 ground,
     2 height map, 3 body), ``index``, ``tile``, ``point`` (in the env's own frame) [m]."""
@@ -156,11 +233,18 @@ def cast_pixels(viewer, world, px: np.ndarray) -> dict:
         origins[e] = eye - offsets[t]  # the tile's env, seen from the eye moved by the tile's offset
     hits = world.ray_test_batch(origins, np.broadcast_to(d, origins.shape), 1e4)
     envs = np.array(viewer.envs)
-    dist = hits["distance"][envs]  # (n_tiles, k)
+    dist = np.array(hits["distance"][envs])  # (n_tiles, k)
+    what, index = np.array(hits["kind"][envs]), np.array(hits["index"][envs])
+    for t, e in enumerate(viewer.envs):  # shapes on articulated links
+        for b, shape, pos, rot in link_bodies(world, e):
+            t_hit = ray_shape_entry(shape, (origins[e] - pos) @ rot, d @ rot)
+            nearer = t_hit < dist[t]
+            dist[t][nearer], what[t][nearer], index[t][nearer] = t_hit[nearer], 3, b
     tile = np.argmin(dist, axis=0)
     k = np.arange(len(px))
-    kind = np.where(np.isfinite(dist[tile, k]), hits["kind"][envs][tile, k], 0)
-    return {"kind": kind, "index": hits["index"][envs][tile, k], "tile": tile, "point": hits["point"][envs][tile, k]}
+    kind = np.where(np.isfinite(dist[tile, k]), what[tile, k], 0)
+    point = origins[envs][tile, k] + np.where(np.isfinite(dist[tile, k]), dist[tile, k], 0.0)[:, None] * d
+    return {"kind": kind, "index": index[tile, k], "tile": tile, "point": point}
 
 
 def _map_colour(viewer, hm, env, points):
@@ -231,6 +315,8 @@ def centre_pixels(viewer, world) -> np.ndarray:
         off = viewer.tile_offsets[t]
         for body in world.bodies:
             pts.append(body.get_position(e) + off)
+        for _b, _shape, pos, _rot in link_bodies(world, e):
+            pts.append(pos + off)
         for hm in world.heightmaps:  # the grid sample nearest its centre, on the surface
             nx, ny = hm.x_samples, hm.y_samples
             h = hm.get_surface_heights(e)[(ny // 2) * nx + nx // 2]

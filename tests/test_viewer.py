@@ -193,7 +193,7 @@ def test_bad_viewer_and_recorder_input(tmp_path, monkeypatch, rut_world):
              ({"envs": [0, 0]}, "envs"), ({"envs": "some"}, "envs"), ({"color_by": "depth"}, "color_by"),
              ({"color_range": 0.0}, "color_range"), ({"sinkage_scale": -1.0}, "sinkage_scale"),
              ({"follow": stranger}, "follow"), ({"camera": "top"}, "camera"), ({"rut_color": (2, 0, 0)}, "rut_color"),
-             ({"tile_spacing": (1.0, -1.0)}, "tile_spacing")]
+             ({"tile_spacing": (1.0, -1.0)}, "tile_spacing"), ({"frame_size": 0.0}, "frame_size")]
     for kwargs, word in cases:
         with pytest.raises((ValueError, TypeError), match=word):
             Viewer(world, headless=True, **kwargs)

@@ -6,7 +6,8 @@
 
 It draws the ground plane, height maps and soil beds (per-vertex colour; a bed can be coloured by its
 sinkage or plastic sinkage, heights true to scale unless ``sinkage_scale`` exaggerates the ruts), every
-body's shape, optionally the contact points and force arrows, and an overlay with the simulation time,
+body's shape, the collision shapes of every articulated link posed by its link frame (``links.py``),
+optionally the link frames as small axes, the contact points and force arrows, and an overlay with the simulation time,
 steps per second and real-time factor. A batched world shows one env or a tiled grid of envs.
 
 Terrain vertices are rewritten only for the sample rows whose height revision moved on since they were
@@ -24,6 +25,7 @@ from ..validation import as_vector, check_finite, check_positive
 from . import window as _window
 from .base import WindowViewer
 from .camera import OrbitCamera
+from .links import SYSTEM_COLORS, LinkShapes, axis_lines
 from .tessellate import tessellate
 
 COLOR_MODES = ("base", "sinkage", "plastic_sinkage")
@@ -33,6 +35,7 @@ PALETTE = ((0.85, 0.33, 0.2), (0.2, 0.5, 0.8), (0.95, 0.7, 0.15), (0.35, 0.7, 0.
 GROUND_SHADES = (0.68, 0.78)  # the ground plane's checkers: RGB (s, s, 1.02 s)
 CONTACT_COLOR = (0.95, 0.15, 0.1)
 FORCE_COLOR = (0.1, 0.2, 0.9)
+AXIS_COLORS = ((0.9, 0.1, 0.1), (0.1, 0.75, 0.1), (0.1, 0.2, 0.9))  # a link frame's x, y, z axes
 
 
 def _rgb(name, value) -> tuple:
@@ -88,7 +91,10 @@ class Viewer(WindowViewer):
         sinkage_scale: vertical exaggeration of soil sinkage (1: true to scale), >= 0.
         show_contacts, show_forces: draw contact points and contact-force arrows.
         force_scale: arrow length per newton [m/N], > 0.
-        follow: a body the camera target follows (in the shown env), or ``None``.
+        show_frames: draw every articulated link's frame as three small axes (x red, y green, z blue).
+        frame_size: length of those axes [m], > 0 (``None``: 4 % of the scene's size).
+        follow: a body or an articulated system (its root link) the camera target follows (in the shown
+            env), or ``None``.
         camera: an :class:`OrbitCamera`; ``None`` frames the whole scene.
         overlay: draw the text overlay (time, steps per second, real-time factor).
         background: RGB in [0, 1].
@@ -97,8 +103,9 @@ class Viewer(WindowViewer):
     def __init__(self, world, *, width: int = 960, height: int = 540, headless: bool = False, env: int = 0,
                  envs=None, tile_spacing=None, color_by: str = "sinkage", color_range: float = 0.05,
                  rut_color=(0.22, 0.16, 0.45), sinkage_scale: float = 1.0, show_contacts: bool = False,
-                 show_forces: bool = False, force_scale: float = 1e-3, follow=None, camera=None,
-                 overlay: bool = True, background=(0.88, 0.91, 0.95), title: str = "taichi_terra"):
+                 show_forces: bool = False, force_scale: float = 1e-3, show_frames: bool = False,
+                 frame_size: float | None = None, follow=None, camera=None, overlay: bool = True,
+                 background=(0.88, 0.91, 0.95), title: str = "taichi_terra"):
         from ..world import World
 
         if not isinstance(world, World):
@@ -117,7 +124,7 @@ class Viewer(WindowViewer):
             if tile_spacing.min() <= 0.0:
                 raise ValueError("tile_spacing must be two positive distances [m]")
         if follow is not None and (getattr(follow, "_world", None) is not world):
-            raise ValueError("follow must be a body of this world (or None)")
+            raise ValueError("follow must be a body or an articulated system of this world (or None)")
         if camera is not None and not isinstance(camera, OrbitCamera):
             raise TypeError(f"camera must be an OrbitCamera or None, got {type(camera).__name__}")
         sinkage_scale = check_finite("sinkage_scale", sinkage_scale)
@@ -125,19 +132,24 @@ class Viewer(WindowViewer):
             raise ValueError(f"sinkage_scale must be >= 0, got {sinkage_scale}")
         self.color_range = check_positive("color_range", color_range)
         self.force_scale = check_positive("force_scale", force_scale)
+        frame_size = None if frame_size is None else check_positive("frame_size", frame_size)
         self.rut_color = _rgb("rut_color", rut_color)
         self.background = _rgb("background", background)
         self.world, self.width, self.height, self.headless = world, int(width), int(height), bool(headless)
         self.env = int(env)
         self.color_by, self.sinkage_scale = color_by, sinkage_scale
         self.show_contacts, self.show_forces, self.overlay = bool(show_contacts), bool(show_forces), bool(overlay)
+        self.show_frames = bool(show_frames)
         self.follow = follow
         self.paused = False
         #: counters: frames drawn, terrain rows written (a full map counts all its rows in every tile)
         self.stats = {"frames": 0, "terrain_rows_written": 0}
         world.build()
+        self._links = LinkShapes(world)
         self._tile_spacing = tile_spacing
         self._build_buffers()
+        self.frame_size = frame_size if frame_size is not None else \
+            0.04 * max(float(np.max(self._bounds[1] - self._bounds[0])), 0.5)
         self.camera = camera if camera is not None else self._default_camera()
         self._drawn_settings = None
         self._clock = (time.perf_counter(), world.time, world._steps)
@@ -174,8 +186,11 @@ class Viewer(WindowViewer):
 
     @property
     def body_colors(self) -> np.ndarray:
-        """Each body's RGB colour in [0, 1] (before lighting), shape (n_bodies, 3), in body index order."""
-        return np.array([PALETTE[b.index % len(PALETTE)] for b in self.world.bodies], float).reshape(-1, 3)
+        """Each body's RGB colour in [0, 1] (before lighting), shape (n_bodies, 3), in the model's body index
+        order: the free bodies (``world.bodies``, cycling through the palette), then the shapes on articulated
+        links (``world._model.body_links``; a system's links alternate between two palette colours by their
+        depth in the tree)."""
+        return self._body_rgb.copy()
 
     @property
     def overlay_box(self):
@@ -200,6 +215,11 @@ class Viewer(WindowViewer):
             p = body.get_position(self._envs[0])
             r = body.shape.bounding_radius
             pts.append(np.array([p - r, p + r]))
+        if len(self._links):
+            origins, rotations = self._links.frames([self._envs[0]])
+            for (_b, _t, _link, shape, pos, _rot), slot in zip(self._links.bodies, self._links.slots):
+                p = origins[0, slot] + rotations[0, slot] @ pos
+                pts.append(np.array([p - shape.bounding_radius, p + shape.bounding_radius]))
         if not pts:
             return np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 0.5])
         allp = np.concatenate(pts)
@@ -274,25 +294,48 @@ class Viewer(WindowViewer):
         self._n_terrain_idx = idx.size
         self._t_idx = _index_field(idx)
 
+    def _drawn_bodies(self):
+        """``(shape, vertex placement (position [m], rotation), pose column, RGB)`` of every body in body index
+        order. A free body's pose is in ``q`` (column ``7 * index``); a link shape's tessellation is placed on
+        its link, and its pose is its link's, at column ``7 * (n_free + slot)`` of the viewer's pose array."""
+        out = [(body.shape, None, 7 * body.index, PALETTE[body.index % len(PALETTE)]) for body in self.world.bodies]
+        n_free = len(out)
+        for (_b, t, _link, shape, pos, rot), slot, depth in zip(self._links.bodies, self._links.slots,
+                                                                self._links.depths):
+            out.append((shape, (pos, rot), 7 * (n_free + slot),
+                        PALETTE[(SYSTEM_COLORS * t + depth % SYSTEM_COLORS) % len(PALETTE)]))
+        return out
+
     def _build_bodies(self) -> None:
         import taichi as ti
 
+        from ..backend import ti_real
+
         verts, normals, tris, vq, cols = [], [], [], [], []
         nv = 0
-        for body in self.world.bodies:
-            v, nrm, tri = tessellate(body.shape)
+        drawn = self._drawn_bodies()
+        for shape, placement, column, rgb in drawn:
+            v, nrm, tri = tessellate(shape)
+            if placement is not None:  # into the link frame
+                v, nrm = placement[0] + v @ placement[1].T, nrm @ placement[1].T
             verts.append(v)
             normals.append(nrm)
             tris.append(tri + nv)
-            vq.append(np.full(len(v), 7 * body.index, np.int32))  # pose columns of the body in q
-            cols.append(np.tile(PALETTE[body.index % len(PALETTE)], (len(v), 1)))
+            vq.append(np.full(len(v), column, np.int32))
+            cols.append(np.tile(rgb, (len(v), 1)))
             nv += len(v)
+        self._body_rgb = np.array([rgb for *_x, rgb in drawn], float).reshape(-1, 3)
         self._nv_body = nv
         nt = len(self._envs)
+        self._b_poses = None
         if not nv:
             self._b_verts = self._b_normals = self._b_colors = self._b_idx = None
             return
         vec3 = ti.types.vector(3, ti.f32)
+        # with articulated links, poses come from a viewer array of the shown envs (free bodies' copied from q,
+        # the links' from their frames); without, the kernel reads q in place
+        if len(self._links):
+            self._b_poses = ti.ndarray(ti_real(), (nt, 7 * (len(self.world.bodies) + len(self._links.rows))))
         self._b_local = ti.ndarray(vec3, (nv,))
         self._b_local.from_numpy(np.concatenate(verts).astype(np.float32))
         self._b_local_n = ti.ndarray(vec3, (nv,))
@@ -300,7 +343,7 @@ class Viewer(WindowViewer):
         self._b_vq = ti.ndarray(ti.i32, (nv,))
         self._b_vq.from_numpy(np.concatenate(vq))
         self._b_envs = ti.ndarray(ti.i32, (nt,))
-        self._b_envs.from_numpy(np.array(self._envs, np.int32))
+        self._b_envs.from_numpy(np.array(self._envs if self._b_poses is None else range(nt), np.int32))
         self._b_offsets = ti.ndarray(vec3, (nt,))
         self._b_offsets.from_numpy(self._offsets.astype(np.float32))
         tri = np.concatenate(tris)
@@ -395,12 +438,45 @@ class Viewer(WindowViewer):
             self._build_terrain_indices()
 
     def _update_bodies(self) -> None:
+        self._frames = None
         if self._b_verts is None:
             return
+        from ..backend import np_real
         from ..kernels.render.meshes import body_vertices
 
-        body_vertices(self.world._state.q, self._b_local, self._b_local_n, self._b_vq, self._b_envs, self._b_offsets,
+        q = self.world._state.q
+        if self._b_poses is not None:  # tile t's poses in row t: the free bodies' from q, then every link's
+            state = self.world._state
+            n_free = len(self.world.bodies)
+            link_poses, origins, rotations = self._links.poses(self._envs)
+            poses = np.empty((len(self._envs), n_free + len(self._links.rows), 7))
+            poses[:, :n_free] = state._layouts["q"].view(state.read("q"), "free_body")[self._envs]
+            poses[:, n_free:] = link_poses
+            self._b_poses.from_numpy(poses.reshape(len(self._envs), -1).astype(np_real()))
+            self._frames = (origins, rotations)
+            q = self._b_poses
+        body_vertices(q, self._b_local, self._b_local_n, self._b_vq, self._b_envs, self._b_offsets,
                       self._b_verts, self._b_normals)
+
+    def _follow_position(self, env: int) -> np.ndarray:
+        """World position [m] of what the camera follows in ``env``: a body's centre or a system's root link."""
+        if hasattr(self.follow, "get_position"):
+            return self.follow.get_position(env)
+        return self.follow.get_frame_position(self.follow.get_body_names()[0], env)
+
+    def _draw_frames(self, scene) -> None:
+        """Every link frame of the shown envs as three axes of ``frame_size`` (x red, y green, z blue)."""
+        if not self.show_frames or not len(self._links.rows):
+            return
+        if self._frames is None:
+            self._frames = self._links.frames(self._envs)
+        lines, colors = axis_lines(self._frames[0] + self._offsets[:, None, :], self._frames[1], self.frame_size,
+                                   AXIS_COLORS)
+        if getattr(self, "_f_lines", None) is None or self._f_lines.shape[0] != len(lines):
+            self._f_lines, self._f_colors = _field(len(lines)), _field(len(lines))
+        self._f_lines.from_numpy(lines.astype(np.float32))
+        self._f_colors.from_numpy(colors.astype(np.float32))
+        scene.lines(self._f_lines, 2.0, per_vertex_color=self._f_colors, vertex_count=len(lines))
 
     def _contact_arrays(self):
         """World points [m] and force vectors [N] of the shown envs' contacts (tile offsets applied)."""
@@ -473,7 +549,7 @@ class Viewer(WindowViewer):
         self._update_bodies()
         if self.follow is not None:
             t = self._envs.index(self.env) if self.env in self._envs else 0
-            self.camera.target = self.follow.get_position(self._envs[t]) + self._offsets[t]
+            self.camera.target = self._follow_position(self._envs[t]) + self._offsets[t]
         win = self._window
         scene = win.get_scene()
         cam = ti.ui.Camera()
@@ -491,6 +567,7 @@ class Viewer(WindowViewer):
         if self._b_verts is not None:
             self._mesh(scene, self._b_verts, self._b_idx, self._b_normals, self._b_colors, self._n_body_idx)
         self._draw_contacts(scene)
+        self._draw_frames(scene)
         canvas = win.get_canvas()
         canvas.set_background_color(self.background)
         canvas.scene(scene)
@@ -521,7 +598,7 @@ class Viewer(WindowViewer):
         self.env = int(env)
         if len(self._envs) == 1 and self._envs[0] != self.env:
             self._envs = [self.env]
-            if self._b_verts is not None:
+            if self._b_verts is not None and self._b_poses is None:  # (a pose array holds the shown envs)
                 self._b_envs.from_numpy(np.array(self._envs, np.int32))
             for entry in self._maps:
                 entry["drawn"][:] = -1
@@ -530,7 +607,7 @@ class Viewer(WindowViewer):
         """Act on one key press (GGUI key names: ``" "`` space, letters, ``"["``, ``"]"``, ``"Escape"``).
 
         Space pauses/resumes, ``n`` asks for one frame while paused (returns True), ``r`` calls ``on_reset``,
-        ``f`` follows the first body or stops following, ``[`` / ``]`` show the previous/next env, ``c``
+        ``f`` follows the first body (or system) or stops following, ``[`` / ``]`` show the previous/next env, ``c``
         toggles contact points, Escape closes the window.
         """
         import taichi as ti
@@ -545,7 +622,8 @@ class Viewer(WindowViewer):
         elif key == "r" and on_reset is not None:
             on_reset()
         elif key == "f":
-            self.follow = None if self.follow is not None or not self.world.bodies else self.world.bodies[0]
+            candidates = self.world.bodies + self.world._systems
+            self.follow = None if self.follow is not None or not candidates else candidates[0]
         elif key in ("[", "]"):
             self.select_env((self.env + (1 if key == "]" else -1)) % self.world.n_envs)
         elif key == "c":
