@@ -238,13 +238,20 @@ class Model:
         joint = li.view(self.data_i, "joint")
         for t, (system, rows) in enumerate(zip(trees, tree_rows)):
             j0, q0, u0 = self.tree_joint0[t], self.tree_q0[t], self.tree_u0[t]
-            tree[t, [A.TREE.joint0, A.TREE.n_joints, A.TREE.q0, A.TREE.u0, A.TREE.nv, A.TREE.matrix0]] = (
-                j0, len(rows), q0, u0, system.get_dof(), self.tree_matrix0[t])
+            tree[t, [A.TREE.joint0, A.TREE.n_joints, A.TREE.q0, A.TREE.u0, A.TREE.nv, A.TREE.matrix0,
+                     A.TREE.inverse_dynamics]] = (j0, len(rows), q0, u0, system.get_dof(), self.tree_matrix0[t],
+                                                  int(system.computes_inverse_dynamics))
             for k, r in enumerate(rows):
                 joint[j0 + k, [A.JOINT_I.tree, A.JOINT_I.parent, A.JOINT_I.type, A.JOINT_I.q, A.JOINT_I.u,
                                A.JOINT_I.dof]] = (t, -1 if r["parent"] < 0 else j0 + r["parent"], r["type"],
                                                   q0 + r["q"], u0 + r["u"], r["dof"])
         self._tree_rows = tree_rows
+
+    def set_inverse_dynamics(self, tree: int, on: bool) -> None:
+        """Turn the transmitted-wrench stage on or off for one tree (uploads ``model_i``)."""
+        li = self.layouts["model_i"]
+        li.view(self.data_i, "tree")[tree, A.TREE.inverse_dynamics] = int(on)
+        self.model_i.from_numpy(self.data_i)
 
     def _pack_joints_f(self, lf) -> None:
         joint = lf.view(self.data_f, "joint")

@@ -48,6 +48,8 @@ class ArticulatedSystem:
         self._link_names = [link.name for link in model.links]
         self._joint_names = [j.name for j in model.joints]
         self._rows = None  # (first q row, first u row, first joint row) once built
+        #: whether every step computes the wrenches the joints transmit (``set_compute_inverse_dynamics``)
+        self.computes_inverse_dynamics = False
 
     # ------------------------------------------------------------------ description
     def __repr__(self) -> str:
@@ -327,6 +329,49 @@ class ArticulatedSystem:
         w, v_ref = vel[:, :3], vel[:, 3:]
         v = v_ref + np.cross(w, pos[:, 0] - pos[:, 1])  # from the reference point (the root origin) to the link
         return (v, w) if env is None else (v[int(env)], w[int(env)])
+
+
+    # ------------------------------------------------------------------ inverse dynamics (of the last step)
+    def set_compute_inverse_dynamics(self, on: bool = True) -> None:
+        """Compute, in every step from now on, the wrench each joint transmits from its parent link to its
+        child's subtree (for :meth:`get_torque_at_joint_in_world_frame` and
+        :meth:`get_force_at_joint_in_world_frame`). It costs a Newton-Euler pass over the links and a pass over
+        the step's contact rows per step; off by default. Applies to every env."""
+        if not isinstance(on, (bool, np.bool_)):
+            raise ValueError(f"on must be True or False, got {on!r}")
+        self.computes_inverse_dynamics = bool(on)
+        w = self._world
+        if w.built:
+            w._model.set_inverse_dynamics(self.index, bool(on))
+
+    def _transmitted(self, env) -> np.ndarray:
+        self._check_env(env)
+        if not self.computes_inverse_dynamics:
+            raise RuntimeError("inverse dynamics is off for this system: call set_compute_inverse_dynamics(True) "
+                               "and step")
+        w = self._world
+        if not w.built or w._steps == 0:
+            raise RuntimeError("no step has been taken yet: the transmitted wrenches are those of the last step")
+        j0 = self._rows[2] + 1  # (the root's row is the floating or fixed base, not a joint)
+        data = w._scratch.block("scratch_f", "link_dyn", "transmitted")[:, j0:j0 + len(self._joint_names)]
+        out = np.array(data, np.float64)
+        return out if env is None else out[int(env)]
+
+    def get_torque_at_joint_in_world_frame(self, env: int | None = None) -> np.ndarray:
+        """The moment [N m, world axes] each joint transmitted from its parent link to its child link's subtree
+        in the last step, about the joint's anchor (its origin at the start of that step), constraint
+        forces included: shape (n_joints, 3) or (n_envs, n_joints, 3), joints in :meth:`get_joint_names`
+        order. Its component along a revolute joint's axis is what the drive, the damping and the joint's
+        limit and friction applied, less what the rotor inertia (``rotor_inertia``) took to accelerate; the
+        rest is carried by the joint's structure. Needs
+        :meth:`set_compute_inverse_dynamics` before the step."""
+        return self._transmitted(env)[..., :3]
+
+    def get_force_at_joint_in_world_frame(self, env: int | None = None) -> np.ndarray:
+        """The force [N, world axes] each joint transmitted from its parent link to its child link's subtree
+        in the last step, shape (n_joints, 3) or (n_envs, n_joints, 3); see
+        :meth:`get_torque_at_joint_in_world_frame`."""
+        return self._transmitted(env)[..., 3:]
 
 
 def base_pose(position, orientation) -> tuple[np.ndarray, np.ndarray]:

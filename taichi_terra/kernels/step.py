@@ -16,7 +16,8 @@ is these stages, in order (``step_env``):
 7. projected Gauss-Seidel sweeps, dispatching on the row kind: Coulomb contact, soil point, joint limit,
    joint friction (``solver/limits.py``) or pin (``solver/pins.py``)
 8. resting manifolds: the least tangential impulses that give the same motion (``solver/relax.py``)
-9. soil history (``soil/history.py``)
+9. soil history (``soil/history.py``); the wrenches the joints transmitted (``dynamics/inverse.py``, trees
+   with inverse dynamics on)
 10. integration of the positions (tree joints: velocities clamped to their limits first); the pins' gaps
     closed
 11. results and the warm-start cache: each row's world impulse and feature, this step's pair table
@@ -49,7 +50,15 @@ from .common.layout import FEAT_SOIL, ROW_PIN, ROW_SOIL
 from .common.math import vec3
 from .common.schema import get, get3, get33, put, put33, put_row, putn, row
 from .dynamics.free_body import free_velocity, integrate_link, link_inv_inertia
-from .dynamics.tree import tree_dynamics, tree_factor, tree_free_velocity, tree_integrate, tree_kinematics
+from .dynamics.inverse import transmitted_wrenches
+from .dynamics.tree import (
+    record_drive_forces,
+    tree_dynamics,
+    tree_factor,
+    tree_free_velocity,
+    tree_integrate,
+    tree_kinematics,
+)
 from .soil.history import commit_soil, soil_point
 from .soil.law import solve_soil_row
 from .solver.contact import clamp_to_cone, contact_frame, solve_rigid_row
@@ -186,6 +195,10 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     n_soil = si[SETTINGS_I.n_soil_samples]
     if n_soil > 0:
         commit_soil(D, e, n_soil, si[SETTINGS_I.n_maps], n_rows, dt)
+    if ti.static(trees):  # what the drives applied; the wrenches the joints transmitted (if asked for)
+        for t in range(n_trees):
+            record_drive_forces(D, e, t, dt)
+        transmitted_wrenches(D, e, n_trees, n_rows, n_limits + n_pins, dt, gravity)
     # 10. integrate positions with the constrained velocities
     for b in range(n_free):
         integrate_link(D.q, D.u, e, get(D.body_i, e, b, BODY_I.q0), get(D.body_i, e, b, BODY_I.u0), dt)

@@ -50,11 +50,12 @@ PAIR = Block("pair", [("kind", 1), ("body", 1), ("other", 1), ("slot0", 1), ("ca
 MAP_I = Block("map", [("sample0", 1), ("nx", 1), ("ny", 1), ("soil0", 1), ("soil_row0", 1)],
               "per height map: first sample in heights, samples along x and y, first soil sample and first soil "
               "sample row (-1: a rigid map)")
-TREE = Block("tree", [("joint0", 1), ("n_joints", 1), ("q0", 1), ("u0", 1), ("nv", 1), ("matrix0", 1)],
+TREE = Block("tree", [("joint0", 1), ("n_joints", 1), ("q0", 1), ("u0", 1), ("nv", 1), ("matrix0", 1),
+                     ("inverse_dynamics", 1)],
              "per articulated tree: its first row in the joint blocks and joint count (joint k moves link k; the "
              "root first, parents before children), first row of its coordinates in the tree block of q and of "
              "its velocities in u (also its first row of the per-dof blocks), dofs, first entry of its nv x nv "
-             "matrices")
+             "matrices, whether each step computes the wrenches its joints transmit (0/1)")
 JOINT_I = Block("joint", [("tree", 1), ("parent", 1), ("type", 1), ("q", 1), ("u", 1), ("dof", 1)],
                 "per tree joint (the joint that moves link k of a tree): tree, parent joint row (-1: the root), type "
                 "(layout.py JOINT_*), its coordinate's row in q's tree block and its velocity's in u's (the first of "
@@ -157,10 +158,12 @@ FRAME = Block("frame", [("position", 3), ("rotation", 9), ("axis", 3), ("anchor"
               "by row), the joint's world axis and anchor [m], the link's spatial velocity (angular [rad/s], then "
               "linear of the point at the tree's reference point, the root's origin [m/s]) and the velocity-product "
               "part of its spatial acceleration")
-LINK_DYN = Block("link_dyn", [("mass", 1), ("moment", 3), ("inertia", 9), ("force", 6)],
+LINK_DYN = Block("link_dyn", [("mass", 1), ("moment", 3), ("inertia", 9), ("force", 6), ("transmitted", 6)],
                  "per tree joint: the composite rigid body of the subtree it moves (mass [kg], first moment about "
                  "the reference point [kg m], world inertia about it [kg m^2]) and the bias force it transmits "
-                 "(moment about the reference point [N m], force [N])")
+                 "(moment about the reference point [N m], force [N]); the wrench the joint transmitted from the parent "
+                 "to the subtree in the last step (moment about the joint's anchor at the start of that step [N m], "
+                 "force [N], world axes; a tree with inverse dynamics on)")
 TREE_MATRIX = Block("tree_matrix", [("mass", 1), ("factor", 1)],
                     "per tree, nv x nv row by row: the mass matrix M and the Cholesky factor L of M plus the "
                     "implicit drive and damping terms (lower triangle)")

@@ -181,6 +181,27 @@ def tree_kinematics(D: ti.template(), e, t):
 
 
 @ti.func
+def link_inertia(D: ti.template(), e, j, c):
+    """The spatial inertia of the link moved by joint row ``j`` alone, about the point ``c`` in world axes
+    (from its frame in ``FRAME``): mass [kg], first moment ``m h`` [kg m], rotational inertia [kg m^2]."""
+    rot = get33(D.frame, e, j, FRAME.rotation)
+    mass = get(D.joint_f, e, j, JOINT_F.mass)
+    h = get3(D.frame, e, j, FRAME.position) + rot @ get3(D.joint_f, e, j, JOINT_F.com) - c
+    inertia = rot @ get33(D.joint_f, e, j, JOINT_F.inertia) @ rot.transpose()
+    inertia += mass * (h.dot(h) * ti.Matrix.identity(float, 3) - h.outer_product(h))
+    return mass, mass * h, inertia
+
+
+@ti.func
+def link_force(D: ti.template(), e, j, mass, moment, inertia, acc):
+    """Newton-Euler: the spatial force (moment about the inertia's reference point [N m], force [N]) the link
+    of joint row ``j``, of spatial inertia (mass, moment, inertia), needs for the spatial acceleration ``acc``
+    at its velocity in ``FRAME``: ``I a + v x* I v``."""
+    vel = getn(D.frame, e, j, FRAME.velocity, 6)
+    return inertia_times(mass, moment, inertia, acc) + cross_force(vel, inertia_times(mass, moment, inertia, vel))
+
+
+@ti.func
 def tree_dynamics(D: ti.template(), e, t, c, gravity):
     """Mass matrix ``M`` (rotor inertias on its diagonal) and bias forces ``h`` of tree ``t`` after
     :func:`tree_kinematics`: each link's spatial inertia about ``c``, the Newton-Euler force it needs with
@@ -193,16 +214,8 @@ def tree_dynamics(D: ti.template(), e, t, c, gravity):
         put(D.tree_dof, e, dof0 + d, TREE_DOF.saturated, 0.0)
     for k in range(nj):
         j = j0 + k
-        rot = get33(D.frame, e, j, FRAME.rotation)
-        mass = get(D.joint_f, e, j, JOINT_F.mass)
-        h = get3(D.frame, e, j, FRAME.position) + rot @ get3(D.joint_f, e, j, JOINT_F.com) - c
-        inertia = rot @ get33(D.joint_f, e, j, JOINT_F.inertia) @ rot.transpose()
-        inertia += mass * (h.dot(h) * ti.Matrix.identity(float, 3) - h.outer_product(h))
-        moment = mass * h
-        vel = getn(D.frame, e, j, FRAME.velocity, 6)
-        acc = a0 + getn(D.frame, e, j, FRAME.bias, 6)
-        force = inertia_times(mass, moment, inertia, acc) + cross_force(vel, inertia_times(mass, moment, inertia,
-                                                                                           vel))
+        mass, moment, inertia = link_inertia(D, e, j, c)
+        force = link_force(D, e, j, mass, moment, inertia, a0 + getn(D.frame, e, j, FRAME.bias, 6))
         put(D.link_dyn, e, j, LINK_DYN.mass, mass)
         putn(D.link_dyn, e, j, LINK_DYN.moment, moment)
         put33(D.link_dyn, e, j, LINK_DYN.inertia, inertia)
@@ -354,7 +367,7 @@ def tree_free_velocity(D: ti.template(), e, t, dt):
     for tree ``t`` (the drives and damping implicit: stable for stiff gains at large dt), after
     :func:`tree_factor`. A joint whose drive would exceed its effort limit is held at the limit instead: its
     drive becomes the constant force +-effort, the factor is rebuilt without its gains and the velocities
-    solved again (one correction pass). Records the generalized force the drives and damping applied."""
+    solved again (one correction pass)."""
     tr = row(D.tree, e, t)
     j0, u0 = tr[TREE.joint0], tr[TREE.u0]
     _free_velocity_change(D, e, t, dt)
@@ -375,9 +388,21 @@ def tree_free_velocity(D: ti.template(), e, t, dt):
         ji = row(D.joint_i, e, j0 + k)
         for a in range(n_dofs(ji[JOINT_I.type])):
             d = u0 + ji[JOINT_I.dof] + a
-            ud = tree_vel(D, e, d) + get(D.tree_dof, e, d, TREE_DOF.rhs)
-            put(D.u_tree, e, d, 0, ud)
-            tau, damping = drive_force(D, e, j0 + k, ji, u0, a, ud, dt)
+            put(D.u_tree, e, d, 0, tree_vel(D, e, d) + get(D.tree_dof, e, d, TREE_DOF.rhs))
+
+
+@ti.func
+def record_drive_forces(D: ti.template(), e, t, dt):
+    """``TREE_DOF.applied`` <- the generalized force the drives and damping of tree ``t`` applied in the step,
+    at the velocities the sweep ended with: the implicit drive responds to the contact and joint impulses
+    too (its gains are in the factor every row's response uses)."""
+    tr = row(D.tree, e, t)
+    j0, u0 = tr[TREE.joint0], tr[TREE.u0]
+    for k in range(tr[TREE.n_joints]):
+        ji = row(D.joint_i, e, j0 + k)
+        for a in range(n_dofs(ji[JOINT_I.type])):
+            d = u0 + ji[JOINT_I.dof] + a
+            tau, damping = drive_force(D, e, j0 + k, ji, u0, a, tree_vel(D, e, d), dt)
             put(D.tree_dof, e, d, TREE_DOF.applied, tau + damping)
 
 
