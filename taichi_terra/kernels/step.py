@@ -64,8 +64,8 @@ from .soil.law import solve_soil_row
 from .solver.contact import clamp_to_cone, contact_frame, solve_rigid_row
 from .solver.impact import resolve_impacts
 from .solver.limits import build_joint_rows, solve_joint_row
-from .solver.pins import build_pin_rows, project_pins, solve_pin_row, store_pins, warm_start_pins
 from .solver.links import apply_impulse, relative_velocity, row_offsets
+from .solver.pins import build_pin_rows, project_pins, solve_pin_row, store_pins, warm_start_pins
 from .solver.relax import relax_internal_friction
 from .solver.rows import build_rows, row_material, warm_start_slot
 
