@@ -1,6 +1,7 @@
 """Every demo scene runs headless for 1 s of simulated time (short settings) and draws what it simulates, the
-same in every picture and in another process; the scenes' command line rejects bad input before anything is
-simulated and reports progress through tqdm."""
+same in every picture and (but the quadruped's, whose step kernel would compile a second time there) in
+another process; the scenes' command line rejects bad input before anything is simulated and reports progress
+through tqdm."""
 import importlib.util
 import subprocess
 import sys
@@ -18,7 +19,10 @@ SHORT = ["--headless", "--quiet", "--seconds", "1", "--fps", "10", "--width", st
 CAPTURES = 8  # pictures of the final state taken in the test's process, besides the run's own still
 #: scene, extra arguments, steps in 1 s (dt = 1 ms; a planar world's dt = 0.1 s)
 CASES = [("slope_and_wall", [], 1000), ("soil_ruts", [], 1000), ("many_worlds", ["--envs", "4"], 1000),
-         ("cradle_and_pile", [], 1000), ("push_boxes", [], 10), ("robot_crowd", ["--envs", "3"], 10)]
+         ("cradle_and_pile", [], 1000), ("push_boxes", [], 10), ("robot_crowd", ["--envs", "3"], 10),
+         ("quadruped_terrain", ["--envs", "2"], 1000)]  # 2 envs: the tree kernel test_articulated compiled
+#: scenes checked in this process only
+HERE_ONLY = {"quadruped_terrain"}
 _RUNS = {}  # scene -> what its run in this process saw (see ``run_here``)
 
 OTHER_PROCESS = textwrap.dedent("""
@@ -43,7 +47,8 @@ def other_process(tmp_path_factory):
     """Every scene's run, with a still, in one more process, started with the first scene test so that both
     processes work at once. Yields (process, folder of the stills ``<scene>.png``)."""
     out = tmp_path_factory.mktemp("other_process")
-    runs = [(name, SHORT + extra + ["--still", str(out / f"{name}.png")]) for name, extra, _ in CASES]
+    runs = [(name, SHORT + extra + ["--still", str(out / f"{name}.png")]) for name, extra, _ in CASES
+            if name not in HERE_ONLY]
     proc = subprocess.Popen([sys.executable, "-c", OTHER_PROCESS.format(runs=runs, scenes=str(SCENES))],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     yield proc, out
@@ -67,8 +72,17 @@ def run_here(name, extra, folder) -> dict:
         else:
             seen["expect"] = expect_3d(viewer, world, np.concatenate([grid, centre_pixels(viewer, world)]))
             seen["n_objects"] = len(viewer.envs) * (len(world.bodies) + len(world.heightmaps))
+            seen["links"] = dict(world._model.body_links)  # body index -> (system, link name)
         seen["overlay"] = getattr(viewer, "overlay_box", None)
         seen["images"] = [(f"capture {k}", viewer.capture()) for k in range(CAPTURES)]
+        if seen.get("links"):  # the link frames as axes, and a camera that follows the robot
+            viewer.show_frames = True
+            seen["with_frames"] = viewer.capture()
+            robot = world._systems[0]
+            viewer.follow = robot
+            viewer.capture()
+            seen["followed"] = (viewer.camera.target.copy(),
+                                robot.get_frame_position(robot.get_body_names()[0], viewer.envs[0]))
 
     seen["out"] = app.main(load(name).build, name, "a scene", SHORT + extra + [
         "--record", str(folder / "a.gif"), "--still", str(folder / "a.png")], on_finish=inspect)
@@ -85,6 +99,11 @@ def outside(image, box):
     return out
 
 
+def count_colour(image, rgb, tol=2.0) -> int:
+    """Pixels of ``image`` within ``tol`` 8-bit levels of the colour ``rgb`` (in [0, 1])."""
+    return int((np.abs(np.asarray(image, float) - 255.0 * np.asarray(rgb)).max(axis=2) <= tol).sum())
+
+
 def check_pictures(name, seen, images) -> None:
     """Each picture shows what the geometry says (at least half of the objects in view, each drawn in 80 % of
     its samples, 98 % of all samples right) and equals the run's still outside the overlay."""
@@ -99,19 +118,32 @@ def check_pictures(name, seen, images) -> None:
 
 
 @pytest.mark.parametrize("name,extra,steps", CASES)
-def test_scene_runs_headless_and_draws_what_it_simulates(name, extra, steps, tmp_path, other_process):
+def test_scene_runs_headless_and_draws_what_it_simulates(name, extra, steps, tmp_path, request):
     """1 s is 1000 steps at dt = 1 ms (10 at a planar world's 0.1 s), drawn as 10 frames whatever the physics
     rate. Reference for the pictures: the world's own geometry. Every sampled pixel (a 5 px grid, plus each
     body's and height map's projected centre) is cast as a view ray into the final state, and the object the
     ray meets first must be the one the pixel shows (see ``drawing_oracle``), in the run's still and in 8 more
     pictures of the same state, all the same outside the text overlay. (Taichi 1.7's GGUI lost whole meshes
     at random in some frames: its shader read an unwritten instance transform; the viewer now passes one.)"""
+    if name not in HERE_ONLY:
+        request.getfixturevalue("other_process")  # (started with the first scene, to run beside this process)
     seen = run_here(name, extra, tmp_path)
     assert seen["out"]["frames"] == 10
     assert seen["out"]["steps"] == steps
     assert seen["out"]["sim_time"] == pytest.approx(1.0, abs=1e-9)
     assert (tmp_path / "a.gif").stat().st_size > 0
     check_pictures(name, seen, seen["images"])
+    if seen.get("links"):  # an articulated robot: its trunk and a shape of each leg are drawn where they are
+        verdict = seen["expect"].judge(seen["images"][0][1])
+        shown = {seen["links"][k[1]][1] for k in verdict.objects() if k[0] == "body" and k[1] in seen["links"]
+                 and k[2] == 0}
+        assert "trunk" in shown and {link[:2] for link in shown} >= {"FL", "FR", "RL", "RR"}, sorted(shown)
+        from taichi_terra.viewer.viewer import AXIS_COLORS
+
+        still, framed = (outside(im, seen["overlay"]) for im in (seen["images"][0][1], seen["with_frames"]))
+        for rgb in AXIS_COLORS:  # each axis colour appears (lines are drawn unlit) where it did not before
+            assert count_colour(framed, rgb) > count_colour(still, rgb), rgb
+        np.testing.assert_allclose(seen["followed"][0], seen["followed"][1], atol=1e-9)  # tile 0 has no offset
 
 
 def test_another_process_draws_the_same_pictures(other_process, tmp_path):
@@ -121,6 +153,8 @@ def test_another_process_draws_the_same_pictures(other_process, tmp_path):
     _, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err[-3000:]
     for name, extra, _ in CASES:
+        if name in HERE_ONLY:
+            continue
         seen = _RUNS.get(name) or run_here(name, extra, tmp_path)  # run here too if its own test was not
         check_pictures(name, seen, [("still of another process", np.asarray(Image.open(folder / f"{name}.png")))])
 
@@ -176,3 +210,26 @@ def test_quiet_and_progress_exclude_each_other(capsys):
         app.main(lambda args: None, "test", "a scene", ["--headless", "--quiet", "--progress"])
     assert err.value.code == 2
     assert "not allowed with" in capsys.readouterr().err
+
+
+def test_control_period_calls_the_controller_within_a_frame():
+    """A scene's controller runs before each frame's steps, and with ``control_period`` every that many
+    simulated seconds too: a planar world at dt = 0.1 s drawn at 2 fps takes 5 steps a frame, which a 0.2 s
+    period splits into 2 + 2 + 1 (3 calls a frame, at t = 0, 0.2, 0.4 s of it). A bad period is rejected."""
+    from taichi_terra.viewer import app
+
+    times = []
+
+    def build(args, period=0.2):
+        import taichi_terra.planar as planar
+
+        world = planar.World(dt=0.1)
+        world.add_circle(0.2, mass=1.0)
+        return app.Scene(world, controller=lambda w: times.append(round(w.time, 9)), control_period=period)
+
+    argv = ["--headless", "--quiet", "--seconds", "1", "--fps", "2", "--width", "64", "--height", "48"]
+    out = app.main(build, "tiny", "a scene", argv)
+    assert out["steps"] == 10 and times == [0.0, 0.2, 0.4, 0.5, 0.7, 0.9]
+    for bad in (0.0, -1.0, float("nan"), True, "0.1"):
+        with pytest.raises(ValueError, match="control_period"):
+            app.main(lambda args, bad=bad: build(args, bad), "tiny", "a scene", argv)

@@ -36,6 +36,9 @@ class Scene:
         follow: a body for the camera to follow (a planar world: an object with an ``index``), or ``None``.
         envs: envs to draw (``None``: env 0; ``"all"`` or a list: tiled).
         controller: called as ``controller(world)`` before each frame's steps (scripted pushes and drags).
+        control_period: if set, the controller is also called every ``control_period`` simulated seconds
+            [s], > 0, within a frame's steps (rounded to whole steps, at least one), so that what it does does
+            not depend on ``--fps`` (a gait's PD targets).
         viewer_options: further keyword arguments of the viewer: :class:`~taichi_terra.viewer.Viewer`, or
             :class:`~taichi_terra.viewer.PlanarViewer` for a planar world (``world.is_planar``).
         report: called as ``report(world)`` at the end; returns text printed as the scene's result.
@@ -46,6 +49,7 @@ class Scene:
     follow: object = None
     envs: object = None
     controller: Callable | None = None
+    control_period: float | None = None
     viewer_options: dict = field(default_factory=dict)
     report: Callable | None = None
 
@@ -130,6 +134,14 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str, *, on_finish
     tt.init(arch=args.arch, precision=args.precision)
     scene = scene_build(args)
     world = scene.world
+    chunk = None  # steps per controller call within a frame
+    if scene.control_period is not None:
+        if isinstance(scene.control_period, bool) or not (
+                isinstance(scene.control_period, (int, float)) and math.isfinite(scene.control_period)
+                and scene.control_period > 0.0):
+            raise ValueError(f"Scene.control_period must be a positive number of seconds or None, "
+                             f"got {scene.control_period!r}")
+        chunk = max(1, round(scene.control_period / world.dt))
     recorder = Recorder(args.record, args.fps) if args.record is not None else None
     viewer_class = PlanarViewer if getattr(world, "is_planar", False) else Viewer  # 2D view of a planar world
     viewer = viewer_class(world, width=args.width, height=args.height, headless=args.headless, envs=scene.envs,
@@ -163,10 +175,8 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str, *, on_finish
                 # steps that bring the world to the end of this frame, t_begin + (frame + 1) / fps
                 n = round((t_begin + (frame + 1) / args.fps - world.time) / world.dt)
                 ta = time.perf_counter()
-                if scene.controller is not None:
-                    scene.controller(world)
+                _advance(world, scene, n, chunk)
                 if n > 0:
-                    world.step(n)
                     ti.sync()  # GPU backends run asynchronously: count the steps as physics time
                     counters["steps"] += n
                 counters["physics_s"] += time.perf_counter() - ta
@@ -205,6 +215,16 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str, *, on_finish
         viewer.close()
     return {"frames": counters["frame"], "steps": counters["steps"], "sim_time": world.time - t_begin,
             "wall_s": time.perf_counter() - t0, "physics_s": counters["physics_s"], "render_s": counters["render_s"]}
+
+
+def _advance(world, scene, n: int, chunk: int | None) -> None:
+    """Run a frame's ``n`` steps: the controller first, and again every ``chunk`` steps if ``chunk`` is set."""
+    parts = [n] if chunk is None or n <= chunk else [chunk] * (n // chunk) + ([n % chunk] if n % chunk else [])
+    for k in parts:
+        if scene.controller is not None:
+            scene.controller(world)
+        if k > 0:
+            world.step(k)
 
 
 def _report(args, name, scene, world, counters, wall, t_begin) -> None:
