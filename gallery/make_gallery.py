@@ -24,6 +24,7 @@ RUNS = {
     "cradle_and_pile": ["--seconds", "3", "--fps", "12", "--width", "560", "--height", "315"],
     "push_boxes": ["--seconds", "12.5", "--fps", "10", "--width", "560", "--height", "420"],
     "robot_crowd": ["--seconds", "12", "--fps", "10", "--width", "560", "--height", "420"],
+    "quadruped_terrain": ["--seconds", "7", "--fps", "12", "--width", "560", "--height", "315"],
 }
 
 
