@@ -145,7 +145,8 @@ class Model:
             "control": {"body_load": nb, "drive": n_tree_u},
             "scratch_f": {"link": nb, "reach": nb, "row": self.n_slots + n_solver_rows, "frame": n_joints,
                           "link_dyn": n_joints,
-                          "tree_matrix": sum(t.get_dof() ** 2 for t in trees), "tree_dof": n_tree_u},
+                          "tree_matrix": sum(t.get_dof() ** 2 for t in trees), "tree_dof": n_tree_u,
+                          "link_response": sum(len(r) * t.get_dof() for t, r in zip(trees, tree_rows))},
             "scratch_i": {"row": self.n_slots + n_solver_rows, "sweep": nb},
             "soil_rev": {"row_revision": n_soil_rows},
         }
@@ -236,6 +237,7 @@ class Model:
         with ``model_f``."""
         tree = li.view(self.data_i, "tree")
         joint = li.view(self.data_i, "joint")
+        response0 = 0
         for t, (system, rows) in enumerate(zip(trees, tree_rows)):
             j0, q0, u0 = self.tree_joint0[t], self.tree_q0[t], self.tree_u0[t]
             tree[t, [A.TREE.joint0, A.TREE.n_joints, A.TREE.q0, A.TREE.u0, A.TREE.nv, A.TREE.matrix0,
@@ -243,8 +245,10 @@ class Model:
                                                   int(system.computes_inverse_dynamics))
             for k, r in enumerate(rows):
                 joint[j0 + k, [A.JOINT_I.tree, A.JOINT_I.parent, A.JOINT_I.type, A.JOINT_I.q, A.JOINT_I.u,
-                               A.JOINT_I.dof]] = (t, -1 if r["parent"] < 0 else j0 + r["parent"], r["type"],
-                                                  q0 + r["q"], u0 + r["u"], r["dof"])
+                               A.JOINT_I.dof, A.JOINT_I.response0]] = (
+                    t, -1 if r["parent"] < 0 else j0 + r["parent"], r["type"], q0 + r["q"], u0 + r["u"], r["dof"],
+                    response0)
+                response0 += system.get_dof()
         self._tree_rows = tree_rows
 
     def set_inverse_dynamics(self, tree: int, on: bool) -> None:

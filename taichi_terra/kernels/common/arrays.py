@@ -15,7 +15,7 @@ state_f     state   real   contact (last step's contacts), soil (per-sample soil
 state_i     state   i32    env, pair_count, feature, sweep_order, shape_pair, prev_shape_pair
 control     control real   body_load (external force and torque) per body, drive (per tree dof)
 scratch_f   scratch real   link (world inverse inertia), reach (broadphase spheres), row (solver rows), frame,
-                           link_dyn, tree_matrix, tree_dof (articulated trees)
+                           link_dyn, tree_matrix, tree_dof, link_response (articulated trees)
 scratch_i   scratch i32    row (kind, slot, pair, sides), sweep (broadphase counts)
 soil_rev    state   i64    revision per soil-bed sample row (for renderers; not checkpointed)
 =========== ======= ====== ==========================================================================
@@ -56,10 +56,12 @@ TREE = Block("tree", [("joint0", 1), ("n_joints", 1), ("q0", 1), ("u0", 1), ("nv
              "root first, parents before children), first row of its coordinates in the tree block of q and of "
              "its velocities in u (also its first row of the per-dof blocks), dofs, first entry of its nv x nv "
              "matrices, whether each step computes the wrenches its joints transmit (0/1)")
-JOINT_I = Block("joint", [("tree", 1), ("parent", 1), ("type", 1), ("q", 1), ("u", 1), ("dof", 1)],
+JOINT_I = Block("joint", [("tree", 1), ("parent", 1), ("type", 1), ("q", 1), ("u", 1), ("dof", 1),
+                          ("response0", 1)],
                 "per tree joint (the joint that moves link k of a tree): tree, parent joint row (-1: the root), type "
                 "(layout.py JOINT_*), its coordinate's row in q's tree block and its velocity's in u's (the first of "
-                "7 and 6 for a floating root), its first dof within the tree")
+                "7 and 6 for a floating root), its first dof within the tree, the first row of its link's response "
+                "columns in the link_response block (nv of its tree)")
 PIN_I = Block("pin", [("joint_a", 1), ("joint_b", 1)],
               "per pin: the joint rows of the links its two points are fixed on (joint_b -1: a fixed world point)")
 SETTINGS_F = Block("settings_f", [
@@ -158,12 +160,19 @@ FRAME = Block("frame", [("position", 3), ("rotation", 9), ("axis", 3), ("anchor"
               "by row), the joint's world axis and anchor [m], the link's spatial velocity (angular [rad/s], then "
               "linear of the point at the tree's reference point, the root's origin [m/s]) and the velocity-product "
               "part of its spatial acceleration")
-LINK_DYN = Block("link_dyn", [("mass", 1), ("moment", 3), ("inertia", 9), ("force", 6), ("transmitted", 6)],
+LINK_DYN = Block("link_dyn", [("mass", 1), ("moment", 3), ("inertia", 9), ("force", 6), ("transmitted", 6),
+                              ("phi", 36), ("ready", 1)],
                  "per tree joint: the composite rigid body of the subtree it moves (mass [kg], first moment about "
                  "the reference point [kg m], world inertia about it [kg m^2]) and the bias force it transmits "
                  "(moment about the reference point [N m], force [N]); the wrench the joint transmitted from the parent "
                  "to the subtree in the last step (moment about the joint's anchor at the start of that step [N m], "
-                 "force [N], world axes; a tree with inverse dynamics on)")
+                 "force [N], world axes; a tree with inverse dynamics on); the link's spatial response "
+                 "Phi = J M~^-1 J^T (6x6, row by row: the spatial velocity change per unit spatial impulse about "
+                 "the reference point) and whether it and the link's response columns are computed this step (0/1)")
+LINK_RESPONSE = Block("link_response", [("column", 6)],
+                      "per tree link, one row per dof of its tree: B = M~^-1 J^T, the velocity change of the tree per "
+                      "unit spatial impulse (moment about the reference point, force) on the link; computed when a "
+                      "row first pushes on the link in a step")
 TREE_MATRIX = Block("tree_matrix", [("mass", 1), ("factor", 1)],
                     "per tree, nv x nv row by row: the mass matrix M and the Cholesky factor L of M plus the "
                     "implicit drive and damping terms (lower triangle)")
@@ -187,7 +196,8 @@ STATE_F = Arena("state_f", "real", True, [CONTACT, SOIL, PIN_STATE], "state")
 STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, SHAPE_PAIR, PREV_SHAPE_PAIR],
                 "state")
 CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
-SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MATRIX, TREE_DOF], "scratch")
+SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MATRIX, TREE_DOF,
+                                               LINK_RESPONSE], "scratch")
 SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
@@ -262,7 +272,7 @@ _REF_NAMES = {
     ("q", "tree"): "q_tree", ("u", "tree"): "u_tree", ("control", "drive"): "drive", ("scratch_f", "frame"): "frame",
     ("scratch_f", "link_dyn"): "link_dyn", ("scratch_f", "tree_matrix"): "tree_matrix",
     ("scratch_f", "tree_dof"): "tree_dof", ("model_i", "pin"): "pin_i", ("model_f", "pin"): "pin_f",
-    ("state_f", "pin"): "pin_state",
+    ("state_f", "pin"): "pin_state", ("scratch_f", "link_response"): "link_response",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 

@@ -9,10 +9,10 @@ their free-body branch.
 """
 import taichi as ti
 
-from ..common.arrays import BODY_F, BODY_I, FRAME, JOINT_I, TREE, TREE_DOF
+from ..common.arrays import BODY_F, BODY_I, FRAME, JOINT_I, LINK_DYN, LINK_RESPONSE, TREE, TREE_DOF
 from ..common.math import quat_to_mat, vec3, vec4
-from ..common.schema import get, get3, get33, getn, put, row
-from .tree import clear_workspace, motion_column, n_dofs
+from ..common.schema import add, get, get3, get33, getn, put, row
+from .tree import clear_workspace, motion_column, n_dofs, tree_solve
 
 vec6 = ti.types.vector(6, float)
 
@@ -120,3 +120,50 @@ def link_wrench_to_workspace(D: ti.template(), e, j, c, force):
         for a in range(n_dofs(jtype)):
             put(D.tree_dof, e, u0 + ji[JOINT_I.dof] + a, TREE_DOF.rhs, motion_column(D, e, jj, jtype, a, c).dot(force))
         jj = ji[JOINT_I.parent]
+
+
+@ti.func
+def link_responses(D: ti.template(), e, j):
+    """Make sure the link of joint row ``j`` has its response columns ``B = M~^-1 J^T`` (nv x 6) and its
+    spatial response ``Phi = J B`` (6x6) for this step's factor: six solves the first time a row needs them
+    in a step, none after. With them a push on the link costs 6 nv operations, not a triangular solve."""
+    if get(D.link_dyn, e, j, LINK_DYN.ready) == 0.0:
+        t = get(D.joint_i, e, j, JOINT_I.tree)
+        u0, nv = get(D.tree, e, t, TREE.u0), get(D.tree, e, t, TREE.nv)
+        r0 = get(D.joint_i, e, j, JOINT_I.response0)
+        c = tree_reference(D, e, j)
+        for i in ti.static(range(6)):
+            unit = vec6(0.0)
+            unit[i] = 1.0
+            link_wrench_to_workspace(D, e, j, c, unit)
+            tree_solve(D, e, t)
+            for d in range(nv):
+                put(D.link_response, e, r0 + d, LINK_RESPONSE.column + i, get(D.tree_dof, e, u0 + d, TREE_DOF.rhs))
+            vel = link_spatial_velocity(D, e, j, c, True)
+            for k in ti.static(range(6)):
+                put(D.link_dyn, e, j, LINK_DYN.phi + 6 * k + i, vel[k])
+        put(D.link_dyn, e, j, LINK_DYN.ready, 1.0)
+
+
+@ti.func
+def push_link(D: ti.template(), e, j, force, scale):
+    """``u += scale B force``: the tree's velocity change for the spatial impulse ``force`` (moment about the
+    tree's reference point [N m s], impulse [N s]) on the link of joint row ``j``."""
+    link_responses(D, e, j)
+    t = get(D.joint_i, e, j, JOINT_I.tree)
+    u0, nv = get(D.tree, e, t, TREE.u0), get(D.tree, e, t, TREE.nv)
+    r0 = get(D.joint_i, e, j, JOINT_I.response0)
+    f = scale * force
+    for d in range(nv):
+        add(D.u_tree, e, u0 + d, 0, getn(D.link_response, e, r0 + d, LINK_RESPONSE.column, 6).dot(f))
+
+
+@ti.func
+def link_phi(D: ti.template(), e, j):
+    """The link's spatial response ``Phi = J M~^-1 J^T`` (6x6) for this step's factor."""
+    link_responses(D, e, j)
+    phi = ti.Matrix.zero(float, 6, 6)
+    for k in ti.static(range(6)):
+        for i in ti.static(range(6)):
+            phi[k, i] = get(D.link_dyn, e, j, LINK_DYN.phi + 6 * k + i)
+    return phi

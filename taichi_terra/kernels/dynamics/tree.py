@@ -262,7 +262,8 @@ def tree_dynamics(D: ti.template(), e, t, c, gravity):
 @ti.func
 def tree_factor(D: ti.template(), e, t, dt):
     """Cholesky factor ``L`` (lower triangle) of ``M + dt (K_d + D) + dt^2 K_p`` for tree ``t``, ``D`` the
-    joint damping; a drive held at its effort limit this step adds no ``K_d``, ``K_p`` terms."""
+    joint damping; a drive held at its effort limit this step adds no ``K_d``, ``K_p`` terms. Marks the links'
+    response columns (``LINK_RESPONSE``) stale."""
     tr = row(D.tree, e, t)
     j0, nv, m0, u0 = tr[TREE.joint0], tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
     for i in range(nv * nv):
@@ -288,6 +289,8 @@ def tree_factor(D: ti.template(), e, t, dt):
                 s -= get(D.tree_matrix, e, m0 + i * nv + k, TREE_MATRIX.factor) * \
                     get(D.tree_matrix, e, m0 + jc * nv + k, TREE_MATRIX.factor)
             put(D.tree_matrix, e, m0 + i * nv + jc, TREE_MATRIX.factor, s / diag)
+    for k in range(tr[TREE.n_joints]):  # the links' response columns belong to the old factor
+        put(D.link_dyn, e, j0 + k, LINK_DYN.ready, 0.0)
 
 
 @ti.func

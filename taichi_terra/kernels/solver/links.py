@@ -6,8 +6,10 @@ link's response ``M^-1 J^T``. A free body, a one-link tree, uses the link-space 
 (``reference/solver_math.md``, "Cheap responses for many points on few links"): a point at offset ``r``
 from its centre of mass maps an impulse ``p`` to the spatial velocity change ``(p / m, I_w^-1 (r x p))``.
 A shape on a link of an articulated tree (``BODY_I.joint`` >= 0) maps ``p`` at offset ``r`` from the tree's
-reference point to the generalized force ``J^T p`` on the joints from the link to the root, and through
-the tree's factored mass matrix to ``du`` (an O(nv^2) solve). The sweep only talks to links through the
+reference point to the spatial impulse ``(r x p, p)`` and through the link's response columns
+``B = M~^-1 J^T`` (nv x 6, six solves with the tree's factor the first time a row touches the link in a
+step) to ``du``: 6 nv operations per push; the point's response is ``A^T Phi A`` with the link's spatial
+response ``Phi = J B``. The sweep only talks to links through the
 functions here (``row_offsets``, ``relative_velocity``, ``apply_impulse``, ``row_response``), by body index,
 so both kinds (and the next ones) share it unchanged.
 """
@@ -15,12 +17,11 @@ import taichi as ti
 
 from ..collision.heightmap import hm_pose
 from ..collision.shapes import footprint_width
-from ..common.arrays import BODY_F, BODY_I, JOINT_I, LINK, body_params
+from ..common.arrays import BODY_F, BODY_I, LINK, body_params
 from ..common.math import skew, vec3
 from ..common.schema import get, get33, row
-from ..dynamics.bodies import body_pose, carrier_joint, link_spatial_velocity, link_wrench_to_workspace, tree_reference
+from ..dynamics.bodies import body_pose, carrier_joint, link_phi, link_spatial_velocity, push_link, tree_reference
 from ..dynamics.free_body import add_link_velocity, link_velocity
-from ..dynamics.tree import add_workspace_to_velocities, tree_solve
 
 mat3 = ti.math.mat3
 
@@ -55,17 +56,10 @@ def link_point_velocity(D: ti.template(), e, link, r):
 
 
 @ti.func
-def tree_point_response(D: ti.template(), e, j, r, imp):
-    """The tree's workspace <- ``M~^-1 J^T imp`` for an impulse ``imp`` [N s] at offset ``r`` from the tree's
-    reference point on the link of joint row ``j`` (``M~`` the step's mass matrix with the implicit drive
-    terms, factored in stage 0)."""
-    force = ti.Vector([0.0] * 6)
+def _point_force(r, imp):
+    """The spatial impulse (moment about the reference point, impulse) of ``imp`` [N s] at offset ``r``."""
     moment = r.cross(imp)
-    for k in ti.static(range(3)):
-        force[k] = moment[k]
-        force[3 + k] = imp[k]
-    link_wrench_to_workspace(D, e, j, tree_reference(D, e, j), force)
-    tree_solve(D, e, get(D.joint_i, e, j, JOINT_I.tree))
+    return ti.Vector([moment[0], moment[1], moment[2], imp[0], imp[1], imp[2]])
 
 
 @ti.func
@@ -82,8 +76,7 @@ def link_push(D: ti.template(), e, link, r, imp, sign):
             dv, dw = -dv, -dw
         add_link_velocity(D.u, e, get(D.body_i, e, link, BODY_I.u0), dv, dw)
     elif ti.static(D.trees):
-        tree_point_response(D, e, j, r, imp)
-        add_workspace_to_velocities(D, e, get(D.joint_i, e, j, JOINT_I.tree), sign)
+        push_link(D, e, j, _point_force(r, imp), ti.cast(sign, float))
 
 
 @ti.func
@@ -97,16 +90,14 @@ def link_response(D: ti.template(), e, link, r):
         inv_iw = get33(D.link, e, link, LINK.inv_inertia)
         sr = skew(r)
         out = inv_m * ti.Matrix.identity(float, 3) - sr @ inv_iw @ sr
-    elif ti.static(D.trees):
-        c = tree_reference(D, e, j)
-        for k in ti.static(range(3)):
-            unit = vec3(0.0, 0.0, 0.0)
-            unit[k] = 1.0
-            tree_point_response(D, e, j, r, unit)
-            vel = link_spatial_velocity(D, e, j, c, True)
-            dv = vec3(vel[3], vel[4], vel[5]) + vec3(vel[0], vel[1], vel[2]).cross(r)
-            for i in ti.static(range(3)):
-                out[i, k] = dv[i]
+    elif ti.static(D.trees):  # A^T Phi A, A = [skew(r); I] mapping a point impulse to a spatial one
+        a = ti.Matrix.zero(float, 6, 3)
+        sr = skew(r)
+        for i in ti.static(range(3)):
+            for k in ti.static(range(3)):
+                a[i, k] = sr[i, k]
+            a[3 + i, i] = 1.0
+        out = a.transpose() @ link_phi(D, e, j) @ a
     return out
 
 
