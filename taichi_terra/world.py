@@ -7,6 +7,7 @@ whose docstring lists the stages of a step in order. The kernel binds the arrays
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -276,6 +277,7 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
         pos, quat = base_pose(position, orientation)
         model = parse_urdf(urdf, package_dirs=package_dirs, base=base)
         system = ArticulatedSystem(self, len(self._systems), model, pos, quat)
+        system.urdf_source, system.package_dirs = urdf, tuple(os.fspath(d) for d in package_dirs)
         self._systems.append(system)
         return system
 

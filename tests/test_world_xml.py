@@ -148,3 +148,57 @@ def test_bad_source_elements_name_the_file(tmp_path):
     (tmp_path / "t.xml").write_text('<world><heightmap><terrain fractal_octaves="70"/></heightmap></world>')
     with pytest.raises(ValueError, match="t.xml.*fractal_octaves"):
         tt.load_world_xml(tmp_path / "t.xml")
+
+
+def test_articulated_systems_and_pins_round_trip(tmp_path):
+    """An inline four-bar closed by a pin and a quadruped from its file, with their coordinates, velocities,
+    drives and inverse-dynamics flag, come back from the exported XML as they were; both worlds then step
+    alike (the pin's warm start is not exported: the results agree to the sweep's tolerance, not bit for
+    bit)."""
+    from pathlib import Path
+
+    from test_pins import FOUR_BAR, GROUND, ROCKER, _closed_angles
+
+    quadruped = Path(__file__).parent / "data" / "urdf" / "quadruped.urdf"
+    world = tt.World(dt=1e-3, n_envs=2)
+    world.add_ground()
+    linkage = world.add_articulated_system(FOUR_BAR, base="fixed", position=(0.0, 0.0, 1.0))
+    world.add_pin(linkage, "rocker", (ROCKER, 0.0, 0.0), None, None, (GROUND, 0.0, 1.0))
+    dog = world.add_articulated_system(quadruped, position=(1.0, 0.0, 0.45))
+    linkage.set_generalized_coordinate(_closed_angles(1.0))
+    linkage.set_generalized_velocity([0.3, -0.2, 0.1])
+    q = dog.get_generalized_coordinate(0)
+    q[7:] = [0.0, 0.6, -1.2] * 4
+    dog.set_generalized_coordinate(q)
+    dog.set_pd_gains(np.r_[np.zeros(6), np.full(12, 300.0)], np.r_[np.zeros(6), np.full(12, 20.0)])
+    dog.set_pd_target(q, np.zeros(18))
+    dog.set_compute_inverse_dynamics(True)
+    world.step(20)
+    path = tmp_path / "robots.xml"
+    text = tt.export_world_xml(world, str(path), env=1)
+    assert "<articulated" in text and "<pin" in text and "<robot" in text
+    loaded = tt.load_world_xml(str(path))
+    a, b = loaded._systems
+    assert [p.rows() for p in loaded._pins] == [p.rows() for p in world._pins]
+    for old, new in ((linkage, a), (dog, b)):
+        assert new.get_body_names() == old.get_body_names() and new.model.base == old.model.base
+        for env in range(2):
+            np.testing.assert_array_equal(new.get_generalized_coordinate(env), old.get_generalized_coordinate(1))
+            np.testing.assert_array_equal(new.get_generalized_velocity(env), old.get_generalized_velocity(1))
+            for k in range(2):
+                np.testing.assert_array_equal(new.get_pd_gains(env)[k], old.get_pd_gains(1)[k])
+    assert b.computes_inverse_dynamics and not a.computes_inverse_dynamics
+    world.step(50)
+    loaded.step(50)
+    np.testing.assert_allclose(a.get_generalized_coordinate(0), linkage.get_generalized_coordinate(1), atol=1e-6)
+    np.testing.assert_allclose(b.get_generalized_coordinate(0), dog.get_generalized_coordinate(1), atol=1e-5)
+
+
+@pytest.mark.parametrize("text,msg", [
+    ('<world><articulated name="x"/></world>', "needs a urdf attribute or an inline <robot>"),
+    ('<world><pin system_a="nope" link_a="a" point_a="0 0 0" point_b="0 0 0"/></world>',
+     "no <articulated> of that name"),
+])
+def test_bad_articulated_elements_name_the_element(text, msg):
+    with pytest.raises(ValueError, match=msg):  # (WorldXMLError)
+        tt.load_world_xml(text)

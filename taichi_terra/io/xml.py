@@ -1,4 +1,5 @@
-"""World XML: ground, height maps (with an optional soil child), primitive bodies and material pairs.
+"""World XML: ground, height maps (with an optional soil child), primitive bodies, material pairs, articulated
+systems and pins.
 
     <world dt="0.001" gravity="0 0 -9.81" n_envs="1">
       <material_pair a="rubber" b="soil" friction="0.9" restitution="0.2"/>
@@ -16,6 +17,15 @@
       <heightmap center_x="0" center_y="0"><terrain frequency="0.2" x_size="10" ... seed="3"/></heightmap>
     </world>
 
+Articulated systems and pins (state of the exported env, loaded into every env)::
+
+      <articulated name="dog" urdf="quadruped.urdf" base="floating" pos="0 0 0.45" quat="1 0 0 0"
+                   package_dirs="meshes" q="..." u="..." force="..." kp="..." kd="..." position_target="..."
+                   velocity_target="..." inverse_dynamics="0"/>   (or the <robot> inline as its child)
+      <pin system_a="dog" link_a="FL_shank" point_a="0 0 -0.2" system_b="dog" link_b="FR_shank" point_b="..."/>
+      (without system_b, point_b is a world point)
+
+The drive attributes hold one number per dof (``position_target``: per dof too, the base's entries zero).
 Relative file paths start at the XML file's folder (the working directory for an XML string). Every
 height map also takes ``pos``, ``quat`` and ``material``.
 
@@ -95,6 +105,7 @@ def load_world_xml(source, **world_kwargs):
     except (TypeError, ValueError) as exc:
         raise WorldXMLError(f"{where}: <world>: {exc}") from exc
     soil_states = []
+    systems: dict = {}  # name -> ArticulatedSystem, in order
     for el in root:
         try:
             if el.tag == "material_pair":
@@ -134,6 +145,10 @@ def load_world_xml(source, **world_kwargs):
                 body.set_orientation(_floats(where, el, "quat", 4, [1.0, 0.0, 0.0, 0.0]))
                 body.set_linear_velocity(_floats(where, el, "lin_vel", 3, [0.0, 0.0, 0.0]))
                 body.set_angular_velocity(_floats(where, el, "ang_vel", 3, [0.0, 0.0, 0.0]))
+            elif el.tag == "articulated":
+                _articulated(world, where, base, el, systems)
+            elif el.tag == "pin":
+                _pin(world, where, el, systems)
             else:
                 raise WorldXMLError(f"{where}: unknown element <{el.tag}>")
         except WorldXMLError:
@@ -146,6 +161,58 @@ def load_world_xml(source, **world_kwargs):
         except (TypeError, ValueError) as exc:
             raise WorldXMLError(f"{where}: <soil>: {exc}") from exc
     return world
+
+
+_DRIVE_ATTRS = ("force", "kp", "kd", "position_target", "velocity_target")
+
+
+def _articulated(world, where, base, el, systems) -> str:
+    """Add the ``<articulated>`` element's system (its URDF from ``urdf`` or an inline ``<robot>``) with its
+    state; returns its name (``name``, default ``sys<k>``)."""
+    name = el.get("name", f"sys{len(systems)}")
+    if name in systems:
+        raise WorldXMLError(f"{where}: <articulated name={name!r}>: the name is taken")
+    robot = el.find("robot")
+    if (el.get("urdf") is None) == (robot is None):
+        raise WorldXMLError(f"{where}: <articulated name={name!r}> needs a urdf attribute or an inline <robot>, "
+                            "not both")
+    urdf = os.path.join(base, el.get("urdf")) if robot is None else ET.tostring(robot, encoding="unicode")
+    dirs = [os.path.join(base, d) for d in el.get("package_dirs", "").split(";") if d]
+    system = world.add_articulated_system(urdf, base=el.get("base", "floating"),
+                                          position=_floats(where, el, "pos", 3, [0.0, 0.0, 0.0]),
+                                          orientation=_floats(where, el, "quat", 4, [1.0, 0.0, 0.0, 0.0]),
+                                          package_dirs=dirs)
+    systems[name] = system
+    nq, nv = system.get_generalized_coordinate_dim(), system.get_dof()
+    if el.get("q") is not None:
+        system.set_generalized_coordinate(_floats(where, el, "q", nq))
+    if el.get("u") is not None:
+        system.set_generalized_velocity(_floats(where, el, "u", nv))
+    if el.get("force") is not None:
+        system.set_generalized_force(_floats(where, el, "force", nv))
+    if el.get("kp") is not None or el.get("kd") is not None:
+        system.set_pd_gains(_floats(where, el, "kp", nv, [0.0] * nv), _floats(where, el, "kd", nv, [0.0] * nv))
+    if el.get("position_target") is not None or el.get("velocity_target") is not None:
+        per_dof = np.array(_floats(where, el, "position_target", nv, [0.0] * nv))
+        target = np.zeros(nq)
+        target[nq - (nv - (6 if system.floating else 0)):] = per_dof[6 if system.floating else 0:]
+        system.set_pd_target(target, _floats(where, el, "velocity_target", nv, [0.0] * nv))
+    if el.get("inverse_dynamics") is not None:
+        system.set_compute_inverse_dynamics(bool(int(_one(where, el, "inverse_dynamics"))))
+    return name
+
+
+def _pin(world, where, el, systems) -> None:
+    def system(key):
+        name = el.get(key)
+        if name not in systems:
+            raise WorldXMLError(f"{where}: <pin {key}={name!r}>: no <articulated> of that name before it "
+                                f"(have {list(systems)})")
+        return systems[name]
+
+    b = system("system_b") if el.get("system_b") is not None else None
+    world.add_pin(system("system_a"), el.get("link_a"), _floats(where, el, "point_a", 3), b,
+                  el.get("link_b") if b is not None else None, _floats(where, el, "point_b", 3))
 
 
 def _heightmap_from_source(world, where, base, el):
@@ -182,6 +249,12 @@ def _mesh(where, base, el):
     if verts.size % 3 or faces.size % 3 or np.any(faces != np.round(faces)):
         raise WorldXMLError(f"{where}: <mesh> vertices and faces must be triples (faces of integer indices)")
     return trimesh.Trimesh(verts.reshape(-1, 3), faces.reshape(-1, 3).astype(np.int64), process=False)
+
+
+def _quat_of(rotation) -> np.ndarray:
+    from ..validation import rotation_to_quat
+
+    return rotation_to_quat("orientation", np.asarray(rotation))
 
 
 def _fmt(values) -> str:
@@ -235,6 +308,28 @@ def export_world_xml(world, path=None, env: int = 0) -> str:
         ET.SubElement(root, kind, **{k: repr(float(v)) for k, v in dims.items()}, mass=repr(body.mass),
                       material=body.material, pos=_fmt(body.get_position(env)), quat=_fmt(body.get_orientation(env)),
                       lin_vel=_fmt(body.get_linear_velocity(env)), ang_vel=_fmt(body.get_angular_velocity(env)))
+    names = {}
+    for system in world._systems:
+        names[system] = f"sys{system.index}"
+        attrs = {"name": names[system], "base": system.model.base, "pos": _fmt(system._base_position),
+                 "quat": _fmt(_quat_of(system._base_rotation)),
+                 "q": _fmt(system.get_generalized_coordinate(env)), "u": _fmt(system.get_generalized_velocity(env)),
+                 "inverse_dynamics": str(int(system.computes_inverse_dynamics))}
+        for col in _DRIVE_ATTRS:
+            attrs[col] = _fmt(system._get_drive(col, env))
+        if system.package_dirs:
+            attrs["package_dirs"] = ";".join(os.path.abspath(d) for d in system.package_dirs)
+        source = system.urdf_source
+        if isinstance(source, str) and source.lstrip().startswith("<"):
+            ET.SubElement(root, "articulated", **attrs).append(ET.fromstring(source.strip()))
+        else:
+            ET.SubElement(root, "articulated", urdf=os.path.abspath(os.fspath(source)), **attrs)
+    for pin in world._pins:
+        attrs = {"system_a": names[pin.system_a], "link_a": pin.link_a, "point_a": _fmt(pin.point_a),
+                 "point_b": _fmt(pin.point_b)}
+        if pin.system_b is not None:
+            attrs.update(system_b=names[pin.system_b], link_b=pin.link_b)
+        ET.SubElement(root, "pin", **attrs)
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode")
     if path is not None:
