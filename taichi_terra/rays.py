@@ -9,7 +9,7 @@ import numpy as np
 
 from .validation import as_float_array, check_positive
 
-KINDS = {0: None, 1: "ground", 2: "heightmap", 3: "body"}
+KINDS = {0: None, 1: "ground", 2: "heightmap", 3: "body", 4: "link"}
 
 
 @dataclass
@@ -20,9 +20,11 @@ class RayHit:
         point: world hit point [m], shape (3,).
         normal: unit world surface normal there, shape (3,).
         distance: from the origin along the ray [m].
-        kind: ``"ground"``, ``"heightmap"`` (soil beds included) or ``"body"``.
-        index: the height map's or body's index (0 for the ground).
-        object: the :class:`HeightMap`, :class:`Body` or :class:`Ground` hit.
+        kind: ``"ground"``, ``"heightmap"`` (soil beds included), ``"body"`` or ``"link"`` (a collision shape
+            of an articulated system's link).
+        index: the height map's or body's index (0 for the ground; a link shape's index among all bodies).
+        object: the :class:`HeightMap`, :class:`Body` or :class:`Ground` hit; for a link, the pair
+            ``(ArticulatedSystem, link name)``.
     """
 
     point: np.ndarray
@@ -50,7 +52,11 @@ class RayCaster:
         if k == 0:
             return None
         i = int(out["index"][env, 0])
-        obj = {1: self.ground, 2: self.heightmaps[i] if k == 2 else None, 3: self.bodies[i] if k == 3 else None}[k]
+        obj = {1: self.ground, 2: self.heightmaps[i] if k == 2 else None, 3: self.bodies[i] if k == 3 else None,
+               4: None}[k]
+        if k == 4:
+            system, link = self._model.body_links[i]
+            obj = (self._systems[system], link)
         return RayHit(out["point"][env, 0], out["normal"][env, 0], float(out["distance"][env, 0]), KINDS[k], i, obj)
 
     @staticmethod
@@ -72,12 +78,13 @@ class RayCaster:
         [m]; directions need not be unit. ``max_length``: one number or shape (n_envs, n_rays) [m], > 0.
         Returns a dict of arrays with the env axis first: ``hit`` (bool, (n_envs, n_rays)), ``distance``
         [m] (inf where nothing was hit), ``point`` [m] and ``normal`` ((n_envs, n_rays, 3), NaN where nothing
-        was hit), ``kind`` (0 none, 1 ground, 2 height map, 3 body) and ``index`` (the map or body, -1 none).
+        was hit), ``kind`` (0 none, 1 ground, 2 height map, 3 body, 4 a link of an articulated system) and
+        ``index`` (the map or body, -1 none; a link shape's body index). Links are posed at the current state.
         """
         import taichi as ti
 
         from . import backend
-        from .kernels.collision.rays import cast_rays
+        from .kernels.collision.rays import cast_rays_kernel
 
         ne = self.n_envs
         o = self._ray_array("origins", origins, (3,))
@@ -118,9 +125,13 @@ class RayCaster:
         out_what = ti.ndarray(ti.types.vector(2, ti.i32), (ne, n_rays))
         m, s = self._model, self._state
         ground = self.ground
-        cast_rays(arrays[0], arrays[1], len_nd, m.n_free, len(self.heightmaps), int(ground is not None),
-                  ground.height if ground is not None else 0.0, m.model_i, m.model_f, m.heights, s.q, s.state_f,
-                  out_t, out_n, out_what)
+        trees = m.n_trees > 0
+        if trees:
+            self._update_tree_frames()
+        cast_rays_kernel(trees)(arrays[0], arrays[1], len_nd, m.n_bodies if trees else m.n_free, m.n_free,
+                                len(self.heightmaps), int(ground is not None),
+                                ground.height if ground is not None else 0.0, m.model_i, m.model_f, m.heights, s.q,
+                                s.state_f, self._scratch.scratch_f, out_t, out_n, out_what)
         t = out_t.to_numpy().astype(np.float64)
         what = out_what.to_numpy().astype(np.int64)
         hit = what[..., 0] != 0

@@ -544,6 +544,13 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
         evaluate_trees(m.model_i, m.model_f, s.q, s.u, self._control.control, self._scratch.scratch_f)
 
     # ------------------------------------------------------------------ checkpoints
+    def _update_tree_frames(self) -> None:
+        """Bring the trees' link frames (scratch) to the current state (kinematics only)."""
+        from .kernels.dynamics.tree import tree_frames
+
+        m, s = self._model, self._state
+        tree_frames(m.model_i, m.model_f, s.q, s.u, self._scratch.scratch_f)
+
     def _signature(self) -> tuple:
         """What a checkpoint's arrays and meaning depend on: envs, time step, shapes (type, size, mass), static
         geometry (which fix the contact pairs) and articulated systems (base and joints) and pins."""

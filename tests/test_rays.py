@@ -125,3 +125,27 @@ def test_ray_bad_input():
         world.ray_test_batch(np.zeros((3, 4, 3)), np.ones((3, 4, 3)), 1.0)  # 3 envs given, the world has 2
     with pytest.raises(ValueError, match="max_length"):
         world.ray_test_batch(np.zeros((4, 3)), np.ones((4, 3)), np.ones((2, 5)))
+
+
+def test_rays_hit_the_shapes_on_articulated_links():
+    """Reference: geometry. A fixed hinge at 1 m height carries a 0.4 x 0.1 x 0.1 m box link centred 0.3 m out
+    along x. A ray straight down at x = 0.3 m meets the box's top face at z = 1.05 m while the arm is level,
+    reported as a link with its system and name; with the arm turned 90 degrees about y (pointing down) the
+    same ray misses the arm and meets the ground, and a ray down at x = 0 meets the box's end nearest the hinge
+    at z = 0.9 m."""
+    urdf = ('<robot name="arm"><link name="base"/><link name="arm"><inertial><origin xyz="0.3 0 0"/><mass value="1"/>'
+            '<inertia ixx="1e-3" iyy="1e-2" izz="1e-2" ixy="0" ixz="0" iyz="0"/></inertial><collision>'
+            '<origin xyz="0.3 0 0"/><geometry><box size="0.4 0.1 0.1"/></geometry></collision></link>'
+            '<joint name="hinge" type="continuous"><parent link="base"/><child link="arm"/><origin xyz="0 0 1"/>'
+            '<axis xyz="0 1 0"/></joint></robot>')
+    world = tt.World(n_envs=2)
+    world.add_ground()
+    arm = world.add_articulated_system(urdf, base="fixed")
+    arm.set_generalized_coordinate(np.array([[0.0], [np.pi / 2]]))  # env 1: about +y, x turns towards -z
+    hits = world.ray_test_batch([[0.3, 0.0, 2.0], [0.0, 0.0, 0.95]], [[0.0, 0.0, -1.0]] * 2, 5.0)
+    assert hits["kind"][0, 0] == 4 and hits["distance"][0, 0] == pytest.approx(0.95, abs=1e-12)
+    np.testing.assert_allclose(hits["normal"][0, 0], [0.0, 0.0, 1.0], atol=1e-12)
+    assert hits["kind"][1, 0] == 1 and hits["distance"][1, 0] == pytest.approx(2.0, abs=1e-12)
+    assert hits["kind"][1, 1] == 4 and hits["point"][1, 1, 2] == pytest.approx(0.9, abs=1e-12)
+    hit = world.ray_test([0.3, 0.0, 2.0], [0.0, 0.0, -1.0], 5.0, env=0)
+    assert hit.kind == "link" and hit.object == (arm, "arm")

@@ -3,7 +3,9 @@
 One thread per (env, ray). A ray that starts inside a shape ignores that shape (a sensor inside a robot's own
 body sees out of it); height maps are hit from their upper (+z) side only, and soil beds at their deformed
 surface. Result per ray: distance ``t`` [m] (``inf`` for no hit within ``max_length``), world normal, and
-what was hit: kind (0 none, 1 ground, 2 height map, 3 body) and its index.
+what was hit: kind (0 none, 1 ground, 2 height map, 3 free body, 4 a shape on an articulated system's link)
+and its index (the body index for kinds 3 and 4). Links are posed from ``FRAME``, which the caller brings
+to the current coordinates first.
 """
 import taichi as ti
 
@@ -11,11 +13,11 @@ from ..common.arrays import BODY_I, MAP_F, SOIL, StepData, body_params
 from ..common.math import is_finite, vec3
 from ..common.schema import get, getn, row
 from .heightmap import hm_grid, hm_pose
-from .narrowphase import body_pose
+from ..dynamics.bodies import body_pose
 from .shapes import shape_ray_entry, shape_sdf
 
 vec4 = ti.math.vec4
-RAY_NONE, RAY_GROUND, RAY_HEIGHTMAP, RAY_BODY = 0, 1, 2, 3
+RAY_NONE, RAY_GROUND, RAY_HEIGHTMAP, RAY_BODY, RAY_LINK = 0, 1, 2, 3, 4
 
 
 @ti.func
@@ -127,7 +129,7 @@ def ray_body(D: ti.template(), e, b, o_w, d_w, t_max):
     the ray starts inside the body)."""
     bd = row(D.body_i, 0, b)
     bf = row(D.body_f, 0, b)
-    pos, rot = body_pose(D.q, e, bd[BODY_I.q0])
+    pos, rot = body_pose(D, e, b)
     o = rot.transpose() @ (o_w - pos)
     d = rot.transpose() @ d_w
     prm = body_params(bf)
@@ -141,23 +143,41 @@ def ray_body(D: ti.template(), e, b, o_w, d_w, t_max):
     return t_best, n_w
 
 
-@ti.kernel
-def cast_rays(origins: ti.types.ndarray(), dirs: ti.types.ndarray(), max_length: ti.types.ndarray(),
-              n_bodies: ti.i32, n_maps: ti.i32, ground: ti.i32, ground_height: float, model_i: ti.types.ndarray(),
-              model_f: ti.types.ndarray(), heights: ti.types.ndarray(), q: ti.types.ndarray(),
-              state_f: ti.types.ndarray(), out_t: ti.types.ndarray(), out_n: ti.types.ndarray(),
-              out_what: ti.types.ndarray()):
-    """Cast ray r of env e from ``origins[e, r]`` along the unit ``dirs[e, r]`` up to ``max_length[e, r]`` [m]."""
-    for e, r in ti.ndrange(origins.shape[0], origins.shape[1]):
-        cast_one(e, r, origins, dirs, max_length, n_bodies, n_maps, ground, ground_height, out_t, out_n, out_what,
-                 StepData(model_i, model_i=model_i, model_f=model_f, heights=heights, q=q,
-                          state_f=state_f))
+def _cast_rays_kernel(trees: bool):
+    """The ray kernel; ``trees`` compiles in the shapes on tree links (posed from ``FRAME`` in scratch_f)."""
+
+    @ti.kernel
+    def cast_rays(origins: ti.types.ndarray(), dirs: ti.types.ndarray(), max_length: ti.types.ndarray(),
+                  n_bodies: ti.i32, n_free: ti.i32, n_maps: ti.i32, ground: ti.i32, ground_height: float,
+                  model_i: ti.types.ndarray(), model_f: ti.types.ndarray(), heights: ti.types.ndarray(),
+                  q: ti.types.ndarray(), state_f: ti.types.ndarray(), scratch_f: ti.types.ndarray(),
+                  out_t: ti.types.ndarray(), out_n: ti.types.ndarray(), out_what: ti.types.ndarray()):
+        """Cast ray r of env e from ``origins[e, r]`` along the unit ``dirs[e, r]`` up to ``max_length[e, r]``
+        [m]."""
+        for e, r in ti.ndrange(origins.shape[0], origins.shape[1]):
+            cast_one(e, r, origins, dirs, max_length, n_bodies, n_free, n_maps, ground, ground_height, out_t, out_n,
+                     out_what, StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q,
+                                        state_f=state_f, scratch_f=scratch_f))
+
+    return cast_rays
+
+
+_KERNELS = {}
+
+
+def cast_rays_kernel(trees: bool):
+    """The ray kernel for a world with articulated systems or without."""
+    if trees not in _KERNELS:
+        _KERNELS[trees] = _cast_rays_kernel(trees)
+    return _KERNELS[trees]
 
 
 @ti.func
-def cast_one(e, r, origins: ti.template(), dirs: ti.template(), max_length: ti.template(), n_bodies, n_maps, ground,
-             ground_height, out_t: ti.template(), out_n: ti.template(), out_what: ti.template(), D: ti.template()):
-    """Ray r of env e against the ground, the maps and the bodies."""
+def cast_one(e, r, origins: ti.template(), dirs: ti.template(), max_length: ti.template(), n_bodies, n_free, n_maps,
+             ground, ground_height, out_t: ti.template(), out_n: ti.template(), out_what: ti.template(),
+             D: ti.template()):
+    """Ray r of env e against the ground, the maps and the bodies (the first ``n_free`` free, the rest on
+    links)."""
     o = origins[e, r]
     d = dirs[e, r]
     t_max = max_length[e, r]
@@ -184,7 +204,7 @@ def cast_one(e, r, origins: ti.template(), dirs: ti.template(), max_length: ti.t
         if t < t_best:
             t_best = t
             n_best = n
-            kind = RAY_BODY
+            kind = RAY_BODY if b < n_free else RAY_LINK
             index = b
     if kind == RAY_NONE:
         t_best = ti.math.inf

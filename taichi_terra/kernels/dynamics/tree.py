@@ -443,3 +443,18 @@ def _evaluate(D: ti.template(), e):
     gravity = vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
     for t in range(get(D.settings_i, e, 0, SETTINGS_I.n_trees)):
         tree_dynamics(D, e, t, tree_kinematics(D, e, t), gravity)
+
+
+@ti.kernel
+def tree_frames(model_i: ti.types.ndarray(), model_f: ti.types.ndarray(), q: ti.types.ndarray(),
+                u: ti.types.ndarray(), scratch_f: ti.types.ndarray()):
+    """The link frames and velocities (``FRAME``) of every tree in every env at the current state, without the
+    mass matrices (what ray casts and drawing read)."""
+    for e in range(q.shape[0]):
+        _frames(StepData(model_i, model_i=model_i, model_f=model_f, q=q, u=u, scratch_f=scratch_f), e)
+
+
+@ti.func
+def _frames(D: ti.template(), e):
+    for t in range(get(D.settings_i, e, 0, SETTINGS_I.n_trees)):
+        tree_kinematics(D, e, t)
