@@ -97,7 +97,10 @@ class Model:
         # ---- static contact pairs: each shape with the ground and each height map (shape-shape pairs are found
         #      per step by the broadphase and take their slots from a shared pool after the static slots)
         pairs = []
+        welded = {n_free + k for k, lb in enumerate(link_bodies) if lb[1] == 0 and trees[lb[0]].model.base == "fixed"}
         for b, sh in enumerate(shapes):
+            if b in welded:  # a fixed base's root link does not move: no pairs with static geometry
+                continue
             if ground is not None:
                 pairs.append((PAIR_GROUND, b, -1, pair_capacity(PAIR_GROUND, sh)))
             for m, hm in enumerate(heightmaps):
@@ -241,8 +244,9 @@ class Model:
         for t, (system, rows) in enumerate(zip(trees, tree_rows)):
             j0, q0, u0 = self.tree_joint0[t], self.tree_q0[t], self.tree_u0[t]
             tree[t, [A.TREE.joint0, A.TREE.n_joints, A.TREE.q0, A.TREE.u0, A.TREE.nv, A.TREE.matrix0,
-                     A.TREE.inverse_dynamics]] = (j0, len(rows), q0, u0, system.get_dof(), self.tree_matrix0[t],
-                                                  int(system.computes_inverse_dynamics))
+                     A.TREE.inverse_dynamics, A.TREE.self_collision]] = (
+                j0, len(rows), q0, u0, system.get_dof(), self.tree_matrix0[t], int(system.computes_inverse_dynamics),
+                int(system.self_collision))
             for k, r in enumerate(rows):
                 joint[j0 + k, [A.JOINT_I.tree, A.JOINT_I.parent, A.JOINT_I.type, A.JOINT_I.q, A.JOINT_I.u,
                                A.JOINT_I.dof, A.JOINT_I.response0]] = (

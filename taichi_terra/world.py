@@ -253,7 +253,7 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
         return body
 
     def add_articulated_system(self, urdf, *, base: str = "floating", position=(0.0, 0.0, 0.0),
-                               orientation=(1.0, 0.0, 0.0, 0.0), package_dirs=()):
+                               orientation=(1.0, 0.0, 0.0, 0.0), package_dirs=(), self_collision: bool = False):
         """An articulated system from a URDF (a file path or the XML text); see :mod:`taichi_terra.bodies.urdf`
         for what is read and :class:`~taichi_terra.bodies.articulated.ArticulatedSystem` for its coordinates.
 
@@ -263,10 +263,13 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
             position: the root link's origin [m] (a floating base's initial position).
             orientation: the root link's orientation, quaternion (w, x, y, z) or 3x3 rotation matrix.
             package_dirs: directories that ``package://`` mesh paths resolve in.
+            self_collision: whether the system's links collide with each other (never a link with its parent
+                link); off by default.
 
         A URDF that breaks a rule raises :class:`~taichi_terra.bodies.urdf.URDFError` naming the file, the
         element and the rule, and adds nothing. Every collision shape of a link collides with the ground, the
-        height maps, the soil beds and the other bodies, never with the links of its own system.
+        height maps, the soil beds and the other bodies, and with the links of its own system only when
+        ``self_collision`` is on.
         """
         from .bodies.articulated import ArticulatedSystem, base_pose
         from .bodies.urdf import parse_urdf
@@ -274,10 +277,13 @@ class World(TerrainBuilder, RayCaster, ContactQueries, BodyStateAccess):
         self._require_builder("adding an articulated system")
         if base not in ("floating", "fixed"):
             raise ValueError(f"base must be 'floating' or 'fixed', got {base!r}")
+        if not isinstance(self_collision, (bool, np.bool_)):
+            raise ValueError(f"self_collision must be True or False, got {self_collision!r}")
         pos, quat = base_pose(position, orientation)
         model = parse_urdf(urdf, package_dirs=package_dirs, base=base)
         system = ArticulatedSystem(self, len(self._systems), model, pos, quat)
         system.urdf_source, system.package_dirs = urdf, tuple(os.fspath(d) for d in package_dirs)
+        system.self_collision = bool(self_collision)
         self._systems.append(system)
         return system
 

@@ -50,6 +50,8 @@ class ArticulatedSystem:
         self._rows = None  # (first q row, first u row, first joint row) once built
         #: whether every step computes the wrenches the joints transmit (``set_compute_inverse_dynamics``)
         self.computes_inverse_dynamics = False
+        #: whether its links collide with each other (``add_articulated_system(self_collision=...)``)
+        self.self_collision = False
 
     # ------------------------------------------------------------------ description
     def __repr__(self) -> str:

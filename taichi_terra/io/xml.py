@@ -21,7 +21,8 @@ Articulated systems and pins (state of the exported env, loaded into every env):
 
       <articulated name="dog" urdf="quadruped.urdf" base="floating" pos="0 0 0.45" quat="1 0 0 0"
                    package_dirs="meshes" q="..." u="..." force="..." kp="..." kd="..." position_target="..."
-                   velocity_target="..." inverse_dynamics="0"/>   (or the <robot> inline as its child)
+                   velocity_target="..." inverse_dynamics="0" self_collision="0"/>
+      (or the <robot> inline as the element's child)
       <pin system_a="dog" link_a="FL_shank" point_a="0 0 -0.2" system_b="dog" link_b="FR_shank" point_b="..."/>
       (without system_b, point_b is a world point)
 
@@ -181,7 +182,8 @@ def _articulated(world, where, base, el, systems) -> str:
     system = world.add_articulated_system(urdf, base=el.get("base", "floating"),
                                           position=_floats(where, el, "pos", 3, [0.0, 0.0, 0.0]),
                                           orientation=_floats(where, el, "quat", 4, [1.0, 0.0, 0.0, 0.0]),
-                                          package_dirs=dirs)
+                                          package_dirs=dirs,
+                                          self_collision=bool(int(_one(where, el, "self_collision", 0.0))))
     systems[name] = system
     nq, nv = system.get_generalized_coordinate_dim(), system.get_dof()
     if el.get("q") is not None:
@@ -314,7 +316,8 @@ def export_world_xml(world, path=None, env: int = 0) -> str:
         attrs = {"name": names[system], "base": system.model.base, "pos": _fmt(system._base_position),
                  "quat": _fmt(_quat_of(system._base_rotation)),
                  "q": _fmt(system.get_generalized_coordinate(env)), "u": _fmt(system.get_generalized_velocity(env)),
-                 "inverse_dynamics": str(int(system.computes_inverse_dynamics))}
+                 "inverse_dynamics": str(int(system.computes_inverse_dynamics)),
+                 "self_collision": str(int(system.self_collision))}
         for col in _DRIVE_ATTRS:
             attrs[col] = _fmt(system._get_drive(col, env))
         if system.package_dirs:

@@ -13,8 +13,8 @@ The grown spheres are computed once per body into the ``reach`` block of the ste
 """
 import taichi as ti
 
-from ..common.arrays import BODY_F, BODY_I, ENV, JOINT_I, REACH, SHAPE_PAIR, SWEEP, SWEEP_ORDER
-from ..common.layout import CYLINDER
+from ..common.arrays import BODY_F, BODY_I, ENV, JOINT_I, REACH, SHAPE_PAIR, SWEEP, SWEEP_ORDER, TREE
+from ..common.layout import CYLINDER, JOINT_FIXED_ROOT
 from ..common.math import vec3
 from ..common.schema import add, get, put, put_row, putn, row
 from ..dynamics.bodies import body_position, body_sweep_speed
@@ -40,14 +40,21 @@ def shape_pair_capacity(D: ti.template(), a, b):
 
 
 @ti.func
-def same_tree(D: ti.template(), e, i, j):
-    """Whether bodies ``i`` and ``j`` are shapes on links of one articulated tree (which never collide with
-    each other)."""
+def excluded(D: ti.template(), e, i, j):
+    """Whether bodies ``i`` and ``j`` never collide: shapes on one link, on links of one articulated tree
+    unless the tree has self-collision on (and then still a link and its parent), or on two fixed bases."""
     out = False
     if ti.static(D.trees):
         ji, jj = get(D.body_i, e, i, BODY_I.joint), get(D.body_i, e, j, BODY_I.joint)
         if ji >= 0 and jj >= 0:
-            out = get(D.joint_i, e, ji, JOINT_I.tree) == get(D.joint_i, e, jj, JOINT_I.tree)
+            fixed_i = get(D.joint_i, e, ji, JOINT_I.type) == JOINT_FIXED_ROOT
+            fixed_j = get(D.joint_i, e, jj, JOINT_I.type) == JOINT_FIXED_ROOT
+            t = get(D.joint_i, e, ji, JOINT_I.tree)
+            out = fixed_i and fixed_j  # two links welded to the world
+            if not out and t == get(D.joint_i, e, jj, JOINT_I.tree):
+                out = True
+                if ji != jj and get(D.tree, e, t, TREE.self_collision) != 0:
+                    out = get(D.joint_i, e, ji, JOINT_I.parent) == jj or get(D.joint_i, e, jj, JOINT_I.parent) == ji
     return out
 
 
@@ -68,7 +75,7 @@ def sweep(D: ti.template(), e, nb, max_pairs, write):
                 k2 = nb  # every later interval starts further on
             else:
                 if (ci - vec3(sj[REACH.centre], sj[REACH.centre + 1], sj[REACH.centre + 2])).norm() < \
-                        si[REACH.radius] + sj[REACH.radius] and not same_tree(D, e, i, j):
+                        si[REACH.radius] + sj[REACH.radius] and not excluded(D, e, i, j):
                     lo_b = ti.min(i, j)
                     if write:
                         slot = get(D.sweep, e, lo_b, SWEEP.start) + get(D.sweep, e, lo_b, SWEEP.fill)

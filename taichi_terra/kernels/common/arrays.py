@@ -51,11 +51,12 @@ MAP_I = Block("map", [("sample0", 1), ("nx", 1), ("ny", 1), ("soil0", 1), ("soil
               "per height map: first sample in heights, samples along x and y, first soil sample and first soil "
               "sample row (-1: a rigid map)")
 TREE = Block("tree", [("joint0", 1), ("n_joints", 1), ("q0", 1), ("u0", 1), ("nv", 1), ("matrix0", 1),
-                     ("inverse_dynamics", 1)],
+                     ("inverse_dynamics", 1), ("self_collision", 1)],
              "per articulated tree: its first row in the joint blocks and joint count (joint k moves link k; the "
              "root first, parents before children), first row of its coordinates in the tree block of q and of "
              "its velocities in u (also its first row of the per-dof blocks), dofs, first entry of its nv x nv "
-             "matrices, whether each step computes the wrenches its joints transmit (0/1)")
+             "matrices, whether each step computes the wrenches its joints transmit (0/1), whether its links "
+             "collide with each other (0/1; never a link with its parent)")
 JOINT_I = Block("joint", [("tree", 1), ("parent", 1), ("type", 1), ("q", 1), ("u", 1), ("dof", 1),
                           ("response0", 1)],
                 "per tree joint (the joint that moves link k of a tree): tree, parent joint row (-1: the root), type "

@@ -167,3 +167,22 @@ def link_phi(D: ti.template(), e, j):
         for i in ti.static(range(6)):
             phi[k, i] = get(D.link_dyn, e, j, LINK_DYN.phi + 6 * k + i)
     return phi
+
+
+@ti.func
+def link_cross_phi(D: ti.template(), e, ja, jb):
+    """``Phi_ba = J_b M~^-1 J_a^T`` (6x6): the spatial velocity change of the link of joint row ``jb`` per unit
+    spatial impulse on the link of ``ja``, both of one tree (a contact between two of its links)."""
+    link_responses(D, e, ja)
+    t = get(D.joint_i, e, ja, JOINT_I.tree)
+    u0, nv = get(D.tree, e, t, TREE.u0), get(D.tree, e, t, TREE.nv)
+    r0 = get(D.joint_i, e, ja, JOINT_I.response0)
+    c = tree_reference(D, e, ja)
+    out = ti.Matrix.zero(float, 6, 6)
+    for i in ti.static(range(6)):
+        for d in range(nv):
+            put(D.tree_dof, e, u0 + d, TREE_DOF.rhs, get(D.link_response, e, r0 + d, LINK_RESPONSE.column + i))
+        vel = link_spatial_velocity(D, e, jb, c, True)
+        for k in ti.static(range(6)):
+            out[k, i] = vel[k]
+    return out

@@ -17,10 +17,18 @@ import taichi as ti
 
 from ..collision.heightmap import hm_pose
 from ..collision.shapes import footprint_width
-from ..common.arrays import BODY_F, BODY_I, LINK, body_params
+from ..common.arrays import BODY_F, BODY_I, JOINT_I, LINK, body_params
 from ..common.math import skew, vec3
 from ..common.schema import get, get33, row
-from ..dynamics.bodies import body_pose, carrier_joint, link_phi, link_spatial_velocity, push_link, tree_reference
+from ..dynamics.bodies import (
+    body_pose,
+    carrier_joint,
+    link_cross_phi,
+    link_phi,
+    link_spatial_velocity,
+    push_link,
+    tree_reference,
+)
 from ..dynamics.free_body import add_link_velocity, link_velocity
 
 mat3 = ti.math.mat3
@@ -90,15 +98,23 @@ def link_response(D: ti.template(), e, link, r):
         inv_iw = get33(D.link, e, link, LINK.inv_inertia)
         sr = skew(r)
         out = inv_m * ti.Matrix.identity(float, 3) - sr @ inv_iw @ sr
-    elif ti.static(D.trees):  # A^T Phi A, A = [skew(r); I] mapping a point impulse to a spatial one
-        a = ti.Matrix.zero(float, 6, 3)
-        sr = skew(r)
-        for i in ti.static(range(3)):
-            for k in ti.static(range(3)):
-                a[i, k] = sr[i, k]
-            a[3 + i, i] = 1.0
+    elif ti.static(D.trees):  # A^T Phi A, A mapping a point impulse to a spatial one
+        a = _point_map(r)
         out = a.transpose() @ link_phi(D, e, j) @ a
     return out
+
+
+@ti.func
+def _point_map(r):
+    """``A = [skew(r); I]`` (6x3): the spatial impulse (moment about the reference point, impulse) of a point
+    impulse at offset ``r``; ``A^T`` maps a spatial velocity to the point's velocity."""
+    a = ti.Matrix.zero(float, 6, 3)
+    sr = skew(r)
+    for i in ti.static(range(3)):
+        for k in ti.static(range(3)):
+            a[i, k] = sr[i, k]
+        a[3 + i, i] = 1.0
+    return a
 
 
 @ti.func
@@ -127,10 +143,22 @@ def apply_impulse(D: ti.template(), e, a, b, ra, rb, imp):
 
 @ti.func
 def row_response(D: ti.template(), e, a, b, ra, rb):
-    """The row's ``J M^-1 J^T`` (3x3, world): both sides' point responses summed."""
+    """The row's ``J M^-1 J^T`` (3x3, world): both sides' point responses summed, less the cross terms when
+    both sides are links of one tree."""
     kmat = link_response(D, e, b, rb)
     if a >= 0:
         kmat += link_response(D, e, a, ra)
+        if ti.static(D.trees):  # two links of one tree (self-collision): each side's push moves the other
+            ja, jb = carrier_joint(D, e, a), carrier_joint(D, e, b)
+            if ja >= 0 and jb >= 0:
+                if get(D.joint_i, e, ja, JOINT_I.tree) == get(D.joint_i, e, jb, JOINT_I.tree):
+                    cross = _point_map(rb).transpose() @ link_cross_phi(D, e, ja, jb) @ _point_map(ra)
+                    kmat -= cross + cross.transpose()
+    if ti.static(D.trees):  # a link's point may have no response along some direction (a planar arm's hinge
+        # axis): a relative 1e-9 of the trace keeps the block invertible, and an impulse along that direction
+        # then moves nothing
+        if carrier_joint(D, e, b) >= 0 or (a >= 0 and carrier_joint(D, e, a) >= 0):
+            kmat += 1e-9 * (kmat[0, 0] + kmat[1, 1] + kmat[2, 2]) * ti.Matrix.identity(float, 3)
     return kmat
 
 
