@@ -235,7 +235,8 @@ def cast_pixels(viewer, world, px: np.ndarray) -> dict:
     envs = np.array(viewer.envs)
     dist = np.array(hits["distance"][envs])  # (n_tiles, k)
     what, index = np.array(hits["kind"][envs]), np.array(hits["index"][envs])
-    for t, e in enumerate(viewer.envs):  # shapes on articulated links
+    what[what == 4] = 3  # a link shape is a body here (body_colors covers both, by body index)
+    for t, e in enumerate(viewer.envs):  # shapes on articulated links, cast again in numpy
         for b, shape, pos, rot in link_bodies(world, e):
             t_hit = ray_shape_entry(shape, (origins[e] - pos) @ rot, d @ rot)
             nearer = t_hit < dist[t]
