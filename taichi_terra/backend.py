@@ -47,7 +47,11 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None) 
 
     ti_arch = {"cpu": ti.cpu, "cuda": ti.cuda, "vulkan": ti.vulkan, "gpu": ti.gpu}[arch]
     kwargs = dict(arch=ti_arch, default_fp=ti.f64 if precision == "f64" else ti.f32, default_ip=ti.i32,
-                  log_level=ti.WARN, offline_cache=True)
+                  log_level=ti.WARN, offline_cache=True,
+                  # the step kernel with articulated trees alone takes tens of MB of cache; Taichi's default cap
+                  # (100 MB, least recently used files dropped) evicted it between runs, which then compiled
+                  # it again (about 150 s on a 2-core CPU)
+                  offline_cache_max_size_of_files=1024 ** 3)
     if arch != "gpu":
         kwargs["enable_fallback"] = False
     if threads is not None:

@@ -64,7 +64,7 @@ from .soil.law import solve_soil_row
 from .solver.contact import clamp_to_cone, contact_frame, solve_rigid_row
 from .solver.impact import resolve_impacts
 from .solver.limits import build_joint_rows, solve_joint_row
-from .solver.links import apply_impulse, relative_velocity, row_offsets
+from .solver.links import apply_impulse, prepare_sides, relative_velocity, row_offsets
 from .solver.pins import build_pin_rows, project_pins, solve_pin_row, store_pins, warm_start_pins
 from .solver.relax import relax_internal_friction
 from .solver.rows import build_rows, row_material, warm_start_slot
@@ -181,6 +181,8 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     if ti.static(trees):
         for t in range(n_trees):
             tree_free_velocity(D, e, t, dt)
+        for r in range(n_rows):  # (a drive held at its effort limit rebuilt its tree's factor)
+            prepare_sides(D, e, get(D.row_i, e, r, ROW_I.side_a), get(D.row_i, e, r, ROW_I.side_b))
     # 6. warm starts
     warm_start(D, e, n_rows, n_static, si[SETTINGS_I.warm_start], si[SETTINGS_I.terrain_warm_start])
     if ti.static(trees):

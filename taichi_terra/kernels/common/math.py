@@ -172,7 +172,7 @@ def sym_pinv3(a, rel):
     matrix such as a planar loop's response."""
     m = a
     v = ti.Matrix.identity(float, 3)
-    for _sweep in ti.static(range(6)):
+    for _sweep in range(6):
         for p, q in ti.static(((0, 1), (0, 2), (1, 2))):
             if ti.abs(m[p, q]) > 1e-300:
                 theta = (m[q, q] - m[p, p]) / (2.0 * m[p, q])

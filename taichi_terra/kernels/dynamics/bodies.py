@@ -126,7 +126,10 @@ def link_wrench_to_workspace(D: ti.template(), e, j, c, force):
 def link_responses(D: ti.template(), e, j):
     """Make sure the link of joint row ``j`` has its response columns ``B = M~^-1 J^T`` (nv x 6) and its
     spatial response ``Phi = J B`` (6x6) for this step's factor: six solves the first time a row needs them
-    in a step, none after. With them a push on the link costs 6 nv operations, not a triangular solve."""
+    in a step, none after. With them a push on the link costs 6 nv operations, not a triangular solve. Called
+    for the sides of the rows as they are built and again after the free velocities (an effort limit may
+    have changed the factor): only those two places inline its six solves, which keeps the step kernel's
+    compile time down."""
     if get(D.link_dyn, e, j, LINK_DYN.ready) == 0.0:
         t = get(D.joint_i, e, j, JOINT_I.tree)
         u0, nv = get(D.tree, e, t, TREE.u0), get(D.tree, e, t, TREE.nv)
@@ -148,8 +151,8 @@ def link_responses(D: ti.template(), e, j):
 @ti.func
 def push_link(D: ti.template(), e, j, force, scale):
     """``u += scale B force``: the tree's velocity change for the spatial impulse ``force`` (moment about the
-    tree's reference point [N m s], impulse [N s]) on the link of joint row ``j``."""
-    link_responses(D, e, j)
+    tree's reference point [N m s], impulse [N s]) on the link of joint row ``j`` (its responses made ready
+    by :func:`link_responses`)."""
     t = get(D.joint_i, e, j, JOINT_I.tree)
     u0, nv = get(D.tree, e, t, TREE.u0), get(D.tree, e, t, TREE.nv)
     r0 = get(D.joint_i, e, j, JOINT_I.response0)
@@ -160,8 +163,8 @@ def push_link(D: ti.template(), e, j, force, scale):
 
 @ti.func
 def link_phi(D: ti.template(), e, j):
-    """The link's spatial response ``Phi = J M~^-1 J^T`` (6x6) for this step's factor."""
-    link_responses(D, e, j)
+    """The link's spatial response ``Phi = J M~^-1 J^T`` (6x6) for this step's factor (made ready by
+    :func:`link_responses`)."""
     phi = ti.Matrix.zero(float, 6, 6)
     for k in ti.static(range(6)):
         for i in ti.static(range(6)):
@@ -172,8 +175,8 @@ def link_phi(D: ti.template(), e, j):
 @ti.func
 def link_cross_phi(D: ti.template(), e, ja, jb):
     """``Phi_ba = J_b M~^-1 J_a^T`` (6x6): the spatial velocity change of the link of joint row ``jb`` per unit
-    spatial impulse on the link of ``ja``, both of one tree (a contact between two of its links)."""
-    link_responses(D, e, ja)
+    spatial impulse on the link of ``ja``, both of one tree (a contact between two of its links; ``ja``'s
+    responses made ready by :func:`link_responses`)."""
     t = get(D.joint_i, e, ja, JOINT_I.tree)
     u0, nv = get(D.tree, e, t, TREE.u0), get(D.tree, e, t, TREE.nv)
     r0 = get(D.joint_i, e, ja, JOINT_I.response0)

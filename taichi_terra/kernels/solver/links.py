@@ -25,6 +25,7 @@ from ..dynamics.bodies import (
     carrier_joint,
     link_cross_phi,
     link_phi,
+    link_responses,
     link_spatial_velocity,
     push_link,
     tree_reference,
@@ -115,6 +116,21 @@ def _point_map(r):
             a[i, k] = sr[i, k]
         a[3 + i, i] = 1.0
     return a
+
+
+@ti.func
+def prepare_sides(D: ti.template(), e, a, b):
+    """Make the response columns of the tree links among a row's sides ``a`` and ``b`` ready (a no-op for
+    free bodies, static geometry and links already done this step)."""
+    if ti.static(D.trees):
+        for k in range(2):
+            side = a
+            if k == 1:
+                side = b
+            if side >= 0:
+                j = carrier_joint(D, e, side)
+                if j >= 0:
+                    link_responses(D, e, j)
 
 
 @ti.func

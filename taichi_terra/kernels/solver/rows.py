@@ -25,7 +25,7 @@ from ..common.arrays import (
 from ..common.layout import PAIR_SHAPES, PAIR_SOIL, ROW_CONTACT, ROW_SOIL
 from ..common.schema import get, get3, put, put33, row
 from .contact import contact_frame, normal_target
-from .links import row_offsets, row_response, soil_footprint_width
+from .links import prepare_sides, row_offsets, row_response, soil_footprint_width
 
 
 @ti.func
@@ -71,6 +71,7 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
             put(D.row_i, e, r, ROW_I.impacted, 0)
             frame = contact_frame(get3(D.contact, e, s, CONTACT.normal))
             ra, rb = row_offsets(D, e, a, b, get3(D.contact, e, s, CONTACT.position))
+            prepare_sides(D, e, a, b)
             put33(D.row_f, e, r, ROW_F.delassus, frame.transpose() @ row_response(D, e, a, b, ra, rb) @ frame)
             if kind == PAIR_SOIL:
                 put(D.row_f, e, r, ROW_F.width, width)
