@@ -142,7 +142,7 @@ class Model:
                         "joint": n_joints, "pin": self.n_pins},
             "heights": {"sample": n_samples},
             "q": {"free_body": n_free, "tree": n_tree_q}, "u": {"free_body": n_free, "tree": n_tree_u},
-            "state_f": {"contact": self.n_slots, "soil": n_soil, "pin": self.n_pins},
+            "state_f": {"contact": self.n_slots, "soil": n_soil, "pin": self.n_pins, "joint_state": n_joints},
             "state_i": {"env": 1, "pair_count": n_pair_rows, "feature": self.n_slots, "sweep_order": nb,
                         "shape_pair": self.max_shape_pairs, "prev_shape_pair": self.max_shape_pairs},
             "control": {"body_load": nb, "drive": n_tree_u},

@@ -477,6 +477,32 @@ def test_coulomb_joint_friction_holds_then_slides():
     assert u[1] == pytest.approx(100 * 1e-3 * (1.0 - 0.5) / (0.01 + 1e-9), rel=1e-9)
 
 
+def test_joint_friction_holds_a_double_pendulum_still_and_warm_starts():
+    """Reference: statics. Two horizontal links on hinges about y (1 kg at 0.1 m from each hinge, the second
+    hinge 0.2 m out): gravity turns them with 9.81 (1 x 0.1 + 1 x 0.3) = 3.924 N m at the first hinge and
+    0.981 N m at the second, less than their Coulomb friction of 5 and 2 N m, so neither turns. The two
+    friction rows are coupled through the mass matrix and solved as one block; starting from the last
+    step's impulses, every step after the first few takes one sweep."""
+    link = ('<link name="{}"><inertial><origin xyz="0.1 0 0"/><mass value="1"/>'
+            '<inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>')
+    joints = (_revolute("hinge1", "base", "arm1", "0 1 0", extra='<dynamics friction="5"/>')
+              + _revolute("hinge2", "arm1", "arm2", "0 1 0", extra='<dynamics friction="2"/>')
+              .replace('<origin xyz="0 0 0.0"/>', '<origin xyz="0.2 0 0"/>'))
+    world = tt.World(dt=1e-3, n_envs=2)
+    arm = world.add_articulated_system(_link_urdf("fric2", joints, link.format("arm1") + link.format("arm2")),
+                                       base="fixed")
+    world.step(10)
+    sweeps = []
+    for _ in range(20):
+        world.step(1)
+        sweeps.append(world.get_solver_sweeps(0))
+    world.step(170)
+    # each step's sweep stops once no row changes the velocities by more than the 1e-10 m/s tolerance
+    assert np.abs(arm.get_generalized_velocity()).max() < 1e-9
+    assert np.abs(arm.get_generalized_coordinate()).max() < 200 * 1e-3 * 1e-9
+    assert max(sweeps) == 1
+
+
 def test_effort_limit_holds_a_stiff_drive_at_its_limit():
     """Reference: a PD drive (kp = 1e4 N m/rad towards 1 rad) on a hinge with effort limit 2 N m and
     I = 0.01 kg m^2 saturates: the joint accelerates at exactly 2 / I = 200 rad/s^2, u = 200 n dt after n

@@ -12,9 +12,10 @@ is these stages, in order (``step_env``):
 3. rows: one row per contact with its kind, sides, Delassus block and target (``solver/rows.py``)
 4. impacts, in waves, with the velocities before this step's forces (``solver/impact.py``)
 5. free velocities ``u* = u + dt M^-1 (tau - h)`` (``dynamics/free_body.py``; trees: with their drives)
-6. warm starts from the last step's impulse of the same contact feature
-7. projected Gauss-Seidel sweeps, dispatching on the row kind: Coulomb contact, soil point, joint limit,
-   joint friction (``solver/limits.py``) or pin (``solver/pins.py``)
+6. warm starts from the last step's impulse of the same contact feature, joint and pin
+7. projected Gauss-Seidel sweeps, dispatching on the row kind: Coulomb contact, soil point, then each
+   tree's joint limit and friction rows as one block (``solver/limits.py``), then the pins
+   (``solver/pins.py``)
 8. resting manifolds: the least tangential impulses that give the same motion (``solver/relax.py``)
 9. soil history (``soil/history.py``); the wrenches the joints transmitted (``dynamics/inverse.py``, trees
    with inverse dynamics on)
@@ -46,7 +47,7 @@ from .common.arrays import (
     SHAPE_PAIR,
     StepData,
 )
-from .common.layout import FEAT_SOIL, ROW_PIN, ROW_SOIL
+from .common.layout import FEAT_SOIL, ROW_SOIL
 from .common.math import vec3
 from .common.schema import get, get3, get33, put, put33, put_row, putn, row
 from .dynamics.free_body import free_velocity, integrate_link, link_inv_inertia
@@ -63,7 +64,13 @@ from .soil.history import commit_soil, soil_point
 from .soil.law import solve_soil_row
 from .solver.contact import clamp_to_cone, contact_frame, solve_rigid_row
 from .solver.impact import resolve_impacts
-from .solver.limits import build_joint_rows, solve_joint_row
+from .solver.limits import (
+    build_joint_rows,
+    joint_row_responses,
+    solve_joint_rows,
+    store_joint_rows,
+    warm_start_joint_rows,
+)
 from .solver.links import apply_impulse, prepare_sides, relative_velocity, row_offsets
 from .solver.pins import build_pin_rows, project_pins, solve_pin_row, store_pins, warm_start_pins
 from .solver.relax import relax_internal_friction
@@ -183,12 +190,14 @@ def step_env(D: ti.template(), e, trees: ti.template()):
             tree_free_velocity(D, e, t, dt)
         for r in range(n_rows):  # (a drive held at its effort limit rebuilt its tree's factor)
             prepare_sides(D, e, get(D.row_i, e, r, ROW_I.side_a), get(D.row_i, e, r, ROW_I.side_b))
+        joint_row_responses(D, e, n_rows, n_limits)
     # 6. warm starts
     warm_start(D, e, n_rows, n_static, si[SETTINGS_I.warm_start], si[SETTINGS_I.terrain_warm_start])
     if ti.static(trees):
+        warm_start_joint_rows(D, e, n_rows, n_limits, si[SETTINGS_I.warm_start])
         warm_start_pins(D, e, n_rows + n_limits, n_pins, si[SETTINGS_I.warm_start])
     # 7. projected Gauss-Seidel sweeps until the largest velocity change is below tolerance
-    put(D.env, e, 0, ENV.sweeps, sweep_rows(D, e, n_rows, n_limits + n_pins, dt, sf[SETTINGS_F.erp], tolerance,
+    put(D.env, e, 0, ENV.sweeps, sweep_rows(D, e, n_rows, n_limits, n_pins, dt, sf[SETTINGS_F.erp], tolerance,
                                             max_sweeps, n_static))
     # 8. resting manifolds
     relax_internal_friction(D, e, n_rows, n_static)
@@ -212,6 +221,7 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     # 11. results and warm-start cache
     store_results(D, e, n_rows, n_static)
     if ti.static(trees):
+        store_joint_rows(D, e, n_rows, n_limits, n_trees)
         store_pins(D, e, n_rows + n_limits, n_pins)
 
 
@@ -249,10 +259,10 @@ def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
 
 
 @ti.func
-def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, dt, erp, tolerance, max_sweeps, n_static):
-    """Stage 7: Gauss-Seidel sweeps over the contact rows and then the ``n_joint_rows`` joint and pin rows,
-    each row solved by the law of its kind, until the largest velocity change ``W_nn |delta lambda|`` is below
-    ``tolerance``; returns the sweeps taken."""
+def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, tolerance, max_sweeps, n_static):
+    """Stage 7: Gauss-Seidel sweeps over the contact rows, then the ``n_joint_rows`` joint rows (one block per
+    tree, ``solver/limits.py``) and the ``n_pins`` pin rows, each row solved by the law of its kind, until the
+    largest velocity change ``W_nn |delta lambda|`` is below ``tolerance``; returns the sweeps taken."""
     sweeps = 0
     largest = tolerance + 1.0
     while sweeps < max_sweeps and largest > tolerance:
@@ -282,11 +292,10 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, dt, erp, tolerance, ma
                 putn(D.row_f, e, r, ROW_F.impulse, new)
                 largest = ti.max(largest, w[0, 0] * d.norm())
         if ti.static(D.trees):
-            for r in range(n_rows, n_rows + n_joint_rows):
-                if get(D.row_i, e, r, ROW_I.kind) == ROW_PIN:
-                    largest = ti.max(largest, solve_pin_row(D, e, r, dt, erp))
-                else:
-                    largest = ti.max(largest, solve_joint_row(D, e, r))
+            if n_joint_rows > 0:
+                largest = ti.max(largest, solve_joint_rows(D, e, n_rows, n_joint_rows, tolerance))
+            for r in range(n_rows + n_joint_rows, n_rows + n_joint_rows + n_pins):
+                largest = ti.max(largest, solve_pin_row(D, e, r, dt, erp))
     return sweeps
 
 

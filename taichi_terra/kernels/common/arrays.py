@@ -11,7 +11,8 @@ model_f     model   real   settings_f, body, inertia, point, plane, pair_materia
 heights     model   real   sample (every height map's samples, map after map)
 q           state   real   the generalized coordinates: free_body (position, orientation) per body, tree
 u           state   real   the generalized velocities: free_body (linear, angular velocity) per body, tree
-state_f     state   real   contact (last step's contacts), soil (per-sample soil history), pin (impulses)
+state_f     state   real   contact (last step's contacts), soil (per-sample soil history), pin (impulses),
+                           joint_state (impulses of the joint limit and friction rows)
 state_i     state   i32    env, pair_count, feature, sweep_order, shape_pair, prev_shape_pair
 control     control real   body_load (external force and torque) per body, drive (per tree dof)
 scratch_f   scratch real   link (world inverse inertia), reach (broadphase spheres), row (solver rows), frame,
@@ -133,6 +134,9 @@ TREE_U = Block("tree", [("velocity", 1)],
                "per joint [rad/s or m/s]")
 PIN_STATE = Block("pin", [("impulse", 3)],
                   "per pin: the last step's impulse on side b's point [N s], world frame (side a takes its opposite)")
+JOINT_STATE = Block("joint_state", [("limit", 1), ("friction", 1)],
+                    "per joint (a row of the joint block): the last step's impulses of its position-limit row "
+                    "(signed: positive pushes towards larger coordinates) and of its Coulomb friction row [N m s or N s]")
 ROW_REVISION = Block("row_revision", [("revision", 1)],
                      "per soil-bed sample row: advances whenever a surface height in the row changes")
 
@@ -154,7 +158,8 @@ ROW_F = Block("row", [("delassus", 9), ("impulse", 3), ("target", 1), ("bounce",
               "width b of a soil row [m]")
 ROW_I = Block("row", [("kind", 1), ("slot", 1), ("pair", 1), ("side_a", 1), ("side_b", 1), ("impacted", 1)],
               "per row: kind (layout.py ROW_*), contact slot, pair, link of each side (-1: static), took an "
-              "impact impulse this step (0/1)")
+              "impact impulse this step (0/1); joint rows (solver/limits.py) and pins (solver/pins.py) say "
+              "what these mean for them")
 FRAME = Block("frame", [("position", 3), ("rotation", 9), ("axis", 3), ("anchor", 3), ("velocity", 6),
                         ("bias", 6)],
               "per tree joint, of the link it moves, at the start of the step: world origin [m] and rotation (row "
@@ -174,9 +179,10 @@ LINK_RESPONSE = Block("link_response", [("column", 6)],
                       "per tree link, one row per dof of its tree: B = M~^-1 J^T, the velocity change of the tree per "
                       "unit spatial impulse (moment about the reference point, force) on the link; computed when a "
                       "row first pushes on the link in a step")
-TREE_MATRIX = Block("tree_matrix", [("mass", 1), ("factor", 1)],
-                    "per tree, nv x nv row by row: the mass matrix M and the Cholesky factor L of M plus the "
-                    "implicit drive and damping terms (lower triangle)")
+TREE_MATRIX = Block("tree_matrix", [("mass", 1), ("factor", 1), ("inverse", 1)],
+                    "per tree, nv x nv row by row: the mass matrix M, the Cholesky factor L of M~, M plus the "
+                    "implicit drive and damping terms (lower triangle), and row d of M~^-1 for each dof d with a "
+                    "joint row this step")
 TREE_DOF = Block("tree_dof", [("bias", 1), ("applied", 1), ("rhs", 1), ("saturated", 1)],
                  "per tree dof: bias forces h = C u + g [N m or N], the generalized force the drives applied in "
                  "the last step, solver workspace, and the sign of a drive held at its effort limit this step "
@@ -193,7 +199,7 @@ MODEL_F = Arena("model_f", "real", False, [SETTINGS_F, BODY_F, INERTIA, POINT, P
 HEIGHTS = Arena("heights", "real", False, [SAMPLE], "model")
 Q = Arena("q", "real", True, [Q_FREE, TREE_Q], "state")
 U = Arena("u", "real", True, [U_FREE, TREE_U], "state")
-STATE_F = Arena("state_f", "real", True, [CONTACT, SOIL, PIN_STATE], "state")
+STATE_F = Arena("state_f", "real", True, [CONTACT, SOIL, PIN_STATE, JOINT_STATE], "state")
 STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, SHAPE_PAIR, PREV_SHAPE_PAIR],
                 "state")
 CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
@@ -274,6 +280,7 @@ _REF_NAMES = {
     ("scratch_f", "link_dyn"): "link_dyn", ("scratch_f", "tree_matrix"): "tree_matrix",
     ("scratch_f", "tree_dof"): "tree_dof", ("model_i", "pin"): "pin_i", ("model_f", "pin"): "pin_f",
     ("state_f", "pin"): "pin_state", ("scratch_f", "link_response"): "link_response",
+    ("state_f", "joint_state"): "joint_state",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 
