@@ -1,11 +1,15 @@
 """Deformable terrain benchmark: a 20 kg, 0.4 x 0.6 m plate settling on a soil bed, and the per-point
 contact law on its own.
 
-    python -m perf.bench_soil [--start warm|cold] [--material linear|nonlinear] [--steps 500] [--repeats 5]
+    python -m perf.bench_soil [--body rigid|articulated|pinned|multilink] [--start warm|cold]
+                              [--material linear|nonlinear] [--steps 500] [--repeats 5]
     python -m perf.bench_soil --contact-law [--start warm|cold] [--material ...] [--steps 10000]
 
 Plate mode: a 1.2 m bed of 103 x 103 samples (1.18 cm spacing, 1,734 samples under the plate), the
-plate released touching the surface and loaded quasistatically (damping above critical). Reports the step
+plate released touching the surface and loaded quasistatically (damping above critical). ``--body`` picks
+the body (``perf/soil_bodies.py``): the free plate, the plate as the root of a 60-DOF system, the plate
+with eight pinned weights, or a 64-DOF body on four pads; each is 20 kg on 0.24 m^2, so each has the same
+analytic sinkage. Reports the step
 rate and ms per step, the soil quadrature points solved per second (loaded points x sweeps x steps / s),
 Gauss-Seidel sweeps per step, and the error of the final sinkage against s = (m g / (A kphi))^(1/n).
 Contact-law mode: 32 point contacts with changing loads and slip speeds (fresh, partly and fully
@@ -23,8 +27,10 @@ import time
 
 import numpy as np
 
+from . import soil_bodies
+from .soil_bodies import MASS, SX, SY
+
 G = 9.81
-MASS, SX, SY = 20.0, 0.4, 0.6
 
 
 def material(kind: str):
@@ -46,8 +52,7 @@ def run_plate(args) -> dict:
     world = tt.World(dt=1e-3)
     world.solver.terrain_warm_start = args.start == "warm"
     bed = world.add_deformable_terrain(n, n, 1.2, 1.2, 0.0, 0.0, np.zeros(n * n), mat)
-    plate = world.add_box(SX, SY, 0.02, MASS)
-    plate.set_position([0.5 * dx, 0.5 * dx, 0.01])  # plate edges midway between samples: area exactly 0.24 m^2
+    sinkage = soil_bodies.build(args.body, world, (0.5 * dx, 0.5 * dx))  # (plate x edges midway between samples)
     t0 = time.perf_counter()
     world.step()
     ti.sync()
@@ -66,11 +71,12 @@ def run_plate(args) -> dict:
         stats = bed.get_soil_step_stats(0)
         points.append(stats["contacts"])
     expected = (MASS * G / (SX * SY * mat.bekker_kphi)) ** (1.0 / mat.sinkage_exponent)
-    sink = 0.01 - plate.get_position(0)[2]
+    sink = sinkage(0)
     rate = statistics.median(rates)
     sw = statistics.median(sweeps)
     loaded = bed.get_soil_step_stats(0)
-    return {"mode": "plate", "start": args.start, "material": args.material, "first_step_s": first,
+    return {"mode": "plate", "body": args.body, "dof": soil_bodies.dof(world),
+            "start": args.start, "material": args.material, "first_step_s": first,
             "steps_per_s_median": rate, "ms_per_step": 1e3 / rate, "sweeps_per_step": sw,
             "quadrature_points": int(np.median(points)), "loaded_area_m2": loaded["contact_area"],
             "points_solved_per_s": rate * sw * np.median(points),
@@ -107,6 +113,8 @@ def run_contact_law(args) -> dict:
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--start", default="warm", choices=["warm", "cold"])
+    parser.add_argument("--body", default="rigid", choices=list(soil_bodies.KINDS),
+                        help="plate mode: what settles on the bed (perf/soil_bodies.py)")
     parser.add_argument("--material", default="nonlinear", choices=["linear", "nonlinear"])
     parser.add_argument("--contact-law", action="store_true")
     parser.add_argument("--steps", type=int, default=None)
@@ -125,7 +133,7 @@ def main(argv=None) -> dict:
     result = run_contact_law(args) if args.contact_law else run_plate(args)
     print(json.dumps(result, indent=2, default=float))
     out = args.out or os.path.join(os.path.dirname(__file__), "results",
-                                   f"soil_{result['mode']}_{args.start}_{args.material}.json")
+                                   f"soil_{result['mode']}_{args.body}_{args.start}_{args.material}.json")
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out, "w") as f:
         json.dump(result, f, indent=2, default=float)

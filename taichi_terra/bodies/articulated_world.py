@@ -10,6 +10,16 @@ import numpy as np
 class ArticulatedBuilder:
     """Mixed into :class:`taichi_terra.World`."""
 
+    @property
+    def articulated_systems(self) -> list:
+        """The articulated systems, in the order they were added."""
+        return list(self._systems)
+
+    @property
+    def pins(self) -> list:
+        """The pins, in the order they were added."""
+        return list(self._pins)
+
     def add_articulated_system(self, urdf, *, base: str = "floating", position=(0.0, 0.0, 0.0),
                                orientation=(1.0, 0.0, 0.0, 0.0), package_dirs=(), self_collision: bool = False):
         """An articulated system from a URDF (a file path or the XML text); see :mod:`taichi_terra.bodies.urdf`
