@@ -320,6 +320,7 @@ def test_api_names_indices_and_dimensions():
     q = system.get_generalized_coordinate(0)
     np.testing.assert_array_equal(q[:7], [0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0])
     assert system.total_mass == pytest.approx(30.0)
+    assert world.articulated_systems == [system] and world.pins == []
 
 
 @pytest.mark.parametrize("call,error,match", [
