@@ -1,13 +1,17 @@
 """Articulated systems: a hanging 60-link chain (no contacts) and the 30 kg quadruped standing under PD on a
-height map (with its URDF's Coulomb joint friction, and without), for several env counts.
+height map (with its URDF's Coulomb joint friction, and without), for several env counts, with MuJoCo on
+the same models in the same run.
 
-    python -m perf.bench_articulated [--envs 1 64 1024] [--steps 200] [--repeats 3]
+    python -m perf.bench_articulated [--envs 1 64 1024 4096] [--steps 100] [--repeats 3] [--no-peer]
 
 Each case builds the world, times the first step (it compiles the step kernel with the tree stages, or
 loads it from Taichi's cache), runs ``--warmup`` steps, then reports the median env-steps/s of
 ``--repeats`` runs of ``--steps`` steps, and the share of a step the tree dynamics take (the same worlds
 stepped by a kernel that runs only the tree stages: kinematics, mass matrix, bias forces, factor, free
-velocities and integration). JSON goes to perf/results/articulated.json.
+velocities and integration). With ``mujoco`` installed (the ``[peers]`` extra), the same models are run in
+MuJoCo (``perf/peers/mujoco_articulated.py``): its single-world ``mj_step`` on one thread, and its batched
+``rollout`` of the same env count on as many threads as Taichi uses; the ratios of our env-steps/s to both
+are printed. JSON goes to perf/results/articulated.json.
 """
 import argparse
 import json
@@ -121,26 +125,52 @@ def measure(build, n_envs: int, steps: int, repeats: int, warmup: int, tree_only
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--envs", type=int, nargs="+", default=[1, 64, 1024])
-    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--envs", type=int, nargs="+", default=[1, 64, 1024, 4096])
+    p.add_argument("--steps", type=int, default=100)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--warmup", type=int, default=100)
     p.add_argument("--out", default=None)
+    p.add_argument("--no-peer", action="store_true", help="do not run MuJoCo beside it")
     args = p.parse_args(argv)
+    import taichi as ti
+
     import taichi_terra as tt
 
+    from .peers import mujoco_articulated as peer
+
     tt.init("cpu", "f64")
+    threads = ti.lang.impl.current_cfg().cpu_max_num_threads
+    use_peer = not args.no_peer and peer.mujoco_available()
+    if not args.no_peer and not use_peer:
+        print("mujoco is not installed (pip install -e '.[peers]'): no peer figures", flush=True)
     tree_only = _tree_only_kernel()
     results = []
-    cases = (("chain60", chain_world), ("quadruped_heightmap", quadruped_world),
-             ("quadruped_heightmap_no_joint_friction", lambda n: quadruped_world(n, joint_friction=False)))
-    for name, build in cases:
+    cases = (("chain60", chain_world, "chain60", True), ("quadruped_heightmap", quadruped_world, "quadruped_heightmap", True),
+             ("quadruped_heightmap_no_joint_friction", lambda n: quadruped_world(n, joint_friction=False),
+              "quadruped_heightmap", False))
+    for name, build, peer_model, friction in cases:
+        single = None
+        if use_peer:
+            single = peer.measure_single(peer_model, friction, steps=10 * args.steps, repeats=args.repeats)
+            results.append({"model": name, "engine": "mujoco", "mode": "mj_step", **single})
+            print(f"{name:38s} MuJoCo {single['version']} mj_step, one thread: {single['steps_per_s']:10,.0f} steps/s",
+                  flush=True)
         for n in args.envs:
-            row = {"model": name, **measure(build, n, args.steps, args.repeats, args.warmup, tree_only)}
+            row = {"model": name, "engine": "taichi_terra",
+                   **measure(build, n, args.steps, args.repeats, args.warmup, tree_only)}
+            line = (f"{name:38s} {n:5d} envs ({row['dof']} dof): {row['env_steps_per_s']:10,.0f} env-steps/s, "
+                    f"tree stages alone {row['tree_stages_env_steps_per_s']:10,.0f} (share {row['tree_share']:.0%}), "
+                    f"{row['sweeps']:.0f} sweeps, first step {row['first_step_s']:.1f} s")
+            if use_peer:
+                batch = peer.measure_rollout(peer_model, n, friction, steps=args.steps, repeats=args.repeats,
+                                             n_threads=threads)
+                results.append({"model": name, "engine": "mujoco", "mode": "rollout", **batch})
+                row["ratio_to_mujoco_single"] = row["env_steps_per_s"] / single["steps_per_s"]
+                row["ratio_to_mujoco_rollout"] = row["env_steps_per_s"] / batch["env_steps_per_s"]
+                line += (f"; MuJoCo rollout ({threads} threads) {batch['env_steps_per_s']:10,.0f}: ratio "
+                         f"{row['ratio_to_mujoco_rollout']:.2f}, to its single world {row['ratio_to_mujoco_single']:.2f}")
             results.append(row)
-            print(f"{name:38s} {n:5d} envs ({row['dof']} dof): {row['env_steps_per_s']:10,.0f} env-steps/s, "
-                  f"tree stages alone {row['tree_stages_env_steps_per_s']:10,.0f} (share {row['tree_share']:.0%}), "
-                  f"{row['sweeps']:.0f} sweeps, first step {row['first_step_s']:.1f} s", flush=True)
+            print(line, flush=True)
     out = args.out or os.path.join(os.path.dirname(__file__), "results", "articulated.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
