@@ -148,7 +148,9 @@ class Model:
             "control": {"body_load": nb, "drive": n_tree_u},
             "scratch_f": {"link": nb, "reach": nb, "row": self.n_slots + n_solver_rows, "frame": n_joints,
                           "link_dyn": n_joints,
-                          "tree_matrix": sum(t.get_dof() ** 2 for t in trees), "tree_dof": n_tree_u,
+                          "tree_mass": sum(t.get_dof() ** 2 for t in trees),
+                          "tree_factor": sum(t.get_dof() ** 2 for t in trees),
+                          "tree_inverse": sum(t.get_dof() ** 2 for t in trees), "tree_dof": n_tree_u,
                           "link_response": sum(len(r) * t.get_dof() for t, r in zip(trees, tree_rows))},
             "scratch_i": {"row": self.n_slots + n_solver_rows, "sweep": nb},
             "soil_rev": {"row_revision": n_soil_rows},
@@ -336,6 +338,8 @@ class Model:
             hmap[m, A.MAP_F.size:A.MAP_F.size + 2] = (hm.x_size, hm.y_size)
             hmap[m, A.MAP_F.centre:A.MAP_F.centre + 2] = (hm.center_x, hm.center_y)
             heights.append(_collision_heights(hm))
+            finite = heights[-1][np.isfinite(heights[-1])]
+            hmap[m, A.MAP_F.top] = finite.max() if finite.size else -1e300
         if heights:
             data = self.layouts["heights"].empty(self.real)
             self.layouts["heights"].view(data, "sample")[:, 0] = np.concatenate(heights)

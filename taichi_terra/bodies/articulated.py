@@ -286,7 +286,7 @@ class ArticulatedSystem:
         w = self._world
         w._evaluate_trees()
         m0 = w._model.tree_matrix0[self.index]
-        data = w._scratch.block("scratch_f", "tree_matrix", "mass")[int(env), m0:m0 + self._nv ** 2, 0]
+        data = w._scratch.block("scratch_f", "tree_mass", "mass")[int(env), m0:m0 + self._nv ** 2, 0]
         return np.array(data, np.float64).reshape(self._nv, self._nv)
 
     def get_nonlinearities(self, env: int = 0) -> np.ndarray:

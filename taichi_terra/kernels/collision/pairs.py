@@ -11,7 +11,7 @@ side (static geometry, or the pair's other body) to the pair's body. Shape-shape
 """
 import taichi as ti
 
-from ..common.arrays import BODY_F, BODY_I, CONTACT, PAIR, PAIR_COUNT, SOIL, body_params, plane_at, point_at
+from ..common.arrays import BODY_F, BODY_I, CONTACT, MAP_F, PAIR, PAIR_COUNT, SOIL, body_params, plane_at, point_at
 from ..common.layout import (
     BOX,
     CAPSULE,
@@ -221,99 +221,102 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
                         bd[BODY_I.n_planes], pr[PAIR.other], pt0, npt)
     else:  # a height map
         off, nx, ny, _soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(D, pr[PAIR.other], pos, rot)
-        if stype == SPHERE or stype == CAPSULE:
-            # exact sphere-swept segment (a sphere: zero length) against the triangles
-            p0 = c_l + r_l @ point_at(D.point, pt0)
-            p1 = c_l + r_l @ point_at(D.point, pt0 + npt - 1)
-            for k in range(npt):
-                pk = p0 if k == 0 else p1
-                found, a, tn = hm_surface(D.heights, off, nx, ny, x0, y0, dx, dy, pk[0], pk[1])
-                if found:
-                    below = tn.dot(a - pk)
-                    if below > 0.0:  # the centre is inside the terrain: push out through the surface
-                        emit(D, e, p, base, cap,
-                             o + rm @ (pk + tn * below), rm @ tn, below + infl, FEAT_BELOW + k, False)
-            lo = ti.min(p0, p1) - (infl + margin)
-            hi_ = ti.max(p0, p1) + (infl + margin)
-            ix0, ix1 = cell_range(lo[0], hi_[0], x0, dx, nx)
-            iy0, iy1 = cell_range(lo[1], hi_[1], y0, dy, ny)
-            for iy in range(iy0, iy1 + 1):
-                for ix in range(ix0, ix1 + 1):
-                    for t in range(2):
-                        a, b, c = hm_triangle(D.heights, off, nx, x0, y0, dx, dy, ix, iy, t)
-                        # skip holes and triangles entirely below the swept sphere
-                        if (is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2])
-                                and lo[2] <= ti.max(a[2], b[2], c[2])):
-                            nn = (b - a).cross(c - a)
-                            tn = nn / nn.norm()
-                            n_cp, cs0, ct0, cs1, ct1 = segment_triangle_contacts(p0, p1, a, b, c, tn)
-                            for j in range(n_cp):
-                                cs = cs0 if j == 0 else cs1
-                                ct = ct0 if j == 0 else ct1
-                                d = (cs - ct).norm()
-                                keep = tn.dot(cs - a) > 0.0 and d < infl + margin and d > 1e-12
-                                # a closest point on the triangle's boundary must be a local minimum over the map
-                                tol = 1e-9 * (dx + dy)
-                                if keep and (cs - tn * tn.dot(cs - a) - ct).norm() > tol:
-                                    keep = is_local_closest(D.heights, off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct,
-                                                            d, tol)
-                                if keep:
+        # the whole map lies below its highest sample: a shape whose bounding sphere stays above it by more than
+        # the margin is farther than the margin from every triangle (an exact rejection)
+        if c_l[2] - bf[BODY_F.radius] - margin <= get(D.map_f, 0, pr[PAIR.other], MAP_F.top):
+            if stype == SPHERE or stype == CAPSULE:
+                # exact sphere-swept segment (a sphere: zero length) against the triangles
+                p0 = c_l + r_l @ point_at(D.point, pt0)
+                p1 = c_l + r_l @ point_at(D.point, pt0 + npt - 1)
+                for k in range(npt):
+                    pk = p0 if k == 0 else p1
+                    found, a, tn = hm_surface(D.heights, off, nx, ny, x0, y0, dx, dy, pk[0], pk[1])
+                    if found:
+                        below = tn.dot(a - pk)
+                        if below > 0.0:  # the centre is inside the terrain: push out through the surface
+                            emit(D, e, p, base, cap,
+                                 o + rm @ (pk + tn * below), rm @ tn, below + infl, FEAT_BELOW + k, False)
+                lo = ti.min(p0, p1) - (infl + margin)
+                hi_ = ti.max(p0, p1) + (infl + margin)
+                ix0, ix1 = cell_range(lo[0], hi_[0], x0, dx, nx)
+                iy0, iy1 = cell_range(lo[1], hi_[1], y0, dy, ny)
+                for iy in range(iy0, iy1 + 1):
+                    for ix in range(ix0, ix1 + 1):
+                        for t in range(2):
+                            a, b, c = hm_triangle(D.heights, off, nx, x0, y0, dx, dy, ix, iy, t)
+                            # skip holes and triangles entirely below the swept sphere
+                            if (is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2])
+                                    and lo[2] <= ti.max(a[2], b[2], c[2])):
+                                nn = (b - a).cross(c - a)
+                                tn = nn / nn.norm()
+                                n_cp, cs0, ct0, cs1, ct1 = segment_triangle_contacts(p0, p1, a, b, c, tn)
+                                for j in range(n_cp):
+                                    cs = cs0 if j == 0 else cs1
+                                    ct = ct0 if j == 0 else ct1
+                                    d = (cs - ct).norm()
+                                    keep = tn.dot(cs - a) > 0.0 and d < infl + margin and d > 1e-12
+                                    # a closest point on the triangle's boundary must be a local minimum over the map
+                                    tol = 1e-9 * (dx + dy)
+                                    if keep and (cs - tn * tn.dot(cs - a) - ct).norm() > tol:
+                                        keep = is_local_closest(D.heights, off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct,
+                                                                d, tol)
+                                    if keep:
+                                        emit(D, e, p, base, cap,
+                                             o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
+                                             FEAT_TRIANGLE + 2 * (2 * (iy * nx + ix) + t) + j, True)
+            else:
+                # sample D.point of the shape against the triangle below each of them
+                n_extra = 2 if stype == CYLINDER else 0
+                down_b = r_l.transpose() @ vec3(0.0, 0.0, -1.0)
+                # the shape's box in the map frame from its sample D.point: terrain outside it, or below its lowest
+                # point, cannot poke in (cylinder rims: pad for the arcs between the rim D.point)
+                lo = c_l
+                hi_ = c_l
+                for k in range(npt + n_extra):
+                    pb, ok = sample_point(D.point, pt0, npt, stype, prm, down_b, k)
+                    pl = c_l + r_l @ pb
+                    if ok:
+                        lo = ti.min(lo, pl)
+                        hi_ = ti.max(hi_, pl)
+                    found, a, tn = hm_surface(D.heights, off, nx, ny, x0, y0, dx, dy, pl[0], pl[1])
+                    if ok and found:
+                        depth = tn.dot(a - pl)
+                        if depth > -margin:
+                            emit(D, e, p, base, cap,
+                                 o + rm @ (pl + tn * depth), rm @ tn, depth, FEAT_POINT + k, False)
+                # terrain samples that poke into the shape's underside along a ridge or at a peak: a
+                # sample whose depth is a maximum along x or y (>= both neighbours, > at least one)
+                pad = 0.08 * prm[0] if stype == CYLINDER else 0.0  # 1 - cos(pi / 8) of the radius
+                lo -= vec3(pad, pad, 0.0)
+                hi_ += vec3(pad, pad, 0.0)
+                z_low = lo[2]
+                pl0, npl = bd[BODY_I.plane0], bd[BODY_I.n_planes]
+                jx0, jx1 = vertex_range(lo[0], hi_[0], x0, dx, nx)
+                jy0, jy1 = vertex_range(lo[1], hi_[1], y0, dy, ny)
+                for jy in range(jy0, jy1 + 1):
+                    for jx in range(jx0, jx1 + 1):
+                        if D.heights[off + jy * nx + jx] > z_low:
+                            depth, nb = vertex_depth(D.heights, off, nx, ny, x0, y0, dx, dy, jx, jy, c_l, r_l, stype,
+                                                     prm, D.plane, pl0, npl)
+                            n_l = -(r_l @ nb)
+                            if depth > 0.0 and n_l[2] > 0.0:
+                                ridge = False
+                                for axis in range(2):
+                                    ox = 1 - axis
+                                    oy = axis
+                                    dm, _n0 = vertex_depth(D.heights, off, nx, ny, x0, y0, dx, dy, jx - ox,
+                                                           jy - oy, c_l, r_l, stype, prm, D.plane, pl0, npl)
+                                    dp, _n1 = vertex_depth(D.heights, off, nx, ny, x0, y0, dx, dy, jx + ox,
+                                                           jy + oy, c_l, r_l, stype, prm, D.plane, pl0, npl)
+                                    if (depth >= dm - _RIDGE_TOL and depth >= dp - _RIDGE_TOL
+                                            and (depth > dm + _RIDGE_TOL or depth > dp + _RIDGE_TOL)):
+                                        ridge = True
+                                if ridge:
+                                    v = hm_vertex(D.heights, off, nx, x0, y0, dx, dy, jx, jy)
                                     emit(D, e, p, base, cap,
-                                         o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
-                                         FEAT_TRIANGLE + 2 * (2 * (iy * nx + ix) + t) + j, True)
-        else:
-            # sample D.point of the shape against the triangle below each of them
-            n_extra = 2 if stype == CYLINDER else 0
-            down_b = r_l.transpose() @ vec3(0.0, 0.0, -1.0)
-            # the shape's box in the map frame from its sample D.point: terrain outside it, or below its lowest
-            # point, cannot poke in (cylinder rims: pad for the arcs between the rim D.point)
-            lo = c_l
-            hi_ = c_l
-            for k in range(npt + n_extra):
-                pb, ok = sample_point(D.point, pt0, npt, stype, prm, down_b, k)
-                pl = c_l + r_l @ pb
-                if ok:
-                    lo = ti.min(lo, pl)
-                    hi_ = ti.max(hi_, pl)
-                found, a, tn = hm_surface(D.heights, off, nx, ny, x0, y0, dx, dy, pl[0], pl[1])
-                if ok and found:
-                    depth = tn.dot(a - pl)
-                    if depth > -margin:
-                        emit(D, e, p, base, cap,
-                             o + rm @ (pl + tn * depth), rm @ tn, depth, FEAT_POINT + k, False)
-            # terrain samples that poke into the shape's underside along a ridge or at a peak: a
-            # sample whose depth is a maximum along x or y (>= both neighbours, > at least one)
-            pad = 0.08 * prm[0] if stype == CYLINDER else 0.0  # 1 - cos(pi / 8) of the radius
-            lo -= vec3(pad, pad, 0.0)
-            hi_ += vec3(pad, pad, 0.0)
-            z_low = lo[2]
-            pl0, npl = bd[BODY_I.plane0], bd[BODY_I.n_planes]
-            jx0, jx1 = vertex_range(lo[0], hi_[0], x0, dx, nx)
-            jy0, jy1 = vertex_range(lo[1], hi_[1], y0, dy, ny)
-            for jy in range(jy0, jy1 + 1):
-                for jx in range(jx0, jx1 + 1):
-                    if D.heights[off + jy * nx + jx] > z_low:
-                        depth, nb = vertex_depth(D.heights, off, nx, ny, x0, y0, dx, dy, jx, jy, c_l, r_l, stype,
-                                                 prm, D.plane, pl0, npl)
-                        n_l = -(r_l @ nb)
-                        if depth > 0.0 and n_l[2] > 0.0:
-                            ridge = False
-                            for axis in range(2):
-                                ox = 1 - axis
-                                oy = axis
-                                dm, _n0 = vertex_depth(D.heights, off, nx, ny, x0, y0, dx, dy, jx - ox, jy - oy, c_l,
-                                                       r_l, stype, prm, D.plane, pl0, npl)
-                                dp, _n1 = vertex_depth(D.heights, off, nx, ny, x0, y0, dx, dy, jx + ox, jy + oy, c_l,
-                                                       r_l, stype, prm, D.plane, pl0, npl)
-                                if (depth >= dm - _RIDGE_TOL and depth >= dp - _RIDGE_TOL
-                                        and (depth > dm + _RIDGE_TOL or depth > dp + _RIDGE_TOL)):
-                                    ridge = True
-                            if ridge:
-                                v = hm_vertex(D.heights, off, nx, x0, y0, dx, dy, jx, jy)
-                                emit(D, e, p, base, cap,
-                                     o + rm @ v, rm @ n_l, depth * n_l[2], FEAT_VERTEX + jy * nx + jx, False)
-            ridge_edge_contacts(D.heights, off, nx, ny, x0, y0, dx, dy, o, rm, c_l, r_l, lo, hi_, stype, prm, D.plane,
-                                pl0, npl, e, p, base, cap, D)
+                                         o + rm @ v, rm @ n_l, depth * n_l[2], FEAT_VERTEX + jy * nx + jx, False)
+                ridge_edge_contacts(D.heights, off, nx, ny, x0, y0, dx, dy, o, rm, c_l, r_l, lo, hi_, stype, prm,
+                                    D.plane, pl0, npl, e, p, base, cap, D)
 
 
 @ti.func

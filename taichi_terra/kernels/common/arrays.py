@@ -16,7 +16,8 @@ state_f     state   real   contact (last step's contacts), soil (per-sample soil
 state_i     state   i32    env, pair_count, feature, sweep_order, shape_pair, prev_shape_pair
 control     control real   body_load (external force and torque) per body, drive (per tree dof)
 scratch_f   scratch real   link (world inverse inertia), reach (broadphase spheres), row (solver rows), frame,
-                           link_dyn, tree_matrix, tree_dof, link_response (articulated trees)
+                           link_dyn, tree_mass, tree_factor, tree_inverse, tree_dof,
+                           link_response (articulated trees)
 scratch_i   scratch i32    row (kind, slot, pair, sides), sweep (broadphase counts)
 soil_rev    state   i64    revision per soil-bed sample row (for renderers; not checkpointed)
 =========== ======= ====== ==========================================================================
@@ -87,9 +88,11 @@ SOIL_MATERIAL = Block("soil_material", [
     ("bekker_kc", 1), ("bekker_kphi", 1), ("sinkage_exponent", 1), ("elastic_stiffness", 1), ("damping", 1),
     ("cohesion", 1), ("friction_coefficient", 1), ("shear_displacement", 1)],
     "a soil material (terrain/soil.py SoilMaterial, same names and units): the columns of a map's soil vector")
-MAP_F = Block("map", [("size", 2), ("centre", 2), ("soil", SOIL_MATERIAL.stride), ("rotation", 9), ("origin", 3)],
+MAP_F = Block("map", [("size", 2), ("centre", 2), ("soil", SOIL_MATERIAL.stride), ("rotation", 9), ("origin", 3),
+                     ("top", 1)],
               "per height map: extent [m], centre in the map frame [m], soil material (SOIL_FIELDS order; zero "
-              "for rigid maps), rotation map to world (row by row), origin [m]")
+              "for rigid maps), rotation map to world (row by row), origin [m], its highest collision sample "
+              "(map-frame z [m]; -1e300 when it has none)")
 JOINT_F = Block("joint", [("origin", 3), ("origin_rotation", 9), ("axis", 3), ("mass", 1), ("com", 3),
                           ("inertia", 9), ("armature", 1), ("damping", 1), ("friction", 1), ("lower", 1), ("upper", 1),
                           ("velocity_limit", 1), ("effort_limit", 1)],
@@ -136,7 +139,8 @@ PIN_STATE = Block("pin", [("impulse", 3)],
                   "per pin: the last step's impulse on side b's point [N s], world frame (side a takes its opposite)")
 JOINT_STATE = Block("joint_state", [("limit", 1), ("friction", 1)],
                     "per joint (a row of the joint block): the last step's impulses of its position-limit row "
-                    "(signed: positive pushes towards larger coordinates) and of its Coulomb friction row [N m s or N s]")
+                    "(signed: positive pushes towards larger coordinates) and of its Coulomb friction row "
+                    "[N m s or N s]")
 ROW_REVISION = Block("row_revision", [("revision", 1)],
                      "per soil-bed sample row: advances whenever a surface height in the row changes")
 
@@ -179,10 +183,12 @@ LINK_RESPONSE = Block("link_response", [("column", 6)],
                       "per tree link, one row per dof of its tree: B = M~^-1 J^T, the velocity change of the tree per "
                       "unit spatial impulse (moment about the reference point, force) on the link; computed when a "
                       "row first pushes on the link in a step")
-TREE_MATRIX = Block("tree_matrix", [("mass", 1), ("factor", 1), ("inverse", 1)],
-                    "per tree, nv x nv row by row: the mass matrix M, the Cholesky factor L of M~, M plus the "
-                    "implicit drive and damping terms (lower triangle), and row d of M~^-1 for each dof d with a "
-                    "joint row this step")
+TREE_MASS = Block("tree_mass", [("mass", 1)], "per tree, nv x nv row by row: the mass matrix M")
+TREE_FACTOR = Block("tree_factor", [("factor", 1)],
+                    "per tree, nv x nv row by row: the Cholesky factor L of M~, M plus the implicit drive and damping "
+                    "terms (lower triangle)")
+TREE_INVERSE = Block("tree_inverse", [("inverse", 1)],
+                     "per tree, nv x nv row by row: row d of M~^-1 for each dof d with a joint row this step")
 TREE_DOF = Block("tree_dof", [("bias", 1), ("applied", 1), ("rhs", 1), ("saturated", 1)],
                  "per tree dof: bias forces h = C u + g [N m or N], the generalized force the drives applied in "
                  "the last step, solver workspace, and the sign of a drive held at its effort limit this step "
@@ -203,7 +209,8 @@ STATE_F = Arena("state_f", "real", True, [CONTACT, SOIL, PIN_STATE, JOINT_STATE]
 STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, SHAPE_PAIR, PREV_SHAPE_PAIR],
                 "state")
 CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
-SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MATRIX, TREE_DOF,
+SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
+                                               TREE_INVERSE, TREE_DOF,
                                                LINK_RESPONSE], "scratch")
 SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
@@ -277,7 +284,8 @@ _REF_NAMES = {
     ("scratch_i", "row"): "row_i", ("scratch_i", "sweep"): "sweep", ("soil_rev", "row_revision"): "rev",
     ("model_i", "tree"): "tree", ("model_i", "joint"): "joint_i", ("model_f", "joint"): "joint_f",
     ("q", "tree"): "q_tree", ("u", "tree"): "u_tree", ("control", "drive"): "drive", ("scratch_f", "frame"): "frame",
-    ("scratch_f", "link_dyn"): "link_dyn", ("scratch_f", "tree_matrix"): "tree_matrix",
+    ("scratch_f", "link_dyn"): "link_dyn", ("scratch_f", "tree_mass"): "tree_mass",
+    ("scratch_f", "tree_factor"): "tree_factor", ("scratch_f", "tree_inverse"): "tree_inverse",
     ("scratch_f", "tree_dof"): "tree_dof", ("model_i", "pin"): "pin_i", ("model_f", "pin"): "pin_f",
     ("state_f", "pin"): "pin_state", ("scratch_f", "link_response"): "link_response",
     ("state_f", "joint_state"): "joint_state",

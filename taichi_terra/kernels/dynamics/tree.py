@@ -29,7 +29,8 @@ from ..common.arrays import (
     SETTINGS_I,
     TREE,
     TREE_DOF,
-    TREE_MATRIX,
+    TREE_FACTOR,
+    TREE_MASS,
     StepData,
 )
 from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, JOINT_REVOLUTE
@@ -254,8 +255,8 @@ def tree_dynamics(D: ti.template(), e, t, c, gravity):
                     val = motion_column(D, e, jj, ki[JOINT_I.type], b, c).dot(f)
                     if r == col and jtype != JOINT_FLOATING:
                         val += armature
-                    put(D.tree_matrix, e, m0 + r * nv + col, TREE_MATRIX.mass, val)
-                    put(D.tree_matrix, e, m0 + col * nv + r, TREE_MATRIX.mass, val)
+                    put(D.tree_mass, e, m0 + r * nv + col, TREE_MASS.mass, val)
+                    put(D.tree_mass, e, m0 + col * nv + r, TREE_MASS.mass, val)
                 jj = ki[JOINT_I.parent]
 
 
@@ -267,7 +268,7 @@ def tree_factor(D: ti.template(), e, t, dt):
     tr = row(D.tree, e, t)
     j0, nv, m0, u0 = tr[TREE.joint0], tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
     for i in range(nv * nv):
-        put(D.tree_matrix, e, m0 + i, TREE_MATRIX.factor, get(D.tree_matrix, e, m0 + i, TREE_MATRIX.mass))
+        put(D.tree_factor, e, m0 + i, TREE_FACTOR.factor, get(D.tree_mass, e, m0 + i, TREE_MASS.mass))
     for k in range(tr[TREE.n_joints]):
         ji = row(D.joint_i, e, j0 + k)
         if ji[JOINT_I.type] >= JOINT_REVOLUTE:
@@ -276,19 +277,19 @@ def tree_factor(D: ti.template(), e, t, dt):
             extra = dt * get(D.joint_f, e, j0 + k, JOINT_F.damping)
             if get(D.tree_dof, e, u0 + d, TREE_DOF.saturated) == 0.0:  # (a saturated drive is a constant force)
                 extra += dt * dr[DRIVE.kd] + dt * dt * dr[DRIVE.kp]
-            add(D.tree_matrix, e, m0 + d * nv + d, TREE_MATRIX.factor, extra)
+            add(D.tree_factor, e, m0 + d * nv + d, TREE_FACTOR.factor, extra)
     for jc in range(nv):
-        s = get(D.tree_matrix, e, m0 + jc * nv + jc, TREE_MATRIX.factor)
+        s = get(D.tree_factor, e, m0 + jc * nv + jc, TREE_FACTOR.factor)
         for k in range(jc):
-            s -= get(D.tree_matrix, e, m0 + jc * nv + k, TREE_MATRIX.factor) ** 2
+            s -= get(D.tree_factor, e, m0 + jc * nv + k, TREE_FACTOR.factor) ** 2
         diag = ti.sqrt(ti.max(s, 1e-300))
-        put(D.tree_matrix, e, m0 + jc * nv + jc, TREE_MATRIX.factor, diag)
+        put(D.tree_factor, e, m0 + jc * nv + jc, TREE_FACTOR.factor, diag)
         for i in range(jc + 1, nv):
-            s = get(D.tree_matrix, e, m0 + i * nv + jc, TREE_MATRIX.factor)
+            s = get(D.tree_factor, e, m0 + i * nv + jc, TREE_FACTOR.factor)
             for k in range(jc):
-                s -= get(D.tree_matrix, e, m0 + i * nv + k, TREE_MATRIX.factor) * \
-                    get(D.tree_matrix, e, m0 + jc * nv + k, TREE_MATRIX.factor)
-            put(D.tree_matrix, e, m0 + i * nv + jc, TREE_MATRIX.factor, s / diag)
+                s -= get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor) * \
+                    get(D.tree_factor, e, m0 + jc * nv + k, TREE_FACTOR.factor)
+            put(D.tree_factor, e, m0 + i * nv + jc, TREE_FACTOR.factor, s / diag)
     for k in range(tr[TREE.n_joints]):  # the links' response columns belong to the old factor
         put(D.link_dyn, e, j0 + k, LINK_DYN.ready, 0.0)
 
@@ -317,16 +318,16 @@ def tree_solve(D: ti.template(), e, t):
     for i in range(nv):
         s = get(D.tree_dof, e, u0 + i, TREE_DOF.rhs)
         for k in range(i):
-            s -= get(D.tree_matrix, e, m0 + i * nv + k, TREE_MATRIX.factor) * get(D.tree_dof, e, u0 + k,
+            s -= get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor) * get(D.tree_dof, e, u0 + k,
                                                                                   TREE_DOF.rhs)
-        put(D.tree_dof, e, u0 + i, TREE_DOF.rhs, s / get(D.tree_matrix, e, m0 + i * nv + i, TREE_MATRIX.factor))
+        put(D.tree_dof, e, u0 + i, TREE_DOF.rhs, s / get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor))
     for ii in range(nv):
         i = nv - 1 - ii
         s = get(D.tree_dof, e, u0 + i, TREE_DOF.rhs)
         for k in range(i + 1, nv):
-            s -= get(D.tree_matrix, e, m0 + k * nv + i, TREE_MATRIX.factor) * get(D.tree_dof, e, u0 + k,
+            s -= get(D.tree_factor, e, m0 + k * nv + i, TREE_FACTOR.factor) * get(D.tree_dof, e, u0 + k,
                                                                                   TREE_DOF.rhs)
-        put(D.tree_dof, e, u0 + i, TREE_DOF.rhs, s / get(D.tree_matrix, e, m0 + i * nv + i, TREE_MATRIX.factor))
+        put(D.tree_dof, e, u0 + i, TREE_DOF.rhs, s / get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor))
 
 
 @ti.func

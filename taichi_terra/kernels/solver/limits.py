@@ -17,7 +17,7 @@ friction>``, N m or N): a bounded row on ``e_d`` that drives the joint velocity 
 slides. Its ``ROW_F.target`` holds the bound ``F dt``.
 
 **Responses**: once the step's factor is final (after the free velocities, where a drive at its effort
-limit refactors), each joint row's dof gets its column ``M~^-1 e_d`` (``TREE_MATRIX.inverse``, row ``d`` of
+limit refactors), each joint row's dof gets its column ``M~^-1 e_d`` (``TREE_INVERSE``, row ``d`` of
 the tree's nv x nv entries) and the row its ``W``.
 
 **One block per tree**: the sweep solves a tree's joint rows together. Their couplings are the entries of
@@ -32,7 +32,7 @@ impulse clamped to this step's bound, a limit impulse kept only if it pushes fro
 """
 import taichi as ti
 
-from ..common.arrays import JOINT_F, JOINT_I, JOINT_STATE, ROW_F, ROW_I, TREE, TREE_DOF, TREE_MATRIX
+from ..common.arrays import JOINT_F, JOINT_I, JOINT_STATE, ROW_F, ROW_I, TREE, TREE_DOF, TREE_INVERSE
 from ..common.layout import JOINT_REVOLUTE, ROW_JOINT_FRICTION, ROW_LIMIT
 from ..common.schema import add, get, put, row
 from ..dynamics.tree import clear_workspace, tree_solve
@@ -101,7 +101,7 @@ def _push_dof(D: ti.template(), e, t, d, scale):
     tr = row(D.tree, e, t)
     nv, m0, u0 = tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
     for i in range(nv):
-        add(D.u_tree, e, u0 + i, 0, scale * get(D.tree_matrix, e, m0 + d * nv + i, TREE_MATRIX.inverse))
+        add(D.u_tree, e, u0 + i, 0, scale * get(D.tree_inverse, e, m0 + d * nv + i, TREE_INVERSE.inverse))
 
 
 @ti.func
@@ -115,7 +115,7 @@ def joint_row_responses(D: ti.template(), e, r0, n):
         put(D.tree_dof, e, u0 + d, TREE_DOF.rhs, 1.0)
         tree_solve(D, e, t)
         for i in range(nv):
-            put(D.tree_matrix, e, m0 + d * nv + i, TREE_MATRIX.inverse, get(D.tree_dof, e, u0 + i, TREE_DOF.rhs))
+            put(D.tree_inverse, e, m0 + d * nv + i, TREE_INVERSE.inverse, get(D.tree_dof, e, u0 + i, TREE_DOF.rhs))
         put(D.row_f, e, r, ROW_F.delassus, get(D.tree_dof, e, u0 + d, TREE_DOF.rhs))
 
 
@@ -160,7 +160,7 @@ def _solve_block(D: ti.template(), e, ra, rb, tolerance):
                 for s in range(ra, rb):
                     _t2, ds, ss = _row_dof(D, e, s)
                     add(D.row_f, e, s, _VELOCITY,
-                        ss * sr * delta * get(D.tree_matrix, e, m0 + dr * nv + ds, TREE_MATRIX.inverse))
+                        ss * sr * delta * get(D.tree_inverse, e, m0 + dr * nv + ds, TREE_INVERSE.inverse))
                 largest = ti.max(largest, get(D.row_f, e, r, ROW_F.delassus) * ti.abs(delta))
     change = 0.0
     for r in range(ra, rb):
