@@ -37,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .mujoco_peer import timed_steps
+
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "urdf"
 STAND = [0.0, 0.6, -1.2] * 4      # rad, the quadruped's PD target and initial joint coordinates
 KP, KD = 300.0, 20.0              # N m/rad, N m s/rad
@@ -198,15 +200,7 @@ def measure_single(model_name: str, joint_friction: bool = True, steps: int = 20
     import mujoco
     m, d = build(model_name, joint_friction)
     step = mujoco.mj_step
-    rates = []
-    for _ in range(repeats):
-        _reset(m, d, model_name)
-        for _ in range(warmup):
-            step(m, d)
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            step(m, d)
-        rates.append(steps / (time.perf_counter() - t0))
+    rates = timed_steps(m, d, lambda: _reset(m, d, model_name), steps, repeats, warmup)
     _reset(m, d, model_name)
     ncon = 0
     for _ in range(warmup + steps):

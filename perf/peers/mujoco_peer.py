@@ -114,6 +114,22 @@ def verify_terrain() -> float:
     return err
 
 
+def timed_steps(model, data, reset, steps: int, repeats: int, warmup: int) -> list:
+    """Steps per second of ``repeats`` runs of ``steps`` timed ``mj_step`` calls, each run after ``reset()`` and
+    ``warmup`` untimed steps."""
+    import mujoco
+    rates = []
+    for _ in range(repeats):
+        reset()
+        for _ in range(warmup):
+            mujoco.mj_step(model, data)
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            mujoco.mj_step(model, data)
+        rates.append(steps / (time.perf_counter() - t0))
+    return rates
+
+
 def _reset(model, data):
     """Reset to the release state: START position, identity quat, zero velocity."""
     import mujoco
@@ -136,15 +152,7 @@ def measure(shape: str, steps: int = 2000, repeats: int = 5,
     import mujoco
     model, data = build_model(shape)
     step = mujoco.mj_step
-    rates = []
-    for _ in range(repeats):
-        _reset(model, data)
-        for _ in range(warmup):
-            step(model, data)
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            step(model, data)
-        rates.append(steps / (time.perf_counter() - t0))
+    rates = timed_steps(model, data, lambda: _reset(model, data), steps, repeats, warmup)
     final = [float(v) for v in data.qpos[:3]]
 
     _reset(model, data)
