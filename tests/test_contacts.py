@@ -274,3 +274,22 @@ def test_sliding_box_keeps_coulomb_friction_at_each_corner():
             t = _tangential(c, i)
             assert np.linalg.norm(t) == pytest.approx(0.5 * fn, rel=1e-9)
             assert t[0] < 0.0 and abs(t[1]) < 1e-9 * fn
+
+
+@pytest.mark.parametrize("shape", ["sphere", "box"])
+def test_heightmap_contacts_start_within_the_margin_above_the_highest_sample(shape):
+    """Reference: the speculative-contact rule, a contact exists once a shape comes within the contact margin
+    of the surface. On a flat map (every sample at 0.1 m, so the map's highest sample is the surface) a body
+    0.5 margins above it has a contact of depth -0.5 margin, and one 1.5 margins above it has none: the whole
+    pair is rejected only beyond the margin."""
+    world = tt.World(dt=1e-3)
+    margin = world.solver.contact_margin
+    world.add_heightmap_from_matrix(4.0, 4.0, 0.0, 0.0, np.full((21, 21), 0.1))
+    make = {"sphere": lambda: world.add_sphere(0.1, 1.0), "box": lambda: world.add_box(0.2, 0.2, 0.2, 1.0)}[shape]
+    near, far = make(), make()
+    near.set_position([-1.0, 0.0, 0.2 + 0.5 * margin])
+    far.set_position([1.0, 0.0, 0.2 + 1.5 * margin])
+    world.step(1)
+    c = world.get_contacts(0)
+    assert len(c) > 0 and set(c.body_b) == {near.index}
+    np.testing.assert_allclose(c.depths, -0.5 * margin, rtol=1e-9)
