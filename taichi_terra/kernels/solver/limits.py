@@ -21,11 +21,11 @@ limit refactors), each joint row's dof gets its column ``M~^-1 e_d`` (``TREE_INV
 the tree's nv x nv entries) and the row its ``W``.
 
 **One block per tree**: the sweep solves a tree's joint rows together. Their couplings are the entries of
-``M~^-1`` between their dofs, so an inner projected Gauss-Seidel on that small dense block (a few
-multiply-adds per update, no solve with the factor) runs to the sweep's tolerance, and the tree's
-velocities then take the block's impulse change through the stored columns. Solved one row at a time in
-the outer sweep instead, a standing robot whose joints friction holds still needed hundreds of sweeps: the
-rows of one leg are strongly coupled through its mass matrix.
+``M~^-1`` between their dofs, so an inner projected Gauss-Seidel pass over that small dense block costs a
+few multiply-adds per update (no solve with the factor); each sweep makes up to ``MAX_INNER`` passes, then
+the tree's velocities take the block's impulse change through the stored columns. (Solving the block to
+the sweep's tolerance, with up to 200 passes, took as many outer sweeps on the standing quadruped: what
+remains slow there is the coupling of the joint rows with the contacts, not among themselves.)
 
 **Warm starts**: both kinds start from their joint's impulse of the last step (``JOINT_STATE``), a friction
 impulse clamped to this step's bound, a limit impulse kept only if it pushes from the same limit.
