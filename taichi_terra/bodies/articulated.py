@@ -287,7 +287,8 @@ class ArticulatedSystem:
         w._evaluate_trees()
         m0 = w._model.tree_matrix0[self.index]
         data = w._scratch.block("scratch_f", "tree_mass", "mass")[int(env), m0:m0 + self._nv ** 2, 0]
-        return np.array(data, np.float64).reshape(self._nv, self._nv)
+        lower = np.tril(np.array(data, np.float64).reshape(self._nv, self._nv))  # (the kernel fills this half)
+        return lower + np.tril(lower, -1).T
 
     def get_nonlinearities(self, env: int = 0) -> np.ndarray:
         """The bias forces h(q, u) = C(q, u) u + g(q) at the current state [N m or N], (nv,): with the mass

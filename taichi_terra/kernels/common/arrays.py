@@ -164,11 +164,12 @@ ROW_I = Block("row", [("kind", 1), ("slot", 1), ("pair", 1), ("side_a", 1), ("si
               "per row: kind (layout.py ROW_*), contact slot, pair, link of each side (-1: static), took an "
               "impact impulse this step (0/1); joint rows (solver/limits.py) and pins (solver/pins.py) say "
               "what these mean for them")
-FRAME = Block("frame", [("position", 3), ("rotation", 9), ("axis", 3), ("anchor", 3), ("velocity", 6),
-                        ("bias", 6)],
+FRAME = Block("frame", [("position", 3), ("rotation", 9), ("axis", 3), ("anchor", 3), ("motion", 6),
+                        ("velocity", 6), ("bias", 6)],
               "per tree joint, of the link it moves, at the start of the step: world origin [m] and rotation (row "
-              "by row), the joint's world axis and anchor [m], the link's spatial velocity (angular [rad/s], then "
-              "linear of the point at the tree's reference point, the root's origin [m/s]) and the velocity-product "
+              "by row), the joint's world axis and anchor [m], its motion subspace (the spatial velocity per unit "
+              "velocity of a revolute or prismatic joint; zero for a root), the link's spatial velocity (angular "
+              "[rad/s], then linear of the point at the tree's reference point, the root's origin [m/s]) and the velocity-product "
               "part of its spatial acceleration")
 LINK_DYN = Block("link_dyn", [("mass", 1), ("moment", 3), ("inertia", 9), ("force", 6), ("transmitted", 6),
                               ("phi", 36), ("ready", 1)],
@@ -183,7 +184,8 @@ LINK_RESPONSE = Block("link_response", [("column", 6)],
                       "per tree link, one row per dof of its tree: B = M~^-1 J^T, the velocity change of the tree per "
                       "unit spatial impulse (moment about the reference point, force) on the link; computed when a "
                       "row first pushes on the link in a step")
-TREE_MASS = Block("tree_mass", [("mass", 1)], "per tree, nv x nv row by row: the mass matrix M")
+TREE_MASS = Block("tree_mass", [("mass", 1)],
+                  "per tree, nv x nv row by row: the mass matrix M (lower triangle; the rest is not written)")
 TREE_FACTOR = Block("tree_factor", [("factor", 1)],
                     "per tree, nv x nv row by row: the Cholesky factor L of M~, M plus the implicit drive and damping "
                     "terms (lower triangle)")

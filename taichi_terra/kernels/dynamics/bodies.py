@@ -11,8 +11,8 @@ import taichi as ti
 
 from ..common.arrays import BODY_F, BODY_I, FRAME, JOINT_I, LINK_DYN, LINK_RESPONSE, TREE, TREE_DOF
 from ..common.math import quat_to_mat, vec3, vec4
-from ..common.schema import add, get, get3, get33, getn, put, row
-from .tree import clear_workspace, motion_column, n_dofs, tree_solve
+from ..common.schema import add, get, get3, get33, getn, put, putn, row
+from .tree import clear_workspace, motion_column, n_dofs, tree_solve_columns
 
 vec6 = ti.types.vector(6, float)
 
@@ -125,26 +125,36 @@ def link_wrench_to_workspace(D: ti.template(), e, j, c, force):
 @ti.func
 def link_responses(D: ti.template(), e, j):
     """Make sure the link of joint row ``j`` has its response columns ``B = M~^-1 J^T`` (nv x 6) and its
-    spatial response ``Phi = J B`` (6x6) for this step's factor: six solves the first time a row needs them
-    in a step, none after. With them a push on the link costs 6 nv operations, not a triangular solve. Called
-    for the sides of the rows as they are built and again after the free velocities (an effort limit may
-    have changed the factor): only those two places inline its six solves, which keeps the step kernel's
-    compile time down."""
+    spatial response ``Phi = J B`` (6x6) for this step's factor: one six-column solve the first time a row
+    needs them in a step, none after. With them a push on the link costs 6 nv operations, not a triangular
+    solve. Called for the sides of the rows as they are built and again after the free velocities (an effort
+    limit may have changed the factor)."""
     if get(D.link_dyn, e, j, LINK_DYN.ready) == 0.0:
         t = get(D.joint_i, e, j, JOINT_I.tree)
-        u0, nv = get(D.tree, e, t, TREE.u0), get(D.tree, e, t, TREE.nv)
+        nv = get(D.tree, e, t, TREE.nv)
         r0 = get(D.joint_i, e, j, JOINT_I.response0)
         c = tree_reference(D, e, j)
-        for i in ti.static(range(6)):
-            unit = vec6(0.0)
-            unit[i] = 1.0
-            link_wrench_to_workspace(D, e, j, c, unit)
-            tree_solve(D, e, t)
-            for d in range(nv):
-                put(D.link_response, e, r0 + d, LINK_RESPONSE.column + i, get(D.tree_dof, e, u0 + d, TREE_DOF.rhs))
-            vel = link_spatial_velocity(D, e, j, c, True)
-            for k in ti.static(range(6)):
-                put(D.link_dyn, e, j, LINK_DYN.phi + 6 * k + i, vel[k])
+        for d in range(nv):  # J^T: row d is S_d for the dofs on the link's path to the root, zero elsewhere
+            putn(D.link_response, e, r0 + d, LINK_RESPONSE.column, vec6(0.0))
+        jj = j
+        while jj >= 0:
+            ji = row(D.joint_i, e, jj)
+            for a in range(n_dofs(ji[JOINT_I.type])):
+                putn(D.link_response, e, r0 + ji[JOINT_I.dof] + a, LINK_RESPONSE.column,
+                     motion_column(D, e, jj, ji[JOINT_I.type], a, c))
+            jj = ji[JOINT_I.parent]
+        tree_solve_columns(D, e, t, r0)
+        phi = ti.Matrix.zero(float, 6, 6)  # Phi = J B = sum over the path of S_d B_d^T
+        jj = j
+        while jj >= 0:
+            ji = row(D.joint_i, e, jj)
+            for a in range(n_dofs(ji[JOINT_I.type])):
+                phi += motion_column(D, e, jj, ji[JOINT_I.type], a, c).outer_product(
+                    getn(D.link_response, e, r0 + ji[JOINT_I.dof] + a, LINK_RESPONSE.column, 6))
+            jj = ji[JOINT_I.parent]
+        for k in ti.static(range(6)):
+            for i in ti.static(range(6)):
+                put(D.link_dyn, e, j, LINK_DYN.phi + 6 * k + i, phi[k, i])
         put(D.link_dyn, e, j, LINK_DYN.ready, 1.0)
 
 

@@ -25,6 +25,7 @@ from ..common.arrays import (
     JOINT_F,
     JOINT_I,
     LINK_DYN,
+    LINK_RESPONSE,
     SETTINGS_F,
     SETTINGS_I,
     TREE,
@@ -94,19 +95,16 @@ def n_dofs(jtype):
 
 @ti.func
 def motion_column(D: ti.template(), e, j, jtype, a, c):
-    """Column ``a`` of joint ``j``'s motion subspace: the spatial velocity per unit joint velocity."""
+    """Column ``a`` of joint ``j``'s motion subspace: the spatial velocity per unit joint velocity (after
+    :func:`tree_kinematics`, which stores a revolute or prismatic joint's about the reference point ``c``)."""
     s = vec6(0.0)
     if jtype == JOINT_FLOATING:  # the reference point is the root's origin: linear, then angular dofs
         unit = vec3(ti.cast(a % 3 == 0, float), ti.cast(a % 3 == 1, float), ti.cast(a % 3 == 2, float))
         s = spatial(vec3(0.0, 0.0, 0.0), unit)
         if a >= 3:
             s = spatial(unit, vec3(0.0, 0.0, 0.0))
-    else:
-        axis = get3(D.frame, e, j, FRAME.axis)
-        if jtype == JOINT_REVOLUTE:
-            s = spatial(axis, axis.cross(c - get3(D.frame, e, j, FRAME.anchor)))
-        else:
-            s = spatial(vec3(0.0, 0.0, 0.0), axis)
+    elif jtype != JOINT_FIXED_ROOT:
+        s = getn(D.frame, e, j, FRAME.motion, 6)
     return s
 
 
@@ -139,6 +137,7 @@ def tree_kinematics(D: ti.template(), e, t):
         anchor = pos
         vel = vec6(0.0)
         bias = vec6(0.0)
+        motion = vec6(0.0)
         if jtype == JOINT_FLOATING:
             qr, ur = ji[JOINT_I.q], ji[JOINT_I.u]
             pos = vec3(tree_coord(D, e, qr), tree_coord(D, e, qr + 1), tree_coord(D, e, qr + 2))
@@ -170,12 +169,14 @@ def tree_kinematics(D: ti.template(), e, t):
             else:
                 rot = rj
                 pos = anchor + x * axis
+            motion = s
             vel = getn(D.frame, e, p, FRAME.velocity, 6) + xd * s
             bias = getn(D.frame, e, p, FRAME.bias, 6) + cross_motion(vel, xd * s)
         putn(D.frame, e, j, FRAME.position, pos)
         put33(D.frame, e, j, FRAME.rotation, rot)
         putn(D.frame, e, j, FRAME.axis, axis)
         putn(D.frame, e, j, FRAME.anchor, anchor)
+        putn(D.frame, e, j, FRAME.motion, motion)
         putn(D.frame, e, j, FRAME.velocity, vel)
         putn(D.frame, e, j, FRAME.bias, bias)
     return c
@@ -204,7 +205,7 @@ def link_force(D: ti.template(), e, j, mass, moment, inertia, acc):
 
 @ti.func
 def tree_dynamics(D: ti.template(), e, t, c, gravity):
-    """Mass matrix ``M`` (rotor inertias on its diagonal) and bias forces ``h`` of tree ``t`` after
+    """Mass matrix ``M`` (its lower triangle; rotor inertias on the diagonal) and bias forces ``h`` of tree ``t`` after
     :func:`tree_kinematics`: each link's spatial inertia about ``c``, the Newton-Euler force it needs with
     zero joint accelerations under gravity, then one pass from the leaves that gives each joint its
     ``h = S^T f`` and each parent its subtree's force and inertia, then the CRBA columns."""
@@ -248,15 +249,18 @@ def tree_dynamics(D: ti.template(), e, t, c, gravity):
             col = ji[JOINT_I.dof] + a
             f = inertia_times(mass, moment, inertia, motion_column(D, e, j, jtype, a, c))
             jj = j
-            while jj >= 0:
+            while jj >= 0:  # the joints from this one to the root: M_rc = S_r^T f
                 ki = row(D.joint_i, e, jj)
-                for b in range(n_dofs(ki[JOINT_I.type])):
-                    r = ki[JOINT_I.dof] + b
-                    val = motion_column(D, e, jj, ki[JOINT_I.type], b, c).dot(f)
-                    if r == col and jtype != JOINT_FLOATING:
+                r0 = ki[JOINT_I.dof]
+                if ki[JOINT_I.type] == JOINT_FLOATING:  # unit columns: linear dofs read f's force, angular its moment
+                    for b in ti.static(range(6)):
+                        if r0 + b <= col:  # (the root's own 6x6 block: its lower half)
+                            put(D.tree_mass, e, m0 + col * nv + r0 + b, TREE_MASS.mass, f[(b + 3) % 6])
+                elif ki[JOINT_I.type] != JOINT_FIXED_ROOT:
+                    val = getn(D.frame, e, jj, FRAME.motion, 6).dot(f)
+                    if jj == j:
                         val += armature
-                    put(D.tree_mass, e, m0 + r * nv + col, TREE_MASS.mass, val)
-                    put(D.tree_mass, e, m0 + col * nv + r, TREE_MASS.mass, val)
+                    put(D.tree_mass, e, m0 + col * nv + r0, TREE_MASS.mass, val)
                 jj = ki[JOINT_I.parent]
 
 
@@ -267,8 +271,9 @@ def tree_factor(D: ti.template(), e, t, dt):
     response columns (``LINK_RESPONSE``) stale."""
     tr = row(D.tree, e, t)
     j0, nv, m0, u0 = tr[TREE.joint0], tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
-    for i in range(nv * nv):
-        put(D.tree_factor, e, m0 + i, TREE_FACTOR.factor, get(D.tree_mass, e, m0 + i, TREE_MASS.mass))
+    for i in range(nv):  # (the factor reads the lower triangle only)
+        for k in range(i + 1):
+            put(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor, get(D.tree_mass, e, m0 + i * nv + k, TREE_MASS.mass))
     for k in range(tr[TREE.n_joints]):
         ji = row(D.joint_i, e, j0 + k)
         if ji[JOINT_I.type] >= JOINT_REVOLUTE:
@@ -278,18 +283,37 @@ def tree_factor(D: ti.template(), e, t, dt):
             if get(D.tree_dof, e, u0 + d, TREE_DOF.saturated) == 0.0:  # (a saturated drive is a constant force)
                 extra += dt * dr[DRIVE.kd] + dt * dt * dr[DRIVE.kp]
             add(D.tree_factor, e, m0 + d * nv + d, TREE_FACTOR.factor, extra)
-    for jc in range(nv):
-        s = get(D.tree_factor, e, m0 + jc * nv + jc, TREE_FACTOR.factor)
+    for jc in range(nv):  # row by row (Cholesky-Crout): each entry one dot product with the column's row
+        rj = m0 + jc * nv
+        s = get(D.tree_factor, e, rj + jc, TREE_FACTOR.factor)
         for k in range(jc):
-            s -= get(D.tree_factor, e, m0 + jc * nv + k, TREE_FACTOR.factor) ** 2
+            s -= get(D.tree_factor, e, rj + k, TREE_FACTOR.factor) ** 2
         diag = ti.sqrt(ti.max(s, 1e-300))
-        put(D.tree_factor, e, m0 + jc * nv + jc, TREE_FACTOR.factor, diag)
-        for i in range(jc + 1, nv):
-            s = get(D.tree_factor, e, m0 + i * nv + jc, TREE_FACTOR.factor)
+        put(D.tree_factor, e, rj + jc, TREE_FACTOR.factor, diag)
+        i = jc + 1
+        while i + 4 <= nv:  # four rows at once: four independent chains of additions (3x faster at 60 dofs)
+            r0, r1, r2, r3 = m0 + i * nv, m0 + (i + 1) * nv, m0 + (i + 2) * nv, m0 + (i + 3) * nv
+            s0, s1 = get(D.tree_factor, e, r0 + jc, TREE_FACTOR.factor), get(D.tree_factor, e, r1 + jc, TREE_FACTOR.factor)
+            s2, s3 = get(D.tree_factor, e, r2 + jc, TREE_FACTOR.factor), get(D.tree_factor, e, r3 + jc, TREE_FACTOR.factor)
             for k in range(jc):
-                s -= get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor) * \
-                    get(D.tree_factor, e, m0 + jc * nv + k, TREE_FACTOR.factor)
-            put(D.tree_factor, e, m0 + i * nv + jc, TREE_FACTOR.factor, s / diag)
+                lk = get(D.tree_factor, e, rj + k, TREE_FACTOR.factor)
+                s0 -= get(D.tree_factor, e, r0 + k, TREE_FACTOR.factor) * lk
+                s1 -= get(D.tree_factor, e, r1 + k, TREE_FACTOR.factor) * lk
+                s2 -= get(D.tree_factor, e, r2 + k, TREE_FACTOR.factor) * lk
+                s3 -= get(D.tree_factor, e, r3 + k, TREE_FACTOR.factor) * lk
+            put(D.tree_factor, e, r0 + jc, TREE_FACTOR.factor, s0 / diag)
+            put(D.tree_factor, e, r1 + jc, TREE_FACTOR.factor, s1 / diag)
+            put(D.tree_factor, e, r2 + jc, TREE_FACTOR.factor, s2 / diag)
+            put(D.tree_factor, e, r3 + jc, TREE_FACTOR.factor, s3 / diag)
+            i += 4
+        while i < nv:
+            ri = m0 + i * nv
+            s = get(D.tree_factor, e, ri + jc, TREE_FACTOR.factor)
+            for k in range(jc):
+                s -= get(D.tree_factor, e, ri + k, TREE_FACTOR.factor) * get(D.tree_factor, e, rj + k,
+                                                                             TREE_FACTOR.factor)
+            put(D.tree_factor, e, ri + jc, TREE_FACTOR.factor, s / diag)
+            i += 1
     for k in range(tr[TREE.n_joints]):  # the links' response columns belong to the old factor
         put(D.link_dyn, e, j0 + k, LINK_DYN.ready, 0.0)
 
@@ -328,6 +352,29 @@ def tree_solve(D: ti.template(), e, t):
             s -= get(D.tree_factor, e, m0 + k * nv + i, TREE_FACTOR.factor) * get(D.tree_dof, e, u0 + k,
                                                                                   TREE_DOF.rhs)
         put(D.tree_dof, e, u0 + i, TREE_DOF.rhs, s / get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor))
+
+
+@ti.func
+def tree_solve_columns(D: ti.template(), e, t, r0):
+    """``X <- (L L^T)^-1 X`` for the nv x 6 block ``X`` held in rows ``r0 ...`` of ``LINK_RESPONSE`` (tree
+    ``t``'s factor): the six right-hand sides in one pass, as six independent chains of additions."""
+    tr = row(D.tree, e, t)
+    nv, m0 = tr[TREE.nv], tr[TREE.matrix0]
+    for i in range(nv):
+        x = getn(D.link_response, e, r0 + i, LINK_RESPONSE.column, 6)
+        for k in range(i):
+            x -= get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor) * getn(D.link_response, e, r0 + k,
+                                                                                   LINK_RESPONSE.column, 6)
+        putn(D.link_response, e, r0 + i, LINK_RESPONSE.column, x / get(D.tree_factor, e, m0 + i * nv + i,
+                                                                        TREE_FACTOR.factor))
+    for ii in range(nv):
+        i = nv - 1 - ii
+        x = getn(D.link_response, e, r0 + i, LINK_RESPONSE.column, 6)
+        for k in range(i + 1, nv):
+            x -= get(D.tree_factor, e, m0 + k * nv + i, TREE_FACTOR.factor) * getn(D.link_response, e, r0 + k,
+                                                                                   LINK_RESPONSE.column, 6)
+        putn(D.link_response, e, r0 + i, LINK_RESPONSE.column, x / get(D.tree_factor, e, m0 + i * nv + i,
+                                                                        TREE_FACTOR.factor))
 
 
 @ti.func
