@@ -58,6 +58,17 @@ def shape_pair_limits(shapes, max_pairs=None, max_contacts=None) -> tuple[int, i
     return int(max_pairs), int(max_contacts)
 
 
+def _shape_pairs_possible(n_free: int, link_bodies, trees) -> bool:
+    """Whether any two bodies may ever collide: two free bodies, a free body and a link, links of two trees,
+    or links of one tree with self-collision on (conservatively: whenever it has shapes on two links)."""
+    if n_free >= 2 or (n_free and link_bodies):
+        return True
+    links = {}
+    for lb in link_bodies:
+        links.setdefault(lb[0], set()).add(lb[1])
+    return len(links) >= 2 or any(trees[t].self_collision and len(ls) >= 2 for t, ls in links.items())
+
+
 class Model:
     """The model arrays (``model_i``, ``model_f``, ``heights``; declared in ``kernels/common/arrays.py``) and
     the layouts of every array of the world: the row count of each block follows from the scene."""
@@ -113,6 +124,10 @@ class Model:
         self.n_pairs = len(pairs)
         self._pair_slots = list(np.cumsum([0] + [cap for *_x, cap in pairs])[:-1].astype(int))
         self.pool_start = int(sum(cap for *_x, cap in pairs))
+        #: whether any two bodies may touch (else the step skips the broadphase and the default table is empty)
+        self.broadphase = _shape_pairs_possible(n_free, link_bodies, trees)
+        if max_shape_pairs is None and not self.broadphase:
+            max_shape_pairs = 0
         self.max_shape_pairs, self.max_shape_contacts = shape_pair_limits(shapes, max_shape_pairs,
                                                                           max_shape_contacts)
         self.n_slots = self.pool_start + self.max_shape_contacts
@@ -193,7 +208,7 @@ class Model:
                            ("n_materials", self.n_materials), ("n_soil_samples", n_soil), ("n_bodies", nb),
                            ("n_maps", len(heightmaps)), ("max_shape_pairs", self.max_shape_pairs),
                            ("n_slots", self.n_slots), ("n_trees", self.n_trees), ("n_free_bodies", n_free),
-                           ("n_pins", self.n_pins)):
+                           ("n_pins", self.n_pins), ("broadphase", int(self.broadphase))):
             settings[getattr(A.SETTINGS_I, col)] = value
         self._pack_trees(li, trees, tree_rows)
         pin_i = li.view(self.data_i, "pin")

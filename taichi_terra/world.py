@@ -119,8 +119,10 @@ class World(TerrainBuilder, ArticulatedBuilder, RayCaster, ContactQueries, BodyS
         n_envs: number of environments stepped together (>= 1).
         solver: a :class:`SolverConfig` (defaults when ``None``).
         max_shape_pairs: size of each env's table of shape-shape pairs that may touch (found every step by
-            a sort-and-sweep broadphase); default 13 per body (a packed pile of cubes), at most all pairs.
-            Pairs beyond it are dropped and counted (:meth:`get_pair_overflow`).
+            a sort-and-sweep broadphase); default 13 per body (a packed pile of cubes), at most all pairs,
+            and 0 (no broadphase at all) when no two bodies can ever touch (one articulated system without
+            self-collision and no free bodies, or a single free body). Pairs beyond it are dropped and
+            counted (:meth:`get_pair_overflow`).
         max_shape_contacts: contact slots per env shared by the shape-shape pairs; default four per pair
             of the table. Contacts beyond it are dropped and counted (:meth:`get_contact_overflow`).
 

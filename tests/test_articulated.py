@@ -309,6 +309,48 @@ def test_a_free_falling_floating_base_follows_the_parabola():
     np.testing.assert_allclose(com()[:2], c0[:2], atol=1e-12)
 
 
+def test_a_one_link_urdf_moves_exactly_as_the_free_box():
+    """Reference: the free body, of which a one-link tree on a floating joint is the special case. A box
+    thrown spinning onto the ground, once by ``add_box`` and once as a one-link URDF of the same mass,
+    inertia and shape (centre of mass at the link origin), agrees to 1e-12 through flight, impacts,
+    sliding and rest; in env 1 a constant force and torque push both (``set_external_force`` /
+    ``set_external_torque`` on the box, the base entries of ``set_generalized_force`` on the system)."""
+    m, (sx, sy, sz) = 2.0, (0.4, 0.3, 0.2)
+    inertia = [m / 12 * (sy * sy + sz * sz), m / 12 * (sx * sx + sz * sz), m / 12 * (sx * sx + sy * sy)]
+    urdf = (f'<robot name="box"><link name="box"><inertial><mass value="{m}"/><inertia ixx="{inertia[0]!r}" '
+            f'iyy="{inertia[1]!r}" izz="{inertia[2]!r}" ixy="0" ixz="0" iyz="0"/></inertial><collision>'
+            f'<geometry><box size="{sx} {sy} {sz}"/></geometry></collision></link></robot>')
+    box_world, link_world = tt.World(dt=1e-3, n_envs=2), tt.World(dt=1e-3, n_envs=2)
+    box_world.add_ground()
+    link_world.add_ground()
+    box = box_world.add_box(sx, sy, sz, m)
+    system = link_world.add_articulated_system(urdf)
+    quat = np.array([0.9, 0.2, 0.3, 0.1]) / np.linalg.norm([0.9, 0.2, 0.3, 0.1])
+    pos, v, w = np.array([0.0, 0.0, 0.5]), np.array([1.0, 0.5, 0.0]), np.array([3.0, -2.0, 5.0])
+    force, torque = np.array([2.0, -1.0, 3.0]), np.array([0.1, 0.2, -0.3])
+    for env in range(2):
+        box.set_position(pos, env)
+        box.set_orientation(quat, env)
+        box.set_linear_velocity(v, env)
+        box.set_angular_velocity((1 + env) * w, env)
+        system.set_generalized_coordinate(np.r_[pos, quat], env)
+        system.set_generalized_velocity(np.r_[v, (1 + env) * w], env)
+    box.set_external_force(force, 1)
+    box.set_external_torque(torque, 1)
+    system.set_generalized_force(np.r_[force, torque], 1)
+    worst = 0.0
+    for _ in range(12):
+        box_world.step(50)
+        link_world.step(50)
+        q_box = np.c_[box.get_position(), box.get_orientation()]
+        u_box = np.c_[box.get_linear_velocity(), box.get_angular_velocity()]
+        worst = max(worst, np.abs(q_box - system.get_generalized_coordinate()).max(),
+                    np.abs(u_box - system.get_generalized_velocity()).max())
+    assert worst < 1e-12
+    assert box.get_position(0)[2] == pytest.approx(sz / 2, abs=1e-6)  # it landed and came to rest on a face
+    assert np.abs(box.get_angular_velocity(0)).max() < 1e-9
+
+
 # ------------------------------------------------------------------ API and bad input
 def test_api_names_indices_and_dimensions():
     """The description calls follow the URDF: names in tree order, velocity indices after the base's six."""

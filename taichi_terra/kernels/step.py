@@ -129,8 +129,12 @@ def find_contacts(D: ti.template(), e):
     ground_height = get(D.settings_f, e, 0, SETTINGS_F.ground_height)
     for p in range(n_static):
         collide_pair(D, e, p, ground_height, margin, dt)
-    broadphase(D, e, nb, get(D.settings_i, e, 0, SETTINGS_I.max_shape_pairs),
-               get(D.settings_i, e, 0, SETTINGS_I.sweep_axis), margin, dt)
+    if get(D.settings_i, e, 0, SETTINGS_I.broadphase) != 0:
+        broadphase(D, e, nb, get(D.settings_i, e, 0, SETTINGS_I.max_shape_pairs),
+                   get(D.settings_i, e, 0, SETTINGS_I.sweep_axis), margin, dt)
+    else:  # no two bodies can ever touch (one tree without self-collision, or a single body)
+        put(D.env, e, 0, ENV.shape_pairs, 0)
+        put(D.env, e, 0, ENV.pairs_dropped, 0)
     cursor = get(D.settings_i, e, 0, SETTINGS_I.pool0)
     pool_end = get(D.settings_i, e, 0, SETTINGS_I.n_slots)
     for k in range(get(D.env, e, 0, ENV.shape_pairs)):

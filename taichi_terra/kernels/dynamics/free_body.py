@@ -39,22 +39,32 @@ def link_inv_inertia(q: ti.template(), e, qs, inertia):
 @ti.func
 def free_velocity(q: ti.template(), u: ti.template(), e, qs, us, mass, inertia, inv_iw, force, torque,
                   gravity, dt):
-    """``u* = u + dt M^-1 (tau - h)`` for one floating link, given its world inverse inertia ``inv_iw``.
+    """``u* = u + dt M^-1 (tau - h)`` for one floating link, given its world inverse inertia ``inv_iw``
+    (:func:`free_body_velocity`)."""
+    v, w = link_velocity(u, e, us)
+    v_new, w_new = free_body_velocity(link_rotation(q, e, qs), v, w, mass, inertia, inv_iw, force, torque,
+                                      gravity, dt)
+    add_link_velocity(u, e, us, v_new - v, w_new - w)
+
+
+@ti.func
+def free_body_velocity(rot, v, w, mass, inertia, inv_iw, force, torque, gravity, dt):
+    """The velocities (centre of mass [m/s], world angular [rad/s]) after one step of a rigid body of ``mass``
+    [kg] and body-frame ``inertia`` about its centre of mass [kg m^2], at rotation ``rot``, under ``gravity``
+    [m/s^2] and the world ``force`` [N] and ``torque`` about the centre of mass [N m].
 
     The gyroscopic term ``w x I w`` is taken implicitly by one Newton step in the body frame, which keeps
     spinning asymmetric bodies stable; gravity and the external force/torque are explicit. The implicit
     step damps free spin slightly, in proportion to dt (measured: a torque-free box loses 4 % of its
     rotational energy in 2 s at dt = 1e-3, 1 % at dt = 2.5e-4); it never gains energy.
     """
-    rot = link_rotation(q, e, qs)
-    v, w = link_velocity(u, e, us)
     v_new = v + dt * (gravity + force / mass)
     wb = rot.transpose() @ w
     iwb = inertia @ wb
     jac = inertia + dt * (skew(wb) @ inertia - skew(iwb))
     wb = wb - jac.inverse() @ (dt * wb.cross(iwb))
     w_new = rot @ wb + dt * (inv_iw @ torque)
-    add_link_velocity(u, e, us, v_new - v, w_new - w)
+    return v_new, w_new
 
 
 @ti.func

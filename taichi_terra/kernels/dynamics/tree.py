@@ -37,7 +37,7 @@ from ..common.arrays import (
 from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, JOINT_REVOLUTE
 from ..common.math import quat_to_mat, skew, vec3, vec4
 from ..common.schema import add, get, get3, get33, getn, put, put33, putn, row
-from .free_body import integrate_link
+from .free_body import free_body_velocity, integrate_link
 
 vec6 = ti.types.vector(6, float)
 
@@ -418,7 +418,46 @@ def tree_free_velocity(D: ti.template(), e, t, dt):
     for tree ``t`` (the drives and damping implicit: stable for stiff gains at large dt), after
     :func:`tree_factor`. A joint whose drive would exceed its effort limit is held at the limit instead: its
     drive becomes the constant force +-effort, the factor is rebuilt without its gains and the velocities
-    solved again (one correction pass)."""
+    solved again (one correction pass). A tree of one floating link takes the free body's update
+    (:func:`single_link_free_velocity`)."""
+    tr = row(D.tree, e, t)
+    j0, u0 = tr[TREE.joint0], tr[TREE.u0]
+    if tr[TREE.n_joints] == 1 and get(D.joint_i, e, j0, JOINT_I.type) == JOINT_FLOATING:
+        single_link_free_velocity(D, e, j0, u0, dt)
+    else:
+        _joint_free_velocity(D, e, t, dt)
+
+
+@ti.func
+def single_link_free_velocity(D: ti.template(), e, j, u0, dt):
+    """A tree of one floating link moves as a free body: its velocity update is the free body's
+    (:func:`~.free_body.free_body_velocity`, implicit gyroscopic term) about its centre of mass, the base
+    force and moment (about the link origin) of its drive rows as the load; with the centre of mass at the
+    link origin the arithmetic is the free body's, step for step."""
+    ur = get(D.joint_i, e, j, JOINT_I.u)
+    rot = get33(D.frame, e, j, FRAME.rotation)
+    r = rot @ get3(D.joint_f, e, j, JOINT_F.com)  # link origin -> centre of mass [m]
+    v = vec3(tree_vel(D, e, ur), tree_vel(D, e, ur + 1), tree_vel(D, e, ur + 2))
+    w = vec3(tree_vel(D, e, ur + 3), tree_vel(D, e, ur + 4), tree_vel(D, e, ur + 5))
+    force = vec3(get(D.drive, e, u0, DRIVE.force), get(D.drive, e, u0 + 1, DRIVE.force),
+                 get(D.drive, e, u0 + 2, DRIVE.force))
+    moment = vec3(get(D.drive, e, u0 + 3, DRIVE.force), get(D.drive, e, u0 + 4, DRIVE.force),
+                  get(D.drive, e, u0 + 5, DRIVE.force))
+    inertia = get33(D.joint_f, e, j, JOINT_F.inertia)
+    sf = row(D.settings_f, e, 0)
+    gravity = vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
+    v_com, w_new = free_body_velocity(rot, v + w.cross(r), w, get(D.joint_f, e, j, JOINT_F.mass), inertia,
+                                      rot @ inertia.inverse() @ rot.transpose(), force, moment - r.cross(force),
+                                      gravity, dt)
+    dv = (v_com - w_new.cross(r)) - v
+    dw = w_new - w
+    for k in ti.static(range(3)):
+        add(D.u_tree, e, ur + k, 0, dv[k])
+        add(D.u_tree, e, ur + 3 + k, 0, dw[k])
+
+
+@ti.func
+def _joint_free_velocity(D: ti.template(), e, t, dt):
     tr = row(D.tree, e, t)
     j0, u0 = tr[TREE.joint0], tr[TREE.u0]
     _free_velocity_change(D, e, t, dt)

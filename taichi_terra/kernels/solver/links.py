@@ -171,10 +171,13 @@ def row_response(D: ti.template(), e, a, b, ra, rb):
                     cross = _point_map(rb).transpose() @ link_cross_phi(D, e, ja, jb) @ _point_map(ra)
                     kmat -= cross + cross.transpose()
     if ti.static(D.trees):  # a link's point may have no response along some direction (a planar arm's hinge
-        # axis): a relative 1e-9 of the trace keeps the block invertible, and an impulse along that direction
-        # then moves nothing
+        # axis): a relative 1e-9 of the trace keeps such a block invertible, and an impulse along that
+        # direction then moves nothing. A block well away from singular (determinant above 1e-6 trace^3: a
+        # free-floating link's, a leg's on a floating base) is left exact.
         if carrier_joint(D, e, b) >= 0 or (a >= 0 and carrier_joint(D, e, a) >= 0):
-            kmat += 1e-9 * (kmat[0, 0] + kmat[1, 1] + kmat[2, 2]) * ti.Matrix.identity(float, 3)
+            trace = kmat[0, 0] + kmat[1, 1] + kmat[2, 2]
+            if kmat.determinant() <= 1e-6 * trace * trace * trace:
+                kmat += 1e-9 * trace * ti.Matrix.identity(float, 3)
     return kmat
 
 
