@@ -35,7 +35,7 @@ from ..common.arrays import (
     StepData,
 )
 from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, JOINT_REVOLUTE
-from ..common.math import quat_to_mat, skew, vec3, vec4
+from ..common.math import quat_to_mat, vec3, vec4
 from ..common.schema import add, get, get3, get33, getn, put, put33, putn, row
 from .free_body import free_body_velocity, integrate_link
 
@@ -43,10 +43,18 @@ vec6 = ti.types.vector(6, float)
 
 
 @ti.func
-def axis_rotation(axis, angle):
-    """Rotation by ``angle`` [rad] about the unit ``axis`` (Rodrigues)."""
-    k = skew(axis)
-    return ti.Matrix.identity(float, 3) + ti.sin(angle) * k + (1.0 - ti.cos(angle)) * (k @ k)
+def rotated_about(rj, axis_l, axis, angle):
+    """``rj R(axis_l, angle)``: the frame ``rj`` turned by ``angle`` [rad] about its own unit axis ``axis_l``
+    (``axis = rj axis_l`` in world axes). With ``R = cos I + sin [a]x + (1 - cos) a a^T`` (Rodrigues), row
+    ``i`` of the product is ``cos r_i + sin r_i x a + (1 - cos) axis_i a``, ``r_i`` the row of ``rj``."""
+    c, s = ti.cos(angle), ti.sin(angle)
+    out = ti.Matrix.zero(float, 3, 3)
+    for i in ti.static(range(3)):
+        r = vec3(rj[i, 0], rj[i, 1], rj[i, 2])
+        turned = c * r + s * r.cross(axis_l) + (1.0 - c) * axis[i] * axis_l
+        for k in ti.static(range(3)):
+            out[i, k] = turned[k]
+    return out
 
 
 @ti.func
@@ -163,7 +171,7 @@ def tree_kinematics(D: ti.template(), e, t):
             x, xd = tree_coord(D, e, ji[JOINT_I.q]), tree_vel(D, e, ji[JOINT_I.u])
             s = spatial(vec3(0.0, 0.0, 0.0), axis)
             if jtype == JOINT_REVOLUTE:
-                rot = rj @ axis_rotation(axis_l, x)
+                rot = rotated_about(rj, axis_l, axis, x)
                 pos = anchor
                 s = spatial(axis, axis.cross(c - anchor))
             else:
