@@ -8,7 +8,8 @@ Each case builds the world, times the first step (it compiles the step kernel wi
 loads it from Taichi's cache), runs ``--warmup`` steps, then reports the median env-steps/s of
 ``--repeats`` runs of ``--steps`` steps, and the share of a step the tree dynamics take (the same worlds
 stepped by a kernel that runs only the tree stages: kinematics, mass matrix, bias forces, factor, free
-velocities and integration). With ``mujoco`` installed (the ``[peers]`` extra), the same models are run in
+velocities and integration), and the mean sweeps per step over ``--steps`` further steps with the share of
+them that reach the sweep cap. With ``mujoco`` installed (the ``[peers]`` extra), the same models are run in
 MuJoCo (``perf/peers/mujoco_articulated.py``): its single-world ``mj_step`` on one thread, and its batched
 ``rollout`` of the same env count on as many threads as Taichi uses; the ratios of our env-steps/s to both
 are printed. JSON goes to perf/results/articulated.json.
@@ -117,10 +118,15 @@ def measure(build, n_envs: int, steps: int, repeats: int, warmup: int, tree_only
         ti.sync()
         tree_rates.append(n_envs * steps / (time.perf_counter() - t))
     world.restore(snap)
+    sweeps = []  # the sweeps of each of ``steps`` steps after the timed ones (one step per call)
+    for _ in range(steps):
+        world.step(1)
+        sweeps.append(np.mean(world.get_solver_sweeps()))
+    world.restore(snap)
     rate, tree_rate = statistics.median(rates), statistics.median(tree_rates)
     return {"n_envs": n_envs, "dof": system.get_dof(), "first_step_s": first, "env_steps_per_s": rate,
             "tree_stages_env_steps_per_s": tree_rate, "tree_share": rate / tree_rate,
-            "sweeps": float(np.mean(world.get_solver_sweeps()))}
+            "sweeps": float(np.mean(sweeps)), "sweep_cap_share": float(np.mean(np.asarray(sweeps) >= world.solver.max_sweeps))}
 
 
 def main(argv=None) -> dict:
@@ -160,7 +166,8 @@ def main(argv=None) -> dict:
                    **measure(build, n, args.steps, args.repeats, args.warmup, tree_only)}
             line = (f"{name:38s} {n:5d} envs ({row['dof']} dof): {row['env_steps_per_s']:10,.0f} env-steps/s, "
                     f"tree stages alone {row['tree_stages_env_steps_per_s']:10,.0f} (share {row['tree_share']:.0%}), "
-                    f"{row['sweeps']:.0f} sweeps, first step {row['first_step_s']:.1f} s")
+                    f"{row['sweeps']:.1f} sweeps ({row['sweep_cap_share']:.0%} of steps at the cap), "
+                    f"first step {row['first_step_s']:.1f} s")
             if use_peer:
                 batch = peer.measure_rollout(peer_model, n, friction, steps=args.steps, repeats=args.repeats,
                                              n_threads=threads)
