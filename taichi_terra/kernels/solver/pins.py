@@ -73,8 +73,15 @@ def _point_velocity(D: ti.template(), e, j, p, du: ti.template()):
 
 @ti.func
 def pin_velocity(D: ti.template(), e, ja, jb, pa, pb, du: ti.template()):
-    """Velocity [m/s] of side b's point minus side a's."""
-    return _point_velocity(D, e, jb, pb, du) - _point_velocity(D, e, ja, pa, du)
+    """Velocity [m/s] of side b's point minus side a's (one inlined copy of the point velocity for both
+    sides)."""
+    out = vec3(0.0, 0.0, 0.0)
+    for side in range(2):
+        j, p, sign = ja, pa, -1.0
+        if side == 1:
+            j, p, sign = jb, pb, 1.0
+        out += sign * _point_velocity(D, e, j, p, du)
+    return out
 
 
 @ti.func
@@ -104,33 +111,47 @@ def _tree_of(D: ti.template(), e, j):
 
 
 @ti.func
+def _pin_tree(D: ti.template(), e, ja, jb, side):
+    """The tree of the pin's side ``side`` (0: a, 1: b), or -1 when that side is the world or is the same
+    tree as side a (a loop: one tree, handled once)."""
+    ta, tb = _tree_of(D, e, ja), _tree_of(D, e, jb)
+    t = ta
+    if side == 1:
+        t = tb
+        if tb == ta:
+            t = -1
+    return t
+
+
+@ti.func
 def pin_response(D: ti.template(), e, ja, jb, pa, pb, imp):
     """The trees' workspaces <- ``M~^-1 J^T imp``: +imp at ``pb`` on side b, -imp at ``pa`` on side a (one
-    solve per tree, so a loop within one tree gets its cross terms)."""
-    ta, tb = _tree_of(D, e, ja), _tree_of(D, e, jb)
-    if ta >= 0:
-        clear_workspace(D, e, ta)
-    if tb >= 0 and tb != ta:
-        clear_workspace(D, e, tb)
-    if ja >= 0:
-        _add_point_impulse(D, e, ja, pa, -imp)
-    if jb >= 0:
-        _add_point_impulse(D, e, jb, pb, imp)
-    if ta >= 0:
-        tree_solve(D, e, ta)
-    if tb >= 0 and tb != ta:
-        tree_solve(D, e, tb)
+    solve per tree, so a loop within one tree gets its cross terms). The sides are loops, not two inlined
+    copies: this is called from several stages, and every copy of a solve lengthens the compile."""
+    for side in range(2):
+        t = _pin_tree(D, e, ja, jb, side)
+        if t >= 0:
+            clear_workspace(D, e, t)
+    for side in range(2):
+        j, p, sign = ja, pa, -1.0
+        if side == 1:
+            j, p, sign = jb, pb, 1.0
+        if j >= 0:
+            _add_point_impulse(D, e, j, p, sign * imp)
+    for side in range(2):
+        t = _pin_tree(D, e, ja, jb, side)
+        if t >= 0:
+            tree_solve(D, e, t)
 
 
 @ti.func
 def pin_apply(D: ti.template(), e, ja, jb, pa, pb, imp):
     """``u += M~^-1 J^T imp`` for the pin impulse ``imp`` [N s]."""
     pin_response(D, e, ja, jb, pa, pb, imp)
-    ta, tb = _tree_of(D, e, ja), _tree_of(D, e, jb)
-    if ta >= 0:
-        add_workspace_to_velocities(D, e, ta, 1.0)
-    if tb >= 0 and tb != ta:
-        add_workspace_to_velocities(D, e, tb, 1.0)
+    for side in range(2):
+        t = _pin_tree(D, e, ja, jb, side)
+        if t >= 0:
+            add_workspace_to_velocities(D, e, t, 1.0)
 
 
 @ti.func
@@ -138,13 +159,10 @@ def pin_inverse_response(D: ti.template(), e, ja, jb, pa, pb):
     """``K^+``: the pseudo-inverse of the pin's ``K = J M~^-1 J^T`` (3x3, world); directions whose response
     is below 1e-9 of the largest are left out."""
     kmat = mat3(0.0)
-    for k in ti.static(range(3)):
-        unit = vec3(0.0, 0.0, 0.0)
-        unit[k] = 1.0
+    for k in range(3):  # (a loop, not unrolled: one inlined copy of the response)
+        unit = vec3(ti.cast(k == 0, float), ti.cast(k == 1, float), ti.cast(k == 2, float))
         pin_response(D, e, ja, jb, pa, pb, unit)
-        dv = pin_velocity(D, e, ja, jb, pa, pb, True)
-        for i in ti.static(range(3)):
-            kmat[i, k] = dv[i]
+        kmat += pin_velocity(D, e, ja, jb, pa, pb, True).outer_product(unit)  # column k
     return sym_pinv3(0.5 * (kmat + kmat.transpose()), 1e-9)
 
 
@@ -247,10 +265,8 @@ def project_pins(D: ti.template(), e, n_pins, n_trees):
             if gap.norm() > PIN_TOLERANCE:
                 step = pin_inverse_response(D, e, ja, jb, pa, pb) @ (-gap)
                 pin_response(D, e, ja, jb, pa, pb, step)
-                ta, tb = _tree_of(D, e, ja), _tree_of(D, e, jb)
-                if ta >= 0:
-                    _displace_tree(D, e, ta)
-                    tree_kinematics(D, e, ta)
-                if tb >= 0 and tb != ta:
-                    _displace_tree(D, e, tb)
-                    tree_kinematics(D, e, tb)
+                for side in range(2):
+                    t = _pin_tree(D, e, ja, jb, side)
+                    if t >= 0:
+                        _displace_tree(D, e, t)
+                        tree_kinematics(D, e, t)
