@@ -126,7 +126,8 @@ def measure(build, n_envs: int, steps: int, repeats: int, warmup: int, tree_only
     rate, tree_rate = statistics.median(rates), statistics.median(tree_rates)
     return {"n_envs": n_envs, "dof": system.get_dof(), "first_step_s": first, "env_steps_per_s": rate,
             "tree_stages_env_steps_per_s": tree_rate, "tree_share": rate / tree_rate,
-            "sweeps": float(np.mean(sweeps)), "sweep_cap_share": float(np.mean(np.asarray(sweeps) >= world.solver.max_sweeps))}
+            "sweeps": float(np.mean(sweeps)),
+            "sweep_cap_share": float(np.mean(np.asarray(sweeps) >= world.solver.max_sweeps))}
 
 
 def main(argv=None) -> dict:

@@ -170,8 +170,8 @@ FRAME = Block("frame", [("position", 3), ("rotation", 9), ("axis", 3), ("anchor"
               "per tree joint, of the link it moves, at the start of the step: world origin [m] and rotation (row "
               "by row), the joint's world axis and anchor [m], its motion subspace (the spatial velocity per unit "
               "velocity of a revolute or prismatic joint; zero for a root), the link's spatial velocity (angular "
-              "[rad/s], then linear of the point at the tree's reference point, the root's origin [m/s]) and the velocity-product "
-              "part of its spatial acceleration")
+              "[rad/s], then linear of the point at the tree's reference point, the root's origin [m/s]) and the "
+              "velocity-product part of its spatial acceleration")
 LINK_DYN = Block("link_dyn", [("mass", 1), ("moment", 3), ("inertia", 9), ("force", 6), ("transmitted", 6),
                               ("phi", 36), ("ready", 1)],
                  "per tree joint: the composite rigid body of the subtree it moves (mass [kg], first moment about "

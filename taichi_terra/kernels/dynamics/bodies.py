@@ -12,7 +12,7 @@ import taichi as ti
 from ..common.arrays import BODY_F, BODY_I, FRAME, JOINT_I, LINK_DYN, LINK_RESPONSE, TREE, TREE_DOF
 from ..common.math import quat_to_mat, vec3, vec4
 from ..common.schema import add, get, get3, get33, getn, put, putn, row
-from .tree import clear_workspace, motion_column, n_dofs, tree_solve_columns
+from .tree import motion_column, n_dofs, tree_solve_columns
 
 vec6 = ti.types.vector(6, float)
 
@@ -104,22 +104,6 @@ def dof_value(D: ti.template(), e, d, du: ti.template()):
     else:
         out = get(D.u_tree, e, d, 0)
     return out
-
-
-@ti.func
-def link_wrench_to_workspace(D: ti.template(), e, j, c, force):
-    """The tree's workspace <- ``J^T force``: the generalized force of the spatial force ``force`` (moment
-    about ``c``, force) on the link moved by joint row ``j`` (zero on every dof off its path to the root)."""
-    t = get(D.joint_i, e, j, JOINT_I.tree)
-    u0 = get(D.tree, e, t, TREE.u0)
-    clear_workspace(D, e, t)
-    jj = j
-    while jj >= 0:
-        ji = row(D.joint_i, e, jj)
-        jtype = ji[JOINT_I.type]
-        for a in range(n_dofs(jtype)):
-            put(D.tree_dof, e, u0 + ji[JOINT_I.dof] + a, TREE_DOF.rhs, motion_column(D, e, jj, jtype, a, c).dot(force))
-        jj = ji[JOINT_I.parent]
 
 
 @ti.func

@@ -213,8 +213,8 @@ def link_force(D: ti.template(), e, j, mass, moment, inertia, acc):
 
 @ti.func
 def tree_dynamics(D: ti.template(), e, t, c, gravity):
-    """Mass matrix ``M`` (its lower triangle; rotor inertias on the diagonal) and bias forces ``h`` of tree ``t`` after
-    :func:`tree_kinematics`: each link's spatial inertia about ``c``, the Newton-Euler force it needs with
+    """Mass matrix ``M`` (its lower triangle; rotor inertias on the diagonal) and bias forces ``h`` of tree
+    ``t`` after :func:`tree_kinematics`: each link's spatial inertia about ``c``, the Newton-Euler force it needs with
     zero joint accelerations under gravity, then one pass from the leaves that gives each joint its
     ``h = S^T f`` and each parent its subtree's force and inertia, then the CRBA columns."""
     tr = row(D.tree, e, t)
@@ -281,7 +281,8 @@ def tree_factor(D: ti.template(), e, t, dt):
     j0, nv, m0, u0 = tr[TREE.joint0], tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
     for i in range(nv):  # (the factor reads the lower triangle only)
         for k in range(i + 1):
-            put(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor, get(D.tree_mass, e, m0 + i * nv + k, TREE_MASS.mass))
+            put(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor,
+                get(D.tree_mass, e, m0 + i * nv + k, TREE_MASS.mass))
     for k in range(tr[TREE.n_joints]):
         ji = row(D.joint_i, e, j0 + k)
         if ji[JOINT_I.type] >= JOINT_REVOLUTE:
@@ -301,8 +302,10 @@ def tree_factor(D: ti.template(), e, t, dt):
         i = jc + 1
         while i + 4 <= nv:  # four rows at once: four independent chains of additions (3x faster at 60 dofs)
             r0, r1, r2, r3 = m0 + i * nv, m0 + (i + 1) * nv, m0 + (i + 2) * nv, m0 + (i + 3) * nv
-            s0, s1 = get(D.tree_factor, e, r0 + jc, TREE_FACTOR.factor), get(D.tree_factor, e, r1 + jc, TREE_FACTOR.factor)
-            s2, s3 = get(D.tree_factor, e, r2 + jc, TREE_FACTOR.factor), get(D.tree_factor, e, r3 + jc, TREE_FACTOR.factor)
+            s0 = get(D.tree_factor, e, r0 + jc, TREE_FACTOR.factor)
+            s1 = get(D.tree_factor, e, r1 + jc, TREE_FACTOR.factor)
+            s2 = get(D.tree_factor, e, r2 + jc, TREE_FACTOR.factor)
+            s3 = get(D.tree_factor, e, r3 + jc, TREE_FACTOR.factor)
             for k in range(jc):
                 lk = get(D.tree_factor, e, rj + k, TREE_FACTOR.factor)
                 s0 -= get(D.tree_factor, e, r0 + k, TREE_FACTOR.factor) * lk
