@@ -7,8 +7,8 @@ link's response ``M^-1 J^T``. A free body, a one-link tree, uses the link-space 
 from its centre of mass maps an impulse ``p`` to the spatial velocity change ``(p / m, I_w^-1 (r x p))``.
 A shape on a link of an articulated tree (``BODY_I.joint`` >= 0) maps ``p`` at offset ``r`` from the tree's
 reference point to the spatial impulse ``(r x p, p)`` and through the link's response columns
-``B = M~^-1 J^T`` (nv x 6, six solves with the tree's factor the first time a row touches the link in a
-step) to ``du``: 6 nv operations per push; the point's response is ``A^T Phi A`` with the link's spatial
+``B = M~^-1 J^T`` (nv x 6, one six-column solve with the tree's factor the first time a row touches the
+link in a step) to ``du``: 6 nv operations per push; the point's response is ``A^T Phi A`` with the link's spatial
 response ``Phi = J B``. The sweep only talks to links through the
 functions here (``row_offsets``, ``relative_velocity``, ``apply_impulse``, ``row_response``), by body index,
 so both kinds (and the next ones) share it unchanged.
