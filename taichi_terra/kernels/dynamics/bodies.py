@@ -128,14 +128,7 @@ def link_responses(D: ti.template(), e, j):
                      motion_column(D, e, jj, ji[JOINT_I.type], a, c))
             jj = ji[JOINT_I.parent]
         tree_solve_columns(D, e, t, r0)
-        phi = ti.Matrix.zero(float, 6, 6)  # Phi = J B = sum over the path of S_d B_d^T
-        jj = j
-        while jj >= 0:
-            ji = row(D.joint_i, e, jj)
-            for a in range(n_dofs(ji[JOINT_I.type])):
-                phi += motion_column(D, e, jj, ji[JOINT_I.type], a, c).outer_product(
-                    getn(D.link_response, e, r0 + ji[JOINT_I.dof] + a, LINK_RESPONSE.column, 6))
-            jj = ji[JOINT_I.parent]
+        phi = _path_response(D, e, j, r0, c)
         for k in ti.static(range(6)):
             for i in ti.static(range(6)):
                 put(D.link_dyn, e, j, LINK_DYN.phi + 6 * k + i, phi[k, i])
@@ -171,15 +164,20 @@ def link_cross_phi(D: ti.template(), e, ja, jb):
     """``Phi_ba = J_b M~^-1 J_a^T`` (6x6): the spatial velocity change of the link of joint row ``jb`` per unit
     spatial impulse on the link of ``ja``, both of one tree (a contact between two of its links; ``ja``'s
     responses made ready by :func:`link_responses`)."""
-    t = get(D.joint_i, e, ja, JOINT_I.tree)
-    u0, nv = get(D.tree, e, t, TREE.u0), get(D.tree, e, t, TREE.nv)
-    r0 = get(D.joint_i, e, ja, JOINT_I.response0)
-    c = tree_reference(D, e, ja)
+    return _path_response(D, e, jb, get(D.joint_i, e, ja, JOINT_I.response0), tree_reference(D, e, ja))
+
+
+@ti.func
+def _path_response(D: ti.template(), e, j, r0, c):
+    """``J B = sum of S_d B_d^T`` over the dofs ``d`` on the path from joint row ``j``'s link to the root
+    (6x6): the spatial velocity change of that link per unit spatial impulse on the link whose response
+    columns ``B`` start at ``LINK_RESPONSE`` row ``r0``."""
     out = ti.Matrix.zero(float, 6, 6)
-    for i in ti.static(range(6)):
-        for d in range(nv):
-            put(D.tree_dof, e, u0 + d, TREE_DOF.rhs, get(D.link_response, e, r0 + d, LINK_RESPONSE.column + i))
-        vel = link_spatial_velocity(D, e, jb, c, True)
-        for k in ti.static(range(6)):
-            out[k, i] = vel[k]
+    jj = j
+    while jj >= 0:
+        ji = row(D.joint_i, e, jj)
+        for a in range(n_dofs(ji[JOINT_I.type])):
+            out += motion_column(D, e, jj, ji[JOINT_I.type], a, c).outer_product(
+                getn(D.link_response, e, r0 + ji[JOINT_I.dof] + a, LINK_RESPONSE.column, 6))
+        jj = ji[JOINT_I.parent]
     return out
