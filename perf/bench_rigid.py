@@ -14,7 +14,8 @@ The control-loop case (``--loop-envs``, default 1 and 1024; ten spheres on the s
 orientation, linear and angular velocity, all envs) each time. It reports, as medians over repeats: the
 wall time of one ``step()`` call, the kernel time of one step (``step(n)`` divided by n), the overhead of a
 call (their difference), the time to read the state through the body getters, and the time of one
-``world.get_state()`` and one ``world.set_state()`` (every body of every env).
+``world.get_state()`` and one ``world.set_state()`` (every body of every env), the latter both with
+``get_state``'s own arrays (strided views) and with C-contiguous arrays, as a reset usually builds them.
 """
 from __future__ import annotations
 
@@ -96,9 +97,12 @@ def measure_control_loop(n_envs: int, calls: int, repeats: int) -> dict:
            "step_overhead_s": one_call - kernel, "read_state_s": read}
     if hasattr(world, "get_state"):  # every body of every env in one call each way
         out["get_state_s"] = median_per_call(world.get_state, calls)
-        snap = world.get_state()
+        snap = world.get_state()  # views into one copy of q and one of u
         out["set_state_s"] = median_per_call(lambda: world.set_state(**snap), calls)
         assert all(np.all(np.isfinite(a)) for a in snap.values())
+        # a reset as a user writes it: freshly built (C-contiguous) arrays
+        fresh = {k: np.ascontiguousarray(v) for k, v in snap.items()}
+        out["set_state_contiguous_s"] = median_per_call(lambda: world.set_state(**fresh), calls)
     return out
 
 
@@ -157,7 +161,9 @@ def main(argv=None) -> dict:
               f"(kernel {loop['kernel_per_step_s'] * 1e3:.3f} ms, overhead {loop['step_overhead_s'] * 1e3:.3f} ms), "
               f"reading every body's state through the bodies {loop['read_state_s'] * 1e3:.3f} ms"
               + (f", world.get_state() {loop['get_state_s'] * 1e3:.3f} ms, world.set_state() "
-                 f"{loop['set_state_s'] * 1e3:.3f} ms" if "get_state_s" in loop else ""))
+                 f"{loop['set_state_s'] * 1e3:.3f} ms (its own arrays; "
+                 f"{loop['set_state_contiguous_s'] * 1e3:.3f} ms from contiguous arrays)"
+                 if "get_state_s" in loop else ""))
     if results["runs"]:
         # the first world of the process pays for compiling (or loading from Taichi's offline cache) the step kernel
         results["compile_s"] = results["runs"][0]["first_step_s"]

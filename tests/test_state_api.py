@@ -82,6 +82,28 @@ def test_set_state_for_one_env_or_all_envs_alike():
     np.testing.assert_allclose(np.linalg.norm(w.get_state()["orientation"], axis=-1), 1.0, rtol=0, atol=1e-15)
 
 
+def test_set_state_normalises_quaternions_from_any_layout():
+    """Reference: q / |q| in closed form. Quaternions far from unit length (down to 1e-6, up to 1e200, where
+    |q|^2 overflows) are normalised; strided, Fortran-ordered and integer arrays set the same numbers as
+    C-contiguous float64 ones."""
+    w, _bodies = _world()
+    w.build()
+    raw = np.array([[2.0, 0.0, 0.0, 0.0], [1e-6, 1e-6, 0.0, 0.0], [0.0, 3e200, 4e200, 0.0]])
+    want = np.array([[1.0, 0.0, 0.0, 0.0], [0.5 ** 0.5, 0.5 ** 0.5, 0.0, 0.0], [0.0, 0.6, 0.8, 0.0]])
+    w.set_state(orientation=raw)
+    got = w.get_state()["orientation"]
+    np.testing.assert_allclose(got, np.broadcast_to(want, got.shape), rtol=0, atol=4e-16)
+    pos = np.arange(27, dtype=np.float64).reshape(3, 3, 3)
+    layouts = [pos, np.asfortranarray(pos), np.concatenate([pos, pos], axis=-1)[..., 1::2] * 0 + pos,
+               np.zeros((3, 3, 7))[..., 2:5] + pos, pos.astype(np.int64), pos.astype(np.float32)]
+    for arr in layouts:
+        w.set_state(position=np.zeros((3, 3)))
+        w.set_state(position=arr)
+        np.testing.assert_array_equal(w.get_state()["position"], pos)
+    w.set_state(**w.get_state())  # get_state's own (strided) arrays: setting them back changes nothing
+    np.testing.assert_array_equal(w.get_state()["position"], pos)
+
+
 @pytest.mark.parametrize("kwargs, kind, match", [
     ({"position": np.zeros((3, 2))}, ValueError, "position must have shape"),
     ({"position": np.zeros((2, 3, 3))}, ValueError, "position must have shape"),
