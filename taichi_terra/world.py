@@ -31,18 +31,6 @@ _VULKAN_STEPS_PER_LAUNCH = 8
 _VULKAN_SOIL_STEPS_PER_LAUNCH = 1
 
 
-def _element_type(arr):
-    """The Taichi element type of an ndarray (scalar, vector or matrix), as graph arguments need it."""
-    import taichi as ti
-
-    shape = tuple(arr.element_shape)
-    if not shape:
-        return arr.dtype
-    if len(shape) == 1:
-        return ti.types.vector(shape[0], arr.dtype)
-    return ti.types.matrix(shape[0], shape[1], arr.dtype)
-
-
 @dataclass
 class SolverConfig:
     """Contact solver settings.
@@ -460,9 +448,6 @@ class World(TerrainBuilder, ArticulatedBuilder, RayCaster, ContactQueries, BodyS
         C++ instead of Python. Returns the function that runs it and its argument dict (``n_steps`` set by
         the caller). A world of one env on cpu runs its env loop on the calling thread."""
         if self._step_graph is None:
-            import taichi as ti
-            from taichi.lang import impl
-
             from .kernels.common.arrays import ARENAS
             from .kernels.step import simulate_kernel
 
@@ -470,22 +455,7 @@ class World(TerrainBuilder, ArticulatedBuilder, RayCaster, ContactQueries, BodyS
             kernel = simulate_kernel(arch == "cpu" and self._n_envs == 1, self._model.n_trees > 0)
             arrays = {**self._model.arrays(), **self._state.arrays(), **self._control.arrays(),
                       **self._scratch.arrays()}
-            sym = [ti.graph.Arg(ti.graph.ArgKind.NDARRAY, a.name, dtype=_element_type(arrays[a.name]),
-                                ndim=len(arrays[a.name].shape)) for a in ARENAS]
-            builder = ti.graph.GraphBuilder()
-            builder.dispatch(kernel, ti.graph.Arg(ti.graph.ArgKind.SCALAR, "n_steps", ti.i32), *sym)
-            graph = builder.compile()
-            compiled = getattr(graph, "_compiled_graph", None)
-            if compiled is not None and hasattr(compiled, "jit_run"):
-                # the arrays' C++ handles bound once: a call skips Taichi's per-call conversion of the dict
-                args = {a.name: arrays[a.name].arr for a in ARENAS}
-                config = impl.get_runtime().prog.config()
-
-                def run(a, _run=compiled.jit_run, _config=config):
-                    _run(_config, a)
-            else:
-                args = {a.name: arrays[a.name] for a in ARENAS}
-                run = graph.run
+            run, args = backend.compiled_launch(kernel, ("n_steps",), {a.name: arrays[a.name] for a in ARENAS})
             self._step_graph = (run, args)
         return self._step_graph
 

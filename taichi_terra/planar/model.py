@@ -90,6 +90,7 @@ class PlanarArrays:
         for table in L.TABLES:
             setattr(self, table.name, table.allocate(real, ne, rows, initial.get(table.name)))
         self.n_objects = nk
+        self._launch = None
         self.refresh()
 
     def model_block(self, block: str) -> np.ndarray:
@@ -98,6 +99,24 @@ class PlanarArrays:
         if block in ("object_f", "vertex", "map_f", "settings"):
             return np.array(self._lay_f.view(self._model_f_np, block.removesuffix("_f")))
         return np.array(self._lay_i.view(self._model_i_np, block))
+
+    def step(self, n: int) -> None:
+        """Advance every env by ``n`` steps: one launch of the planar step kernel (``kernels/planar/step.py``),
+        a compiled graph bound to these arrays once; on vulkan one launch per eight steps at most."""
+        if self._launch is None:
+            from ..kernels.planar.step import planar_step_kernel
+            from ..world import _VULKAN_STEPS_PER_LAUNCH
+
+            arch = backend.config()["arch"]
+            names = ("model_i", "model_f", "pose", "pose0", "vel", "cmd", "wv", "pair_i", "pair_f", "order_tmp",
+                     "blk", "blk_next", "obj_s", "env_i")
+            kernel = planar_step_kernel(arch == "cpu" and self.pose.shape[0] == 1)
+            run, args = backend.compiled_launch(kernel, ("n_steps",), {k: getattr(self, k) for k in names})
+            self._launch = (run, args, _VULKAN_STEPS_PER_LAUNCH if arch == "vulkan" else None)
+        run, args, chunk = self._launch
+        for start in range(0, n, chunk or max(n, 1)):
+            args["n_steps"] = n - start if chunk is None else min(chunk, n - start)
+            run(args)
 
     def refresh(self) -> None:
         """Recompute every world-frame piece from the poses (after poses were set from outside)."""

@@ -1,4 +1,5 @@
-"""The planar contact step: one kernel, one thread per env, that separates overlapping objects.
+"""The planar contact step of one env (``step.py`` runs it, one thread per env): it separates overlapping
+objects.
 
 Per env, in order:
 
@@ -77,7 +78,6 @@ from .layout import (
     POSE_X,
     POSE_Y,
     STATIC,
-    PlanarModel,
 )
 
 vec2 = ti.math.vec2
@@ -349,17 +349,6 @@ def separate(e, p, nrm, depth, point, n, nblk, params: ti.template(), pose: ti.t
             pair_f[e, p][PF_PY] = point[1]
         pair_i[e, p][PI_FLAGS] = flags
     return moved_any, nblk
-
-
-@ti.kernel
-def contact_step(model_i: ti.types.ndarray(), model_f: ti.types.ndarray(), pose: ti.types.ndarray(),
-                 pose0: ti.types.ndarray(), vel: ti.types.ndarray(), cmd: ti.types.ndarray(), wv: ti.types.ndarray(),
-                 pair_i: ti.types.ndarray(), pair_f: ti.types.ndarray(), order_tmp: ti.types.ndarray(),
-                 blk: ti.types.ndarray(), blk_next: ti.types.ndarray(), obj_s: ti.types.ndarray(),
-                 env_i: ti.types.ndarray()):
-    for e in range(pose.shape[0]):
-        contact_env(e, PlanarModel(model_i, model_i, model_f), pose, pose0, vel, cmd, wv, pair_i,
-                    pair_f, order_tmp, blk, blk_next, obj_s, env_i)
 
 
 @ti.func

@@ -1,7 +1,8 @@
 """The planar kinematic step: driven objects follow their commands, passive bodies coast under ground friction.
 
-One thread per (env, object). Poses are (x, y, heading, steering angle) of the body frame; velocities are the
-world-frame (vx, vy) of the centre of mass and the yaw rate.
+``step.py`` runs it for each object of an env before the env's contact step. Poses are (x, y, heading,
+steering angle) of the body frame; velocities are the world-frame (vx, vy) of the centre of mass and the yaw
+rate.
 """
 import taichi as ti
 
@@ -30,13 +31,6 @@ from .layout import (
 )
 
 vec2 = ti.math.vec2
-
-
-@ti.kernel
-def advance(model_i: ti.types.ndarray(), model_f: ti.types.ndarray(), pose: ti.types.ndarray(),
-            pose0: ti.types.ndarray(), vel: ti.types.ndarray(), cmd: ti.types.ndarray(), wv: ti.types.ndarray()):
-    for e, k in ti.ndrange(pose.shape[0], pose.shape[1]):
-        advance_object(e, k, PlanarModel(model_i, model_i, model_f), pose, pose0, vel, cmd, wv)
 
 
 @ti.func
