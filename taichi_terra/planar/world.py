@@ -1,8 +1,9 @@
 """The planar contact world: 2D robots and objects that push, slide and turn, batched over envs.
 
-A step is two kernel launches whatever the number of objects and envs: the kinematic step (driven objects
-follow their commands, passive bodies coast under ground friction) and the contact step
-(``kernels/planar/contact.py``), which separates overlapping objects by position-based dynamics.
+``step(n)`` is one kernel launch whatever the number of objects, envs and steps (``kernels/planar/step.py``).
+Each step of an env is the kinematic step (driven objects follow their commands, passive bodies coast under
+ground friction) and then the contact step (``kernels/planar/contact.py``), which separates overlapping
+objects by position-based dynamics.
 """
 from __future__ import annotations
 
