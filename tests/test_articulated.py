@@ -351,6 +351,37 @@ def test_a_one_link_urdf_moves_exactly_as_the_free_box():
     assert np.abs(box.get_angular_velocity(0)).max() < 1e-9
 
 
+def test_a_link_with_two_shapes_over_one_soil_sample_loads_it_once():
+    """Reference: the free body on the same soil bed. A one-link URDF whose link carries the same box twice
+    (two collision elements) settles onto a soil bed exactly as ``add_box`` does: where both shapes lie
+    over a bed sample, the soil there is loaded once, through the lower shape, not once per shape (which
+    would carry the box on twice the area and halve its sinkage)."""
+    m, (sx, sy, sz) = 2.0, (0.3, 0.3, 0.1)
+    inertia = [m / 12 * (sy * sy + sz * sz), m / 12 * (sx * sx + sz * sz), m / 12 * (sx * sx + sy * sy)]
+    box_xml = f'<collision><geometry><box size="{sx} {sy} {sz}"/></geometry></collision>'
+    urdf = (f'<robot name="box"><link name="box"><inertial><mass value="{m}"/><inertia ixx="{inertia[0]!r}" '
+            f'iyy="{inertia[1]!r}" izz="{inertia[2]!r}" ixy="0" ixz="0" iyz="0"/></inertial>{box_xml}{box_xml}'
+            '</link></robot>')
+    n = 21
+    mat = tt.SoilMaterial(bekker_kphi=2e5, sinkage_exponent=1.0, damping=1000.0)
+    box_world, link_world = tt.World(dt=1e-3, n_envs=2), tt.World(dt=1e-3, n_envs=2)
+    beds = [w.add_deformable_terrain(n, n, 1.0, 1.0, 0.0, 0.0, np.zeros(n * n), mat) for w in (box_world, link_world)]
+    box = box_world.add_box(sx, sy, sz, m)
+    system = link_world.add_articulated_system(urdf)
+    start = np.array([0.013, -0.021, sz / 2 + 0.002])  # (off the grid lines: cells cut by the outline)
+    box.set_position(start)
+    system.set_generalized_coordinate(np.r_[start, 1.0, 0.0, 0.0, 0.0])
+    worst = 0.0
+    for _ in range(6):
+        box_world.step(100)
+        link_world.step(100)
+        q_box = np.c_[box.get_position(), box.get_orientation()]
+        worst = max(worst, np.abs(q_box - system.get_generalized_coordinate()).max())
+    assert worst < 1e-12
+    sink = [bed.get_soil_state(0)["sinkage"].max() for bed in beds]
+    assert sink[1] == pytest.approx(sink[0], rel=0, abs=1e-12) and sink[0] > 1e-3  # (m g / (kphi A) = 1.1 mm)
+
+
 # ------------------------------------------------------------------ API and bad input
 def test_api_names_indices_and_dimensions():
     """The description calls follow the URDF: names in tree order, velocity indices after the base's six."""
@@ -434,12 +465,14 @@ def _standing_quadruped(ground: str):
 
 
 @pytest.mark.parametrize("ground,settle,drift,balance", [("plane", 2000, 1e-5, 1e-6), ("heightmap", 2000, 1e-5, 1e-6),
-                                                        ("soil", 3000, 1e-5, 1e-3)])
+                                                        ("soil", 5000, 1e-5, 1e-3)])
 def test_quadruped_stands_under_pd_without_drift(ground, settle, drift, balance):
     """Reference: statics. After settling, the base moves less than 1e-5 m in the next 0.5 s, every contact
     is on a foot (reported with its link), and the contact forces carry the robot's weight m g = 294.3 N: to
-    1e-6 on rigid ground; on the soil bed, which still creeps under its damping (the base sinks at about
-    1e-5 m/s at 2.5 s, decelerating; settled for 3 s), to 1e-3."""
+    1e-6 on rigid ground; on the soil bed, which still creeps under its damping, to 1e-3. On the bed the feet
+    sink about 3.6 cm, then the soil springs back to about 3.2 cm and the base settles in a slow, decaying
+    wobble (it moves 9e-5 m between 2.5 and 3 s, 1.9e-5 m between 4 and 4.5 s, 4e-6 m between 5 and
+    5.5 s): settled for 5 s."""
     world, system, bed = _standing_quadruped(ground)
     world.step(settle)
     before = system.get_generalized_coordinate(0)[:3]
@@ -455,7 +488,7 @@ def test_quadruped_stands_under_pd_without_drift(ground, settle, drift, balance)
     assert lift == pytest.approx(weight, rel=balance)
     if bed is not None:
         assert bed.get_soil_step_stats(0)["normal_force"] == pytest.approx(weight, rel=balance)
-        assert bed.get_soil_state(0)["sinkage"].max() > 0.01  # the feet sank in: 2 cm at these loads
+        assert bed.get_soil_state(0)["sinkage"].max() > 0.01  # the feet sank in: 3 cm at these loads
 
 
 def _limited_arm(lower, upper):

@@ -7,7 +7,8 @@ is these stages, in order (``step_env``):
 0. articulated trees: link frames and velocities, mass matrix, bias forces, the factor of the mass matrix
    with the implicit drive terms (``dynamics/tree.py``)
 1. contacts: every static pair's slots (a shape with the ground, a height map, a soil bed's quadrature
-   points), the broadphase's shape-shape pairs, then those pairs' contacts (``find_contacts``)
+   points; a tree link with several shapes loads each bed sample through its lowest one), the broadphase's
+   shape-shape pairs, then those pairs' contacts (``find_contacts``)
 2. link responses: the world inverse inertia of every link at the start of the step
 3. rows: one row per contact with its kind, sides, Delassus block and target (``solver/rows.py``)
 4. impacts, in waves, with the velocities before this step's forces (``solver/impact.py``)
@@ -28,7 +29,7 @@ The kernel binds the arrays declared in ``common/arrays.py`` and nothing else.
 import taichi as ti
 
 from .collision.broadphase import broadphase, shape_pair_capacity
-from .collision.pairs import collide_pair, collide_shape_pair
+from .collision.pairs import collide_pair, collide_shape_pair, hide_occluded_soil_points
 from .common.arrays import (
     BODY_F,
     BODY_I,
@@ -129,6 +130,9 @@ def find_contacts(D: ti.template(), e):
     ground_height = get(D.settings_f, e, 0, SETTINGS_F.ground_height)
     for p in range(n_static):
         collide_pair(D, e, p, ground_height, margin, dt)
+    if ti.static(D.trees):
+        if get(D.settings_i, e, 0, SETTINGS_I.n_soil_samples) > 0:
+            hide_occluded_soil_points(D, e, n_static)
     if get(D.settings_i, e, 0, SETTINGS_I.broadphase) != 0:
         broadphase(D, e, nb, get(D.settings_i, e, 0, SETTINGS_I.max_shape_pairs),
                    get(D.settings_i, e, 0, SETTINGS_I.sweep_axis), margin, dt)

@@ -11,7 +11,21 @@ side (static geometry, or the pair's other body) to the pair's body. Shape-shape
 """
 import taichi as ti
 
-from ..common.arrays import BODY_F, BODY_I, CONTACT, MAP_F, PAIR, PAIR_COUNT, SOIL, body_params, plane_at, point_at
+from ..common.arrays import (
+    BODY_F,
+    BODY_I,
+    CONTACT,
+    FEATURE,
+    MAP_F,
+    MAP_I,
+    PAIR,
+    PAIR_COUNT,
+    SOIL,
+    SOIL_CLAIM,
+    body_params,
+    plane_at,
+    point_at,
+)
 from ..common.layout import (
     BOX,
     CAPSULE,
@@ -43,7 +57,7 @@ from .heightmap import (
     segment_triangle_contacts,
     vertex_range,
 )
-from ..dynamics.bodies import body_pose, body_sweep_speed
+from ..dynamics.bodies import body_pose, body_sweep_speed, carrier_joint
 from .narrowphase import emit, sample_point
 from .shape_pairs import collide_polyhedral, collide_rounded, deepest_on_segment
 from .shapes import shape_exit, shape_ray_entry, shape_sdf
@@ -181,6 +195,44 @@ def soil_quadrature(D: ti.template(), e, p, base, cap, margin, pos, rot, stype, 
                              False)
                         if get(D.pair_count, e, p, PAIR_COUNT.count) > before:
                             put(D.contact, e, base + before, CONTACT.area, area)
+
+
+@ti.func
+def hide_occluded_soil_points(D: ti.template(), e, n_static):
+    """One tree link with several shapes over a soil-bed sample loads it once, through the shape whose
+    underside is lowest there: the soil column is pressed down to that surface and cannot reach the shapes
+    above it (a foot sphere inside the end of a shank capsule, say). Each point of the other shapes at that
+    sample keeps its slot (its feature and warm start) with zero area, so its row carries no load.
+
+    Without this, two rows at one sample on one link have the same Jacobian: the soil there would carry the
+    link twice, and the sweep could shift tangential impulse between the two rows without end (a standing
+    quadruped's feet took the 100-sweep cap every step). Static pairs come in body order and a link's shapes
+    are consecutive bodies, so comparing each point with the last point found at its sample compares every
+    two points of one link there. Shapes of different bodies are left as they are (two boxes side by side
+    each load their covered part of one sample's cell)."""
+    for p in range(n_static):
+        pr = row(D.pair, e, p)
+        if pr[PAIR.kind] == PAIR_SOIL:
+            j = carrier_joint(D, e, pr[PAIR.body])
+            s0 = get(D.map_i, e, pr[PAIR.other], MAP_I.soil0) - FEAT_SOIL
+            for k in range(get(D.pair_count, e, p, PAIR_COUNT.count)):
+                s = pr[PAIR.slot0] + k
+                g = s0 + get(D.feature, e, s, FEATURE.now)
+                last = get(D.soil_claim, e, g, SOIL_CLAIM.slot) - 1
+                if last >= 0 and j >= 0 and get(D.soil_claim, e, g, SOIL_CLAIM.joint) == j:
+                    if get(D.contact, e, s, CONTACT.depth) < get(D.contact, e, last, CONTACT.depth):
+                        put(D.contact, e, last, CONTACT.area, 0.0)
+                    else:  # (a tie keeps the earlier point)
+                        put(D.contact, e, s, CONTACT.area, 0.0)
+                        s = last
+                put(D.soil_claim, e, g, SOIL_CLAIM.slot, s + 1)
+                put(D.soil_claim, e, g, SOIL_CLAIM.joint, j)
+    for p in range(n_static):  # the claims are scratch: zero again for the next step
+        pr = row(D.pair, e, p)
+        if pr[PAIR.kind] == PAIR_SOIL:
+            s0 = get(D.map_i, e, pr[PAIR.other], MAP_I.soil0) - FEAT_SOIL
+            for k in range(get(D.pair_count, e, p, PAIR_COUNT.count)):
+                put(D.soil_claim, e, s0 + get(D.feature, e, pr[PAIR.slot0] + k, FEATURE.now), SOIL_CLAIM.slot, 0)
 
 
 # --------------------------------------------------------------------------- one pair

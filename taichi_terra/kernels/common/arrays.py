@@ -196,6 +196,10 @@ TREE_DOF = Block("tree_dof", [("bias", 1), ("applied", 1), ("rhs", 1), ("saturat
                  "per tree dof: bias forces h = C u + g [N m or N], the generalized force the drives applied in "
                  "the last step, solver workspace, and the sign of a drive held at its effort limit this step "
                  "(0: within it)")
+SOIL_CLAIM = Block("soil_claim", [("slot", 1), ("joint", 1)],
+                   "per soil-bed sample (worlds with articulated trees), during a step's contact search only: the "
+                   "slot + 1 of the last quadrature point found at the sample (0: none) and the joint row of the "
+                   "tree link that point is on; zero again when the search ends")
 SWEEP = Block("sweep", [("count", 1), ("start", 1), ("fill", 1)],
               "per body: its shape pairs with higher bodies, first entry in the pair table, entries written")
 
@@ -215,7 +219,7 @@ CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
                                                LINK_RESPONSE], "scratch")
-SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP], "scratch")
+SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
 #: every array of the rigid world, in the step kernel's argument order
@@ -291,7 +295,7 @@ _REF_NAMES = {
     ("scratch_f", "tree_factor"): "tree_factor", ("scratch_f", "tree_inverse"): "tree_inverse",
     ("scratch_f", "tree_dof"): "tree_dof", ("model_i", "pin"): "pin_i", ("model_f", "pin"): "pin_f",
     ("state_f", "pin"): "pin_state", ("scratch_f", "link_response"): "link_response",
-    ("state_f", "joint_state"): "joint_state",
+    ("state_f", "joint_state"): "joint_state", ("scratch_i", "soil_claim"): "soil_claim",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 
