@@ -165,10 +165,10 @@ ROW_I = Block("row", [("kind", 1), ("slot", 1), ("pair", 1), ("side_a", 1), ("si
               "per row: kind (layout.py ROW_*), contact slot, pair, link of each side (-1: static), took an "
               "impact impulse this step (0/1); joint rows (solver/limits.py) and pins (solver/pins.py) say "
               "what these mean for them")
-FRAME = Block("frame", [("position", 3), ("rotation", 9), ("axis", 3), ("anchor", 3), ("motion", 6),
+FRAME = Block("frame", [("position", 3), ("rotation", 9), ("anchor", 3), ("motion", 6),
                         ("velocity", 6), ("bias", 6)],
               "per tree joint, of the link it moves, at the start of the step: world origin [m] and rotation (row "
-              "by row), the joint's world axis and anchor [m], its motion subspace (the spatial velocity per unit "
+              "by row), the joint's world anchor [m], its motion subspace (the spatial velocity per unit "
               "velocity of a revolute or prismatic joint; zero for a root), the link's spatial velocity (angular "
               "[rad/s], then linear of the point at the tree's reference point, the root's origin [m/s]) and the "
               "velocity-product part of its spatial acceleration")

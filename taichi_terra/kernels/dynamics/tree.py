@@ -128,9 +128,9 @@ def tree_vel(D: ti.template(), e, r):
 
 @ti.func
 def tree_kinematics(D: ti.template(), e, t):
-    """World pose of every link of tree ``t``, its joint's world axis and anchor, the links' spatial
-    velocities and the velocity-product terms of their accelerations (``FRAME``); returns the reference
-    point ``c`` [m]."""
+    """World pose of every link of tree ``t``, its joint's world anchor and motion subspace, the links'
+    spatial velocities and the velocity-product terms of their accelerations (``FRAME``); returns the
+    reference point ``c`` [m]."""
     tr = row(D.tree, e, t)
     j0 = tr[TREE.joint0]
     c = vec3(0.0, 0.0, 0.0)
@@ -141,7 +141,6 @@ def tree_kinematics(D: ti.template(), e, t):
         r0 = get33(D.joint_f, e, j, JOINT_F.origin_rotation)
         pos = get3(D.joint_f, e, j, JOINT_F.origin)
         rot = r0
-        axis = vec3(0.0, 0.0, 0.0)
         anchor = pos
         vel = vec6(0.0)
         bias = vec6(0.0)
@@ -182,7 +181,6 @@ def tree_kinematics(D: ti.template(), e, t):
             bias = getn(D.frame, e, p, FRAME.bias, 6) + cross_motion(vel, xd * s)
         putn(D.frame, e, j, FRAME.position, pos)
         put33(D.frame, e, j, FRAME.rotation, rot)
-        putn(D.frame, e, j, FRAME.axis, axis)
         putn(D.frame, e, j, FRAME.anchor, anchor)
         putn(D.frame, e, j, FRAME.motion, motion)
         putn(D.frame, e, j, FRAME.velocity, vel)
