@@ -1,6 +1,7 @@
 """The planar contact world: 2D robots and objects that push, slide and turn, batched over envs.
 
-``step(n)`` is one kernel launch whatever the number of objects, envs and steps (``kernels/planar/step.py``).
+``step(n)`` is one kernel launch whatever the number of objects, envs and steps (``kernels/planar/step.py``;
+on vulkan one launch per step).
 Each step of an env is the kinematic step (driven objects follow their commands, passive bodies coast under
 ground friction) and then the contact step (``kernels/planar/contact.py``), which separates overlapping
 objects by position-based dynamics.
@@ -219,7 +220,7 @@ class World:
     # -- stepping --------------------------------------------------------------------------------------------
 
     def step(self, n: int = 1) -> None:
-        """Advance every env by ``n`` steps of ``dt``: one kernel launch (on vulkan one per eight steps)."""
+        """Advance every env by ``n`` steps of ``dt``: one kernel launch (on vulkan one per step)."""
         n = check_int("n", n, 0)
         self.build()
         if n:
