@@ -84,8 +84,8 @@ class BodyStateAccess:
 
         The arrays are float64 copies of the state (views into one fresh copy of the coordinates and one of
         the velocities), in body order (``body.index``). On cpu this reads the state in place: one call
-        costs two numpy copies. :meth:`set_state` takes C-contiguous arrays fastest; these views cost it
-        about twice as much (it copies their rows first).
+        costs two numpy copies. :meth:`set_state` takes these views as they are (about 0.18 ms for 1024
+        envs x 10 bodies on a 2-core cpu, against 0.12 ms for C-contiguous arrays, whose checks are cheaper).
         """
         nb = len(self._bodies)
         if not self.built:
@@ -111,38 +111,12 @@ class BodyStateAccess:
         given = {"position": position, "orientation": orientation, "linear_velocity": linear_velocity,
                  "angular_velocity": angular_velocity}
         parsed = {}
-        for name, value in given.items():
-            if value is None:
-                continue
-            k = 4 if name == "orientation" else 3
-            try:
-                arr = np.asarray(value)
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"{name} must be an array of numbers") from exc
-            if arr.dtype.kind not in "iuf":
-                raise TypeError(f"{name} must be an array of numbers, got dtype {arr.dtype}")
-            shapes = [(nb, k)] + ([(self._n_envs, nb, k)] if env is None else [])
-            if arr.shape not in shapes:
-                raise ValueError(f"{name} must have shape {' or '.join(map(str, shapes))}, got {arr.shape}")
-            arr = _rows_contiguous(arr)
-            flat = arr.reshape(-1)
-            # x.x is finite only if every number is (NaN and inf propagate); the exact test runs when it is not
-            with np.errstate(over="ignore"):
-                finite = np.isfinite(np.dot(flat, flat)) or np.isfinite(flat).all()
-                n2 = _squared_norms(arr) if name == "orientation" and finite else None
-            if not finite:
-                raise ValueError(f"{name} must be finite")
-            if name == "orientation":
-                if not np.isfinite(n2.sum()):  # |q|^2 overflowed: bring each row's largest number to <= 1
-                    arr = arr / np.maximum(np.abs(arr).max(axis=-1, keepdims=True), 1.0)
-                    n2 = _squared_norms(arr)
-                if (n2 < 1e-24).any():
-                    raise ValueError("orientation: every quaternion must have a nonzero norm")
-                # sqrt(n2) is exactly 1 for n2 in {1, 1 + 2^-52} only: such rows divide to themselves
-                unit = not ((n2 < 1.0) | (n2 > 1.0 + 2.0 ** -52)).any()
-                parsed[name] = (arr, None if unit else np.sqrt(n2)[..., None])
-            else:
-                parsed[name] = (arr, None)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for name, value in given.items():
+                if value is not None:
+                    k = 4 if name == "orientation" else 3
+                    shapes = [(nb, k)] + ([(self._n_envs, nb, k)] if env is None else [])
+                    parsed[name] = _checked_state_array(name, value, shapes)
         if not parsed:
             return
         rows = slice(None) if env is None else int(env)
@@ -174,16 +148,57 @@ class BodyStateAccess:
                 self._state.write(key, data)
 
 
-def _squared_norms(q: np.ndarray) -> np.ndarray:
-    """|q|^2 of each row of a C-contiguous (..., 4) array, summed as ((w^2 + x^2) + y^2) + z^2."""
-    sq = np.square(q.reshape(-1))
-    return (sq[0::4] + sq[1::4] + sq[2::4] + sq[3::4]).reshape(q.shape[:-1])
-
-
-def _rows_contiguous(arr: np.ndarray) -> np.ndarray:
-    """``arr`` (..., k) as a C-contiguous float64 array: itself when it already is one, else a copy."""
+def _checked_state_array(name: str, value, shapes: list) -> tuple:
+    """One checked argument of :meth:`BodyStateAccess.set_state`, of one of ``shapes``: (a C-contiguous
+    float64 array, and the row norms to divide it by, or ``None``). Call under
+    ``np.errstate(over="ignore", invalid="ignore")``; raises naming ``name`` and the rule it breaks."""
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of numbers") from exc
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be an array of numbers, got dtype {arr.dtype}")
+    if arr.shape not in shapes:
+        raise ValueError(f"{name} must have shape {' or '.join(map(str, shapes))}, got {arr.shape}")
     arr = np.asarray(arr, dtype=np.float64)
-    return arr if arr.flags.c_contiguous else _copy_rows(arr)
+    if arr.strides[-1] != arr.itemsize:  # rows must be contiguous; other axes may be strided (views)
+        arr = _copy_rows(arr)
+    if name != "orientation":
+        # x.x is finite only if every number is (NaN and inf propagate); the exact test runs when it is not
+        xx = np.dot(arr.reshape(-1), arr.reshape(-1)) if arr.flags.c_contiguous else _squared_norms(arr).sum()
+        if not (np.isfinite(xx) or np.isfinite(arr).all()):
+            raise ValueError(f"{name} must be finite")
+        return arr, None
+    n2 = _squared_norms(arr)
+    lo, hi = n2.min(), n2.max()  # NaN in any quaternion makes both NaN; inf makes hi inf
+    if not (np.isfinite(hi) and np.isfinite(lo)):
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} must be finite")
+        # finite, but |q|^2 overflowed: bring each row's largest number to <= 1
+        arr = arr / np.maximum(np.abs(arr).max(axis=-1, keepdims=True), 1.0)
+        n2 = _squared_norms(arr)
+        lo, hi = n2.min(), n2.max()
+    if lo < 1e-24:
+        raise ValueError("orientation: every quaternion must have a nonzero norm")
+    # sqrt(n2) is exactly 1 for n2 in {1, 1 + 2^-52} only: such rows divide to themselves
+    unit = lo >= 1.0 and hi <= 1.0 + 2.0 ** -52
+    return arr, None if unit else np.sqrt(n2)[..., None]
+
+
+def _squared_norms(a: np.ndarray) -> np.ndarray:
+    """|row|^2 of each row of a float64 array (..., k) with contiguous rows, summed left to right
+    (((a0^2 + a1^2) + a2^2) + ...), the same whatever the strides of the other axes."""
+    k = a.shape[-1]
+    if a.flags.c_contiguous:
+        sq = np.square(a.reshape(-1))
+        out = sq[0::k] + sq[1::k]
+        for c in range(2, k):
+            out += sq[c::k]
+        return out.reshape(a.shape[:-1])
+    out = np.square(a[..., 0])
+    for c in range(1, k):
+        out += np.square(a[..., c])
+    return out
 
 
 def _copy_rows(arr: np.ndarray) -> np.ndarray:

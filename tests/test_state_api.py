@@ -102,6 +102,10 @@ def test_set_state_normalises_quaternions_from_any_layout():
         np.testing.assert_array_equal(w.get_state()["position"], pos)
     w.set_state(**w.get_state())  # get_state's own (strided) arrays: setting them back changes nothing
     np.testing.assert_array_equal(w.get_state()["position"], pos)
+    big = np.zeros((3, 3, 7))
+    big[..., 2:5] = 1e200  # finite, though the sum of squares overflows: accepted as given
+    w.set_state(position=big[..., 2:5], linear_velocity=-big[..., 2:5].copy())
+    assert (w.get_state()["position"] == 1e200).all() and (w.get_state()["linear_velocity"] == -1e200).all()
 
 
 @pytest.mark.parametrize("kwargs, kind, match", [
@@ -109,6 +113,8 @@ def test_set_state_normalises_quaternions_from_any_layout():
     ({"position": np.zeros((2, 3, 3))}, ValueError, "position must have shape"),
     ({"orientation": np.zeros((3, 4))}, ValueError, "nonzero norm"),
     ({"linear_velocity": np.full((3, 3), np.nan)}, ValueError, "finite"),
+    ({"angular_velocity": np.full((3, 3, 7), np.inf)[..., 2:5]}, ValueError, "finite"),  # strided rows
+    ({"orientation": np.full((3, 3, 7), np.nan)[..., 1:5]}, ValueError, "finite"),
     ({"angular_velocity": "fast"}, TypeError, "angular_velocity"),
     ({"position": np.zeros((3, 3)), "env": 3}, ValueError, "env"),
 ])
