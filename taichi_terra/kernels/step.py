@@ -72,10 +72,10 @@ from .solver.limits import (
     store_joint_rows,
     warm_start_joint_rows,
 )
-from .solver.links import apply_impulse, prepare_sides, relative_velocity, row_offsets
+from .solver.links import apply_impulse, prepare_sides, relative_velocity
 from .solver.pins import build_pin_rows, project_pins, solve_pin_row, store_pins, warm_start_pins
 from .solver.relax import relax_internal_friction
-from .solver.rows import build_rows, row_material, warm_start_slot
+from .solver.rows import build_rows, row_geometry, warm_start_slot
 
 nd = ti.types.ndarray()
 
@@ -169,10 +169,11 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     max_sweeps = si[SETTINGS_I.max_sweeps]
     n_static = si[SETTINGS_I.n_static_pairs]
     n_free = si[SETTINGS_I.n_free_bodies]  # (the bodies on tree links move with their trees)
-    # 2. world inverse inertias of the free bodies at the start of the step
+    # 2. world inverse inertias and inverse masses of the free bodies at the start of the step
     for b in range(n_free):
         put33(D.link, e, b, LINK.inv_inertia,
               link_inv_inertia(D.q, e, get(D.body_i, e, b, BODY_I.q0), get33(D.inertia, e, b, INERTIA.inertia)))
+        put(D.link, e, b, LINK.inv_mass, 1.0 / get(D.body_f, e, b, BODY_F.mass))
     # 3. rows: kinds, sides, Delassus blocks and targets; then the joint rows (limits, friction) and the pins
     n_rows = build_rows(D, e, n_static, dt, sf[SETTINGS_F.slop], sf[SETTINGS_F.erp], sf[SETTINGS_F.max_push])
     n_limits = 0
@@ -251,17 +252,14 @@ def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
         if not impacted and ((rigid_on != 0 and not is_soil) or (soil_on != 0 and is_soil)):
             prev, walk_pair, walk, prev_pair = warm_start_slot(D, e, r, n_static, walk_pair, walk, prev_pair)
         if prev >= 0:
-            frame = contact_frame(get3(D.contact, e, s, CONTACT.normal))
+            frame, ra, rb = row_geometry(D, e, r)
             lam = frame.transpose() @ get3(D.contact, e, prev, CONTACT.impulse)
             if is_soil:  # the soil laws bound the traction themselves; only keep it compressive
                 if lam[0] <= 0.0:
                     lam = vec3(0.0, 0.0, 0.0)
             else:
-                mu, _rest = row_material(D, e, r, n_static)
-                lam = clamp_to_cone(lam, mu)
-            side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
-            ra, rb = row_offsets(D, e, side_a, side_b, get3(D.contact, e, s, CONTACT.position))
-            apply_impulse(D, e, side_a, side_b, ra, rb, frame @ lam)
+                lam = clamp_to_cone(lam, get(D.row_f, e, r, ROW_F.friction))
+            apply_impulse(D, e, ri[ROW_I.side_a], ri[ROW_I.side_b], ra, rb, frame @ lam)
         if not impacted:
             putn(D.row_f, e, r, ROW_F.impulse, lam)
 
@@ -279,9 +277,8 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
         for r in range(n_rows):
             ri = row(D.row_i, e, r)
             s = ri[ROW_I.slot]
-            frame = contact_frame(get3(D.contact, e, s, CONTACT.normal))
+            frame, ra, rb = row_geometry(D, e, r)
             side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
-            ra, rb = row_offsets(D, e, side_a, side_b, get3(D.contact, e, s, CONTACT.position))
             vloc = frame.transpose() @ relative_velocity(D, e, side_a, side_b, ra, rb)
             w = get33(D.row_f, e, r, ROW_F.delassus)
             lam = get3(D.row_f, e, r, ROW_F.impulse)
@@ -292,8 +289,8 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
                 new = solve_soil_row(w, lam, vloc, st[1] - get(D.contact, e, s, CONTACT.depth), st[1], st[2],
                                      get(D.contact, e, s, CONTACT.area), get(D.row_f, e, r, ROW_F.width), dt, mat)
             else:
-                mu, _rest = row_material(D, e, r, n_static)
-                new = solve_rigid_row(w, lam, vloc, get(D.row_f, e, r, ROW_F.target), mu)
+                new = solve_rigid_row(w, lam, vloc, get(D.row_f, e, r, ROW_F.target),
+                                      get(D.row_f, e, r, ROW_F.friction))
             d = new - lam
             if d.norm() > 0.0:
                 apply_impulse(D, e, side_a, side_b, ra, rb, frame @ d)

@@ -7,8 +7,8 @@ import taichi as ti
 from ..common.arrays import CONTACT, FEATURE, MAP_F, MAP_I, PAIR, ROW_F, ROW_I, ROW_REVISION, SOIL, SOIL_MATERIAL
 from ..common.layout import FEAT_SOIL, ROW_SOIL
 from ..common.schema import add, get, get3, getn, put, put_row, row
-from ..solver.contact import contact_frame
-from ..solver.links import relative_velocity, row_offsets
+from ..solver.links import relative_velocity
+from ..solver.rows import row_geometry
 from .law import soil_pressure
 
 
@@ -31,10 +31,8 @@ def commit_soil(D: ti.template(), e, n_soil, n_maps, n_rows, dt):
             m = get(D.pair, e, p, PAIR.other)
             idx = get(D.feature, e, s, FEATURE.now) - FEAT_SOIL
             mat, st = soil_point(D, e, m, idx)
-            side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
-            ra, rb = row_offsets(D, e, side_a, side_b, get3(D.contact, e, s, CONTACT.position))
-            vloc = contact_frame(get3(D.contact, e, s, CONTACT.normal)).transpose() @ \
-                relative_velocity(D, e, side_a, side_b, ra, rb)
+            frame, ra, rb = row_geometry(D, e, r)
+            vloc = frame.transpose() @ relative_velocity(D, e, ri[ROW_I.side_a], ri[ROW_I.side_b], ra, rb)
             delta_e = st[SOIL.plastic] - get(D.contact, e, s, CONTACT.depth) - dt * vloc[0]
             pressure = soil_pressure(delta_e, st[SOIL.plastic], get(D.row_f, e, r, ROW_F.width), mat)
             s_p = ti.max(st[SOIL.plastic], delta_e - pressure / mat[SOIL_MATERIAL.elastic_stiffness])

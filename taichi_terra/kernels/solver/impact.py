@@ -17,8 +17,8 @@ from ..common.arrays import CONTACT, ROW_F, ROW_I
 from ..common.layout import ROW_CONTACT
 from ..common.math import vec3
 from ..common.schema import get, get3, put, putn, row
-from .links import apply_impulse, relative_velocity, row_offsets
-from .rows import row_material
+from .links import apply_impulse, relative_velocity
+from .rows import row_geometry, row_material
 
 _MAX_WAVES = 64  # waves per step at most (a chain of n touching bodies needs n - 1)
 
@@ -52,7 +52,7 @@ def resolve_impacts(D: ti.template(), e, n_rows, n_static, dt, threshold, tolera
                 _mu, restitution = row_material(D, e, r, n_static)
             if restitution > 0.0:
                 side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
-                ra, rb = row_offsets(D, e, side_a, side_b, get3(D.contact, e, s, CONTACT.position))
+                _frame, ra, rb = row_geometry(D, e, r)
                 vn = get3(D.contact, e, s, CONTACT.normal).dot(relative_velocity(D, e, side_a, side_b, ra, rb))
                 if is_impact(vn, get(D.contact, e, s, CONTACT.depth), dt, restitution, threshold):
                     put(D.row_f, e, r, ROW_F.bounce, -restitution * vn)
@@ -70,7 +70,7 @@ def resolve_impacts(D: ti.template(), e, n_rows, n_static, dt, threshold, tolera
                 if ri[ROW_I.kind] == ROW_CONTACT and target >= 0.0:
                     n = get3(D.contact, e, s, CONTACT.normal)
                     side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
-                    ra, rb = row_offsets(D, e, side_a, side_b, get3(D.contact, e, s, CONTACT.position))
+                    _frame, ra, rb = row_geometry(D, e, r)
                     vn = n.dot(relative_velocity(D, e, side_a, side_b, ra, rb))
                     w = get(D.row_f, e, r, ROW_F.delassus)  # (the normal-normal entry comes first)
                     old = get(D.row_f, e, r, ROW_F.impulse)
@@ -86,6 +86,6 @@ def resolve_impacts(D: ti.template(), e, n_rows, n_static, dt, threshold, tolera
         if get(D.row_f, e, r, ROW_F.impulse) > 0.0:
             put(D.row_i, e, r, ROW_I.impacted, 1)
             side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
-            ra, rb = row_offsets(D, e, side_a, side_b, get3(D.contact, e, s, CONTACT.position))
+            _frame, ra, rb = row_geometry(D, e, r)
             vn = get3(D.contact, e, s, CONTACT.normal).dot(relative_velocity(D, e, side_a, side_b, ra, rb))
             put(D.row_f, e, r, ROW_F.target, ti.max(get(D.row_f, e, r, ROW_F.target), vn))

@@ -17,7 +17,7 @@ import taichi as ti
 
 from ..collision.heightmap import hm_pose
 from ..collision.shapes import footprint_width
-from ..common.arrays import BODY_F, BODY_I, JOINT_I, LINK, body_params
+from ..common.arrays import BODY_I, JOINT_I, LINK, body_params
 from ..common.math import skew, vec3
 from ..common.schema import get, get33, row
 from ..dynamics.bodies import (
@@ -78,7 +78,7 @@ def link_push(D: ti.template(), e, link, r, imp, sign):
     matrix."""
     j = carrier_joint(D, e, link)
     if j < 0:
-        inv_m = 1.0 / get(D.body_f, e, link, BODY_F.mass)
+        inv_m = get(D.link, e, link, LINK.inv_mass)
         inv_iw = get33(D.link, e, link, LINK.inv_inertia)
         dv, dw = inv_m * imp, inv_iw @ r.cross(imp)
         if sign < 0:
@@ -95,7 +95,7 @@ def link_response(D: ti.template(), e, link, r):
     out = mat3(0.0)
     j = carrier_joint(D, e, link)
     if j < 0:
-        inv_m = 1.0 / get(D.body_f, e, link, BODY_F.mass)
+        inv_m = get(D.link, e, link, LINK.inv_mass)
         inv_iw = get33(D.link, e, link, LINK.inv_inertia)
         sr = skew(r)
         out = inv_m * ti.Matrix.identity(float, 3) - sr @ inv_iw @ sr

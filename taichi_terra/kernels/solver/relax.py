@@ -19,8 +19,8 @@ from ..common.arrays import CONTACT, ROW_F, ROW_I
 from ..common.layout import ROW_CONTACT
 from ..common.math import tangent_basis, vec3
 from ..common.schema import get, get3, putn, row
-from .links import relative_velocity, row_offsets
-from .rows import row_material
+from .links import relative_velocity
+from .rows import row_geometry, row_material
 
 _SAME = 1e-9  # normals differing by less, and points off a common plane by less than this times the patch size
 STICK_SPEED = 1e-6  # [m/s] a contact slipping slower than this sticks
@@ -48,7 +48,7 @@ def relax_pair(D: ti.template(), e, r0, r1, n_static):
             d = ti.math.vec2(t1.dot(pos), t2.dot(pos))
             mean += d
             count += 1
-            ra, rb = row_offsets(D, e, a, b, pos)
+            _frame, ra, rb = row_geometry(D, e, r)
             v = relative_velocity(D, e, a, b, ra, rb)
             if (v - n * n.dot(v)).norm() > STICK_SPEED:
                 ok = False  # sliding: each impulse opposes its own slip

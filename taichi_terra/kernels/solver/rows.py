@@ -23,7 +23,7 @@ from ..common.arrays import (
     SHAPE_PAIR,
 )
 from ..common.layout import PAIR_SHAPES, PAIR_SOIL, ROW_CONTACT, ROW_SOIL
-from ..common.schema import get, get3, put, put33, row
+from ..common.schema import get, get3, get33, put, put33, putn, row
 from .contact import contact_frame, normal_target
 from .links import prepare_sides, row_offsets, row_response, soil_footprint_width
 
@@ -71,6 +71,9 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
             put(D.row_i, e, r, ROW_I.impacted, 0)
             frame = contact_frame(get3(D.contact, e, s, CONTACT.normal))
             ra, rb = row_offsets(D, e, a, b, get3(D.contact, e, s, CONTACT.position))
+            put33(D.row_f, e, r, ROW_F.frame, frame)
+            putn(D.row_f, e, r, ROW_F.offset_a, ra)
+            putn(D.row_f, e, r, ROW_F.offset_b, rb)
             prepare_sides(D, e, a, b)
             put33(D.row_f, e, r, ROW_F.delassus, frame.transpose() @ row_response(D, e, a, b, ra, rb) @ frame)
             if kind == PAIR_SOIL:
@@ -78,6 +81,8 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
             else:
                 put(D.row_f, e, r, ROW_F.target,
                     normal_target(get(D.contact, e, s, CONTACT.depth), dt, slop, erp, max_push))
+                mu, _restitution = row_material(D, e, r, n_static)
+                put(D.row_f, e, r, ROW_F.friction, mu)
     return n_rows
 
 
@@ -156,3 +161,10 @@ def warm_start_slot(D: ti.template(), e, r, n_static, walk_pair, walk, prev_pair
                         if prev < 0 and get(D.feature, e, slot0 + k, FEATURE.last) == feat:
                             prev = slot0 + k
     return prev, walk_pair, walk, prev_pair
+
+
+@ti.func
+def row_geometry(D: ti.template(), e, r):
+    """Contact frame (n, t1, t2 as columns) and the offsets [m] of the point from each side's reference of
+    contact or soil row ``r``, as the row build stored them for this step."""
+    return get33(D.row_f, e, r, ROW_F.frame), get3(D.row_f, e, r, ROW_F.offset_a), get3(D.row_f, e, r, ROW_F.offset_b)
