@@ -9,8 +9,9 @@ is these stages, in order (``step_env``):
 1. contacts: every static pair's slots (a shape with the ground, a height map, a soil bed's quadrature
    points; a tree link with several shapes loads each bed sample through its lowest one), the broadphase's
    shape-shape pairs, then those pairs' contacts (``find_contacts``)
-2. link responses: the world inverse inertia of every link at the start of the step
-3. rows: one row per contact with its kind, sides, Delassus block and target (``solver/rows.py``)
+2. link responses: the world inverse inertia and the inverse mass of every free body at the start of the step
+3. rows: one row per contact with its kind, sides, frame, offsets, Delassus block, target and friction
+   (``solver/rows.py``; later stages read the row's geometry from there)
 4. impacts, in waves, with the velocities before this step's forces (``solver/impact.py``)
 5. free velocities ``u* = u + dt M^-1 (tau - h)`` (``dynamics/free_body.py``; trees: with their drives)
 6. warm starts from the last step's impulse of the same contact feature, joint and pin
@@ -174,7 +175,7 @@ def step_env(D: ti.template(), e, trees: ti.template()):
         put33(D.link, e, b, LINK.inv_inertia,
               link_inv_inertia(D.q, e, get(D.body_i, e, b, BODY_I.q0), get33(D.inertia, e, b, INERTIA.inertia)))
         put(D.link, e, b, LINK.inv_mass, 1.0 / get(D.body_f, e, b, BODY_F.mass))
-    # 3. rows: kinds, sides, Delassus blocks and targets; then the joint rows (limits, friction) and the pins
+    # 3. rows: kinds, sides, geometry, Delassus blocks, targets; then the joint rows (limits, friction) and the pins
     n_rows = build_rows(D, e, n_static, dt, sf[SETTINGS_F.slop], sf[SETTINGS_F.erp], sf[SETTINGS_F.max_push])
     n_limits = 0
     n_pins = 0

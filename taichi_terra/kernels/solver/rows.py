@@ -48,9 +48,10 @@ def pair_entry(D: ti.template(), e, p, n_static):
 @ti.func
 def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
     """One row per contact of every pair of env ``e`` (the static pairs, then this step's shape pairs), in
-    that order: kind, slot, pair and sides, the Delassus block ``W = F^T J M^-1 J^T F`` in the contact frame
-    ``F``, and the row's target normal velocity (rigid rows) or footprint width (soil rows). Returns the
-    number of rows."""
+    that order: kind, slot, pair and sides, the contact frame ``F`` and the point's offsets from both sides
+    (``row_geometry`` reads them back for the rest of the step), the Delassus block ``W = F^T J M^-1 J^T F``
+    in that frame, and the row's target normal velocity and friction coefficient (rigid rows) or footprint
+    width (soil rows). Returns the number of rows."""
     n_pairs = n_static + get(D.env, e, 0, ENV.shape_pairs)
     n_rows = 0
     for p in range(n_pairs):
