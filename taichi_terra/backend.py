@@ -77,12 +77,12 @@ def _use_short_source_positions() -> None:
     While it turns a kernel's Python AST into IR, Taichi 1.7 formats a message for every statement and
     expression it visits (``ASTTransformerContext.get_pos_info``: file, line, the source lines and a line of
     carets under the node, each wrapped by ``textwrap`` to 80 columns), whether or not an error is ever
-    reported. For the step kernel that is hundreds of thousands of wraps: measured cold on a 2-core cpu,
-    the step kernel of a world with one sphere compiled in 11.8 to 11.9 s with Taichi's formatting and in 9.8
-    to 10.1 s with this one. The short
-    form keeps what an error message needs to find the code (file, line, function and the source line) and
-    drops the carets. It is installed once, only where Taichi's context has the method with the attributes
-    it reads; other Taichi versions keep their own.
+    reported. For the step kernel that is hundreds of thousands of wraps. Measured cold on a 2-core cpu, the
+    step kernel of a world with one sphere compiled in 11.8 to 11.9 s with Taichi's formatting and in 9.8 to
+    10.1 s with this one; the quadruped's, with the tree stages, in 36.0 and 31.7 s. The short form keeps what
+    an error message needs to find the code (file, line, function and the source line) and drops the carets.
+    It is installed once, only where Taichi's context has the method with the attributes it reads; other
+    Taichi versions keep their own.
     """
     try:
         from taichi.lang.ast.ast_transformer_utils import ASTTransformerContext

@@ -149,9 +149,10 @@ class BodyStateAccess:
 
 
 def _checked_state_array(name: str, value, shapes: list) -> tuple:
-    """One checked argument of :meth:`BodyStateAccess.set_state`, of one of ``shapes``: (a C-contiguous
-    float64 array, and the row norms to divide it by, or ``None``). Call under
-    ``np.errstate(over="ignore", invalid="ignore")``; raises naming ``name`` and the rule it breaks."""
+    """One checked argument of :meth:`BodyStateAccess.set_state`, of one of ``shapes``: (a float64 array
+    whose rows are contiguous, the argument itself where it already is one, and the row norms to divide it
+    by, or ``None``). Call under ``np.errstate(over="ignore", invalid="ignore")``; raises naming ``name`` and
+    the rule it breaks."""
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:

@@ -185,7 +185,7 @@ def step_env(D: ti.template(), e, trees: ti.template()):
         n_pins = si[SETTINGS_I.n_pins]
         build_pin_rows(D, e, n_rows + n_limits, n_pins)
     # 4. impacts, in waves, with the velocities before this step's forces
-    resolve_impacts(D, e, n_rows, n_static, dt, sf[SETTINGS_F.restitution_threshold], tolerance, max_sweeps)
+    resolve_impacts(D, e, n_rows, dt, sf[SETTINGS_F.restitution_threshold], tolerance, max_sweeps)
     # 5. free velocities u* = u + dt M^-1 (tau - h)
     for b in range(n_free):
         bd = row(D.body_i, e, b)
@@ -210,7 +210,7 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     put(D.env, e, 0, ENV.sweeps, sweep_rows(D, e, n_rows, n_limits, n_pins, dt, sf[SETTINGS_F.erp], tolerance,
                                             max_sweeps, n_static))
     # 8. resting manifolds
-    relax_internal_friction(D, e, n_rows, n_static)
+    relax_internal_friction(D, e, n_rows)
     # 9. soil history: loaded samples take the end-of-step sinkage, yield raises the permanent sinkage, slip
     #    accumulates; every other sample recovers its elastic part and forgets its slip
     n_soil = si[SETTINGS_I.n_soil_samples]

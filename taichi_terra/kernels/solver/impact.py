@@ -18,7 +18,7 @@ from ..common.layout import ROW_CONTACT
 from ..common.math import vec3
 from ..common.schema import get, get3, put, putn, row
 from .links import apply_impulse, relative_velocity
-from .rows import row_geometry, row_material
+from .rows import row_geometry
 
 _MAX_WAVES = 64  # waves per step at most (a chain of n touching bodies needs n - 1)
 
@@ -30,7 +30,7 @@ def is_impact(vn, depth, dt, restitution, threshold):
 
 
 @ti.func
-def resolve_impacts(D: ti.template(), e, n_rows, n_static, dt, threshold, tolerance, max_sweeps):
+def resolve_impacts(D: ti.template(), e, n_rows, dt, threshold, tolerance, max_sweeps):
     """Apply the impacts of env ``e`` to ``u`` in waves; rows that bounced get their impulse in the row's
     ``impulse``, are marked ``impacted``, and get their separation speed after all waves as the lower bound
     of their target velocity."""
@@ -49,7 +49,7 @@ def resolve_impacts(D: ti.template(), e, n_rows, n_static, dt, threshold, tolera
             restitution = 0.0
             if ri[ROW_I.kind] == ROW_CONTACT:
                 put(D.row_f, e, r, ROW_F.bounce, -1.0)
-                _mu, restitution = row_material(D, e, r, n_static)
+                restitution = get(D.row_f, e, r, ROW_F.restitution)
             if restitution > 0.0:
                 side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
                 _frame, ra, rb = row_geometry(D, e, r)

@@ -17,25 +17,27 @@ import taichi as ti
 
 from ..common.arrays import CONTACT, ROW_F, ROW_I
 from ..common.layout import ROW_CONTACT
-from ..common.math import tangent_basis, vec3
+from ..common.math import vec3
 from ..common.schema import get, get3, putn, row
 from .links import relative_velocity
-from .rows import row_geometry, row_material
+from .rows import row_geometry
 
 _SAME = 1e-9  # normals differing by less, and points off a common plane by less than this times the patch size
 STICK_SPEED = 1e-6  # [m/s] a contact slipping slower than this sticks
 
 
 @ti.func
-def relax_pair(D: ti.template(), e, r0, r1, n_static):
+def relax_pair(D: ti.template(), e, r0, r1):
     """Rows ``r0`` to ``r1 - 1`` (one pair's contacts): replace sticking tangential impulses by the least
     ones with the same total and moment about the normal, when the contacts are coplanar and share it."""
     ri0 = row(D.row_i, e, r0)
     a, b = ri0[ROW_I.side_a], ri0[ROW_I.side_b]
-    mu, _rest = row_material(D, e, r0, n_static)
+    mu = get(D.row_f, e, r0, ROW_F.friction)
     p0 = get3(D.contact, e, ri0[ROW_I.slot], CONTACT.position)
-    n = get3(D.contact, e, ri0[ROW_I.slot], CONTACT.normal)
-    t1, t2 = tangent_basis(n)
+    frame, _ra, _rb = row_geometry(D, e, r0)
+    n = vec3(frame[0, 0], frame[1, 0], frame[2, 0])
+    t1 = vec3(frame[0, 1], frame[1, 1], frame[2, 1])
+    t2 = vec3(frame[0, 2], frame[1, 2], frame[2, 2])
     ok = ri0[ROW_I.kind] == ROW_CONTACT
     count = 0
     mean = ti.math.vec2(0.0, 0.0)
@@ -91,7 +93,7 @@ def relax_pair(D: ti.template(), e, r0, r1, n_static):
 
 
 @ti.func
-def relax_internal_friction(D: ti.template(), e, n_rows, n_static):
+def relax_internal_friction(D: ti.template(), e, n_rows):
     """Apply ``relax_pair`` to every pair of env ``e`` with two or more rows (a pair's rows are
     consecutive)."""
     r0 = 0
@@ -100,5 +102,5 @@ def relax_internal_friction(D: ti.template(), e, n_rows, n_static):
         while r1 < n_rows and get(D.row_i, e, r1, ROW_I.pair) == get(D.row_i, e, r0, ROW_I.pair):
             r1 += 1
         if r1 - r0 >= 2:
-            relax_pair(D, e, r0, r1, n_static)
+            relax_pair(D, e, r0, r1)
         r0 = r1

@@ -51,7 +51,7 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
     that order: kind, slot, pair and sides, the contact frame ``F`` and the point's offsets from both sides
     (``row_geometry`` reads them back for the rest of the step), the Delassus block ``W = F^T J M^-1 J^T F``
     in that frame, and the row's target normal velocity and friction coefficient (rigid rows) or footprint
-    width (soil rows). Returns the number of rows."""
+    width (soil rows), and its material pair's friction and restitution. Returns the number of rows."""
     n_pairs = n_static + get(D.env, e, 0, ENV.shape_pairs)
     n_rows = 0
     for p in range(n_pairs):
@@ -77,13 +77,15 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
             putn(D.row_f, e, r, ROW_F.offset_b, rb)
             prepare_sides(D, e, a, b)
             put33(D.row_f, e, r, ROW_F.delassus, frame.transpose() @ row_response(D, e, a, b, ra, rb) @ frame)
+            mu, restitution = 0.0, 0.0
             if kind == PAIR_SOIL:
                 put(D.row_f, e, r, ROW_F.width, width)
             else:
                 put(D.row_f, e, r, ROW_F.target,
                     normal_target(get(D.contact, e, s, CONTACT.depth), dt, slop, erp, max_push))
-                mu, _restitution = row_material(D, e, r, n_static)
-                put(D.row_f, e, r, ROW_F.friction, mu)
+                mu, restitution = row_material(D, e, r, n_static)
+            put(D.row_f, e, r, ROW_F.friction, mu)
+            put(D.row_f, e, r, ROW_F.restitution, restitution)
     return n_rows
 
 
