@@ -101,19 +101,21 @@ def vertex_range(lo, hi, origin, spacing, count):
 @ti.func
 def closest_segment_triangle(p0, p1, a, b, c):
     """Closest points (on the segment, on the triangle) between segment p0p1 and triangle abc, for a
-    segment that does not pierce the triangle."""
+    segment that does not pierce the triangle. A point (``p1 == p0``: a sphere's centre) needs only its
+    closest point on the triangle."""
     cs = p0
     ct = closest_point_triangle(p0, a, b, c)
-    best = (cs - ct).norm()
-    t1 = closest_point_triangle(p1, a, b, c)
-    if (p1 - t1).norm() < best:
-        cs, ct, best = p1, t1, (p1 - t1).norm()
-    for k in ti.static(range(3)):
-        e0 = a if k == 0 else (b if k == 1 else c)
-        e1 = b if k == 0 else (c if k == 1 else a)
-        s, t = closest_points_segments(p0, p1, e0, e1)
-        if (s - t).norm() < best:
-            cs, ct, best = s, t, (s - t).norm()
+    if (p1 - p0).norm_sqr() > 0.0:
+        best = (cs - ct).norm()
+        t1 = closest_point_triangle(p1, a, b, c)
+        if (p1 - t1).norm() < best:
+            cs, ct, best = p1, t1, (p1 - t1).norm()
+        for k in ti.static(range(3)):
+            e0 = a if k == 0 else (b if k == 1 else c)
+            e1 = b if k == 0 else (c if k == 1 else a)
+            s, t = closest_points_segments(p0, p1, e0, e1)
+            if (s - t).norm() < best:
+                cs, ct, best = s, t, (s - t).norm()
     return cs, ct
 
 
