@@ -172,11 +172,12 @@ def is_local_closest(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix,
     for jy in range(ti.max(iy - 1, 0), ti.min(iy + 1, ny - 2) + 1):
         for jx in range(ti.max(ix - 1, 0), ti.min(ix + 1, nx - 2) + 1):
             for t in range(2):
-                a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, jx, jy, t)
-                if is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2]):
-                    if (closest_point_triangle(ct, a, b, c) - ct).norm() < tol:
-                        if (closest_point_triangle(cs, a, b, c) - cs).norm() < d - tol:
-                            ok = False
+                if ok:  # (one closer triangle settles it: the rest are not tested)
+                    a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, jx, jy, t)
+                    if is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2]):
+                        if (closest_point_triangle(ct, a, b, c) - ct).norm() < tol:
+                            if (closest_point_triangle(cs, a, b, c) - cs).norm() < d - tol:
+                                ok = False
     return ok
 
 
