@@ -64,7 +64,7 @@ from .dynamics.tree import (
 )
 from .soil.history import commit_soil, soil_point
 from .soil.law import solve_soil_row
-from .solver.contact import clamp_to_cone, contact_frame, solve_rigid_row
+from .solver.contact import clamp_to_cone, solve_rigid_row
 from .solver.impact import resolve_impacts
 from .solver.limits import (
     build_joint_rows,
@@ -208,7 +208,7 @@ def step_env(D: ti.template(), e, trees: ti.template()):
         warm_start_pins(D, e, n_rows + n_limits, n_pins, si[SETTINGS_I.warm_start])
     # 7. projected Gauss-Seidel sweeps until the largest velocity change is below tolerance
     put(D.env, e, 0, ENV.sweeps, sweep_rows(D, e, n_rows, n_limits, n_pins, dt, sf[SETTINGS_F.erp], tolerance,
-                                            max_sweeps, n_static))
+                                            max_sweeps))
     # 8. resting manifolds
     relax_internal_friction(D, e, n_rows)
     # 9. soil history: loaded samples take the end-of-step sinkage, yield raises the permanent sinkage, slip
@@ -266,7 +266,7 @@ def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
 
 
 @ti.func
-def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, tolerance, max_sweeps, n_static):
+def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, tolerance, max_sweeps):
     """Stage 7: Gauss-Seidel sweeps over the contact rows, then the ``n_joint_rows`` joint rows (one block per
     tree, ``solver/limits.py``) and the ``n_pins`` pin rows, each row solved by the law of its kind, until the
     largest velocity change ``W_nn |delta lambda|`` is below ``tolerance``; returns the sweeps taken."""
@@ -317,7 +317,7 @@ def store_results(D: ti.template(), e, n_rows, n_static):
     for r in range(n_rows):
         s = get(D.row_i, e, r, ROW_I.slot)
         putn(D.contact, e, s, CONTACT.impulse,
-             contact_frame(get3(D.contact, e, s, CONTACT.normal)) @ get3(D.row_f, e, r, ROW_F.impulse))
+             get33(D.row_f, e, r, ROW_F.frame) @ get3(D.row_f, e, r, ROW_F.impulse))
         put(D.feature, e, s, FEATURE.last, get(D.feature, e, s, FEATURE.now))
     for k in range(get(D.env, e, 0, ENV.shape_pairs)):
         put_row(D.prev_shape_pair, e, k, row(D.shape_pair, e, k))

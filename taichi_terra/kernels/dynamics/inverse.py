@@ -15,8 +15,7 @@ import taichi as ti
 from ..common.arrays import CONTACT, FRAME, JOINT_I, LINK_DYN, ROW_F, ROW_I, TREE
 from ..common.layout import ROW_CONTACT, ROW_PIN, ROW_SOIL
 from ..common.math import vec3
-from ..common.schema import get, get3, getn, putn, row
-from ..solver.contact import contact_frame
+from ..common.schema import get, get3, get33, getn, putn, row
 from ..solver.pins import pin_ends
 from .bodies import carrier_joint, link_spatial_velocity, tree_reference
 from .tree import link_force, link_inertia, spatial
@@ -59,7 +58,7 @@ def transmitted_wrenches(D: ti.template(), e, n_trees, n_rows, n_joint_rows, dt,
             kind = ri[ROW_I.kind]
             if kind == ROW_CONTACT or kind == ROW_SOIL:
                 s = ri[ROW_I.slot]
-                imp = contact_frame(get3(D.contact, e, s, CONTACT.normal)) @ get3(D.row_f, e, r, ROW_F.impulse)
+                imp = get33(D.row_f, e, r, ROW_F.frame) @ get3(D.row_f, e, r, ROW_F.impulse)
                 p = get3(D.contact, e, s, CONTACT.position)
                 _add_external(D, e, carrier_joint(D, e, ri[ROW_I.side_b]), p, imp)
                 if ri[ROW_I.side_a] >= 0:
