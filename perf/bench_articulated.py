@@ -63,9 +63,9 @@ def _tree_only_kernel():
     """A kernel that runs the tree stages of ``n`` steps (no contacts), on a world's own arrays."""
     import taichi as ti
 
-    from taichi_terra.kernels.common.arrays import SETTINGS_F, SETTINGS_I, StepData
+    from taichi_terra.kernels.common.arrays import FRAME, SETTINGS_F, SETTINGS_I, TREE, TREE_STEP, StepData
     from taichi_terra.kernels.common.math import vec3
-    from taichi_terra.kernels.common.schema import get, row
+    from taichi_terra.kernels.common.schema import get, get3, row
     from taichi_terra.kernels.dynamics.tree import (tree_dynamics, tree_factor, tree_free_velocity,
                                                     tree_integrate, tree_kinematics)
 
@@ -78,16 +78,21 @@ def _tree_only_kernel():
         dt = sf[SETTINGS_F.dt]
         for _ in range(n):
             for t in range(get(D.settings_i, e, 0, SETTINGS_I.n_trees)):
-                tree_dynamics(D, e, t, tree_kinematics(D, e, t), gravity)
-                tree_factor(D, e, t, dt)
+                tree_kinematics(D, e, t)
+                # (as in the world's last step: the mass matrix and its factor where rows acted on the tree)
+                factored = get(D.tree_step, e, t, TREE_STEP.factored) != 0
+                tree_dynamics(D, e, t, get3(D.frame, e, get(D.tree, e, t, TREE.joint0), FRAME.position), gravity,
+                              factored)
+                if factored:
+                    tree_factor(D, e, t, dt)
                 tree_free_velocity(D, e, t, dt)
                 tree_integrate(D, e, t, dt)
 
     @ti.kernel
-    def run(n: ti.i32, model_i: nd, model_f: nd, q: nd, u: nd, control: nd, scratch_f: nd):
+    def run(n: ti.i32, model_i: nd, model_f: nd, q: nd, u: nd, control: nd, scratch_f: nd, scratch_i: nd):
         for e in range(q.shape[0]):
             trees(StepData(model_i, model_i=model_i, model_f=model_f, q=q, u=u, control=control,
-                           scratch_f=scratch_f), e, n)
+                           scratch_f=scratch_f, scratch_i=scratch_i), e, n)
 
     return run
 
@@ -109,12 +114,12 @@ def measure(build, n_envs: int, steps: int, repeats: int, warmup: int, tree_only
         rates.append(n_envs * steps / (time.perf_counter() - t))
     snap = world.checkpoint()
     m, s, c, x = world._model, world._state, world._control, world._scratch
-    tree_only(1, m.model_i, m.model_f, s.q, s.u, c.control, x.scratch_f)
+    tree_only(1, m.model_i, m.model_f, s.q, s.u, c.control, x.scratch_f, x.scratch_i)
     ti.sync()
     tree_rates = []
     for _ in range(repeats):
         t = time.perf_counter()
-        tree_only(steps, m.model_i, m.model_f, s.q, s.u, c.control, x.scratch_f)
+        tree_only(steps, m.model_i, m.model_f, s.q, s.u, c.control, x.scratch_f, x.scratch_i)
         ti.sync()
         tree_rates.append(n_envs * steps / (time.perf_counter() - t))
     world.restore(snap)

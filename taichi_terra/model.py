@@ -168,7 +168,7 @@ class Model:
                           "tree_inverse": sum(t.get_dof() ** 2 for t in trees), "tree_dof": n_tree_u,
                           "link_response": sum(len(r) * t.get_dof() for t, r in zip(trees, tree_rows))},
             "scratch_i": {"row": self.n_slots + n_solver_rows, "sweep": nb,
-                          "soil_claim": n_soil if trees else 0},
+                          "soil_claim": n_soil if trees else 0, "tree_step": self.n_trees},
             "soil_rev": {"row_revision": n_soil_rows},
         }
         self.layouts = {a.name: a.layout(rows[a.name]) for a in A.ARENAS}

@@ -81,6 +81,57 @@ def test_mass_matrix_bias_and_forward_dynamics_match_pinocchio(name, xml, base, 
         np.testing.assert_allclose((u1[env] - u) / dt, expected, rtol=0, atol=1e-8 * np.abs(expected).max())
 
 
+def test_a_tree_without_rows_takes_the_articulated_body_algorithm():
+    """Reference: the dense solve ``u' = u + (M + dt (K_d + D) + dt^2 K_p)^-1 dt (tau - h - D u)`` with the
+    implicit PD drive and damping (``solver_math.md``, "Implicit PD") from ``get_mass_matrix`` and
+    ``get_nonlinearities``. A tree that no contact, joint limit, joint friction or pin acts on skips its mass
+    matrix and factor and takes the articulated-body algorithm, O(links); in exact arithmetic it is the same
+    solve, so they agree to rounding (1e-12 of the velocity change). Here a 12-link chain (fixed base) and the
+    quadruped (floating base, drives, damping, rotor inertias; joint friction off) in the air, each at a random
+    state, one stepped on ground contact too: only that one builds its mass matrix."""
+    dt, kp, kd = 1e-3, 300.0, 20.0
+    rng = np.random.default_rng(5)
+    world = tt.World(dt=dt, n_envs=2)
+    world.add_ground()
+    chain = world.add_articulated_system(make_chain_urdf(12), base="fixed", position=(3.0, 0.0, 3.0))
+    xml = re.sub(r'friction="[^"]*"', 'friction="0"', (DATA / "quadruped.urdf").read_text())
+    quad = world.add_articulated_system(xml, position=(0.0, 0.0, 0.45))
+    q = quad.get_generalized_coordinate(0)
+    q[3:7] = np.array([0.9, 0.1, -0.2, 0.3]) / np.linalg.norm([0.9, 0.1, -0.2, 0.3])
+    q[7:] = STAND
+    qs = np.stack([q, q])
+    qs[0, 2] = 2.0  # env 0 in the air, env 1 with its feet on the ground
+    quad.set_generalized_coordinate(qs)
+    chain.set_generalized_coordinate(rng.uniform(-0.5, 0.5, (2, 12)))
+    chain.set_generalized_velocity(rng.normal(0.0, 1.0, (2, 12)))
+    quad.set_generalized_velocity(rng.normal(0.0, 0.2, (2, 18)))
+    gains = (np.r_[np.zeros(6), np.full(12, kp)], np.r_[np.zeros(6), np.full(12, kd)])
+    quad.set_pd_gains(*gains)
+    q_target = q.copy()
+    q_target[7:] += rng.uniform(-0.03, 0.03, 12)  # (drives well within their 33.5 N m effort limit)
+    quad.set_pd_target(q_target, np.zeros(18))
+    damping = np.r_[np.zeros(6), [j.damping for j in quad.model.joints]]
+    drives = {id(chain): (np.zeros(12), np.zeros(12), np.zeros(12)), id(quad): (*gains, damping)}
+    expected = {}
+    for system in (chain, quad):
+        kps, kds, dmp = drives[id(system)]
+        u = system.get_generalized_velocity(0)
+        q0 = system.get_generalized_coordinate(0)
+        m, h = system.get_mass_matrix(0), system.get_nonlinearities(0)
+        tau = np.zeros_like(u)
+        if system is quad:
+            tau[6:] = kp * (q_target[7:] - q0[7:] - dt * u[6:]) - kd * u[6:]
+        m_tilde = m + np.diag(dt * (kds + dmp) + dt * dt * kps)
+        expected[id(system)] = (u, np.linalg.solve(m_tilde, dt * (tau - h - dmp * u)))
+    world.step(1)
+    factored = world._scratch.block("scratch_i", "tree_step", "factored")[:, :, 0]
+    assert factored.tolist() == [[0, 0], [0, 1]]
+    for system in (chain, quad):
+        u, du = expected[id(system)]
+        np.testing.assert_allclose(system.get_generalized_velocity(0) - u, du, rtol=0,
+                                   atol=1e-12 * np.abs(du).max())
+
+
 def test_link_frames_match_pinocchio(oracle_module):
     """Reference: Pinocchio's frame placements and LOCAL_WORLD_ALIGNED frame velocities of every link of
     the floating quadruped at a random state, to 1e-12 m and 1e-12 m/s relative."""

@@ -4,8 +4,9 @@ One thread per env runs its steps back to back; inside an env everything is seri
 so replays are bit-identical and an env's result does not depend on how many envs run beside it. A step
 is these stages, in order (``step_env``):
 
-0. articulated trees: link frames and velocities, mass matrix, bias forces, the factor of the mass matrix
-   with the implicit drive terms (``dynamics/tree.py``)
+0. articulated trees: link frames and velocities; after the contacts (1), bias forces and, for a tree some
+   row acts on this step, the mass matrix and its factor with the implicit drive terms (a tree without rows
+   takes the articulated-body algorithm in stage 5 instead; ``dynamics/tree.py``)
 1. contacts: every static pair's slots (a shape with the ground, a height map, a soil bed's quadrature
    points; a tree link with several shapes loads each bed sample through its lowest one), the broadphase's
    shape-shape pairs, then those pairs' contacts (``find_contacts``)
@@ -38,20 +39,26 @@ from .common.arrays import (
     CONTACT,
     ENV,
     FEATURE,
+    FRAME,
     INERTIA,
+    JOINT_I,
     LINK,
     PAIR,
     PAIR_COUNT,
+    PIN_I,
     ROW_F,
     ROW_I,
     SETTINGS_F,
     SETTINGS_I,
     SHAPE_PAIR,
+    TREE,
+    TREE_STEP,
     StepData,
 )
 from .common.layout import FEAT_SOIL, ROW_SOIL
 from .common.math import vec3
 from .common.schema import get, get3, get33, put, put33, put_row, putn, row
+from .dynamics.bodies import carrier_joint
 from .dynamics.free_body import free_velocity, integrate_link, link_inv_inertia
 from .dynamics.inverse import transmitted_wrenches
 from .dynamics.tree import (
@@ -69,6 +76,7 @@ from .solver.impact import resolve_impacts
 from .solver.limits import (
     build_joint_rows,
     joint_row_responses,
+    joint_rows_of,
     solve_joint_rows,
     store_joint_rows,
     warm_start_joint_rows,
@@ -76,7 +84,7 @@ from .solver.limits import (
 from .solver.links import apply_impulse, prepare_sides, relative_velocity
 from .solver.pins import build_pin_rows, project_pins, solve_pin_row, store_pins, warm_start_pins
 from .solver.relax import relax_internal_friction
-from .solver.rows import build_rows, row_geometry, warm_start_slot
+from .solver.rows import build_rows, pair_entry, row_geometry, warm_start_slot
 
 nd = ti.types.ndarray()
 
@@ -161,14 +169,21 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     dt = sf[SETTINGS_F.dt]
     gravity = vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
     n_trees = si[SETTINGS_I.n_trees]
-    if ti.static(trees):  # 0. trees: link frames, mass matrix, bias forces, factor
+    n_static = si[SETTINGS_I.n_static_pairs]
+    if ti.static(trees):  # 0. trees: link frames and velocities
         for t in range(n_trees):
-            tree_dynamics(D, e, t, tree_kinematics(D, e, t), gravity)
-            tree_factor(D, e, t, dt)
+            tree_kinematics(D, e, t)
     find_contacts(D, e)
+    if ti.static(trees):  # 0b. bias forces; the mass matrix and its factor where a row acts on the tree
+        mark_factored_trees(D, e, n_trees, n_static, dt, sf[SETTINGS_F.margin])
+        for t in range(n_trees):
+            j0 = get(D.tree, e, t, TREE.joint0)
+            factored = get(D.tree_step, e, t, TREE_STEP.factored) != 0
+            tree_dynamics(D, e, t, get3(D.frame, e, j0, FRAME.position), gravity, factored)
+            if factored:
+                tree_factor(D, e, t, dt)
     tolerance = sf[SETTINGS_F.tolerance]
     max_sweeps = si[SETTINGS_I.max_sweeps]
-    n_static = si[SETTINGS_I.n_static_pairs]
     n_free = si[SETTINGS_I.n_free_bodies]  # (the bodies on tree links move with their trees)
     # 2. world inverse inertias and inverse masses of the free bodies at the start of the step
     for b in range(n_free):
@@ -233,6 +248,35 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     if ti.static(trees):
         store_joint_rows(D, e, n_rows, n_limits, n_trees)
         store_pins(D, e, n_rows + n_limits, n_pins)
+
+
+@ti.func
+def mark_factored_trees(D: ti.template(), e, n_trees, n_static, dt, margin):
+    """Stage 0b: ``TREE_STEP.factored`` of every tree, 1 where a row will act on it this step (a contact or
+    soil point found on one of its links, a joint limit or friction row, a pin), so its rows need the
+    factored mass matrix; a tree without any takes the articulated-body algorithm for its velocity update."""
+    for t in range(n_trees):
+        tr = row(D.tree, e, t)
+        flag = 0
+        for k in range(tr[TREE.n_joints]):
+            limited, friction, _sign, _gap = joint_rows_of(D, e, tr[TREE.joint0] + k, dt, margin)
+            if limited or friction:
+                flag = 1
+        put(D.tree_step, e, t, TREE_STEP.factored, flag)
+    for p in range(n_static + get(D.env, e, 0, ENV.shape_pairs)):
+        if get(D.pair_count, e, p, PAIR_COUNT.count) > 0:
+            _kind, a, b, _base = pair_entry(D, e, p, n_static)
+            for side in ti.static(range(2)):
+                link = b if side == 0 else a
+                if link >= 0:
+                    j = carrier_joint(D, e, link)
+                    if j >= 0:
+                        put(D.tree_step, e, get(D.joint_i, e, j, JOINT_I.tree), TREE_STEP.factored, 1)
+    for p in range(get(D.settings_i, e, 0, SETTINGS_I.n_pins)):
+        for side in ti.static(range(2)):
+            j = get(D.pin_i, e, p, PIN_I.joint_b if side == 0 else PIN_I.joint_a)
+            if j >= 0:
+                put(D.tree_step, e, get(D.joint_i, e, j, JOINT_I.tree), TREE_STEP.factored, 1)
 
 
 @ti.func

@@ -178,14 +178,19 @@ FRAME = Block("frame", [("position", 3), ("rotation", 9), ("anchor", 3), ("motio
               "[rad/s], then linear of the point at the tree's reference point, the root's origin [m/s]) and the "
               "velocity-product part of its spatial acceleration")
 LINK_DYN = Block("link_dyn", [("mass", 1), ("moment", 3), ("inertia", 9), ("force", 6), ("transmitted", 6),
-                              ("phi", 36), ("ready", 1)],
+                              ("phi", 36), ("ready", 1), ("articulated", 36), ("articulated_force", 6),
+                              ("column", 6), ("acceleration", 6)],
                  "per tree joint: the composite rigid body of the subtree it moves (mass [kg], first moment about "
-                 "the reference point [kg m], world inertia about it [kg m^2]) and the bias force it transmits "
+                 "the reference point [kg m], world inertia about it [kg m^2]; the link's own in a tree that takes "
+                 "the articulated-body algorithm this step) and the bias force it transmits "
                  "(moment about the reference point [N m], force [N]); the wrench the joint transmitted from the parent "
                  "to the subtree in the last step (moment about the joint's anchor at the start of that step [N m], "
                  "force [N], world axes; a tree with inverse dynamics on); the link's spatial response "
                  "Phi = J M~^-1 J^T (6x6, row by row: the spatial velocity change per unit spatial impulse about "
-                 "the reference point) and whether it and the link's response columns are computed this step (0/1)")
+                 "the reference point) and whether it and the link's response columns are computed this step (0/1); "
+                 "the articulated-body algorithm's articulated inertia of the subtree (6x6 row by row, ground "
+                 "coordinates about the reference point) and its force, the joint's column U = I^A S and the "
+                 "link's spatial acceleration (a tree without rows this step, dynamics/tree.py)")
 LINK_RESPONSE = Block("link_response", [("column", 6)],
                       "per tree link, one row per dof of its tree: B = M~^-1 J^T, the velocity change of the tree per "
                       "unit spatial impulse (moment about the reference point, force) on the link; computed when a "
@@ -197,10 +202,15 @@ TREE_FACTOR = Block("tree_factor", [("factor", 1)],
                     "terms (lower triangle)")
 TREE_INVERSE = Block("tree_inverse", [("inverse", 1)],
                      "per tree, nv x nv row by row: row d of M~^-1 for each dof d with a joint row this step")
-TREE_DOF = Block("tree_dof", [("bias", 1), ("applied", 1), ("rhs", 1), ("saturated", 1)],
+TREE_DOF = Block("tree_dof", [("bias", 1), ("applied", 1), ("rhs", 1), ("saturated", 1), ("pivot", 1)],
                  "per tree dof: bias forces h = C u + g [N m or N], the generalized force the drives applied in "
-                 "the last step, solver workspace, and the sign of a drive held at its effort limit this step "
-                 "(0: within it)")
+                 "the last step, solver workspace, the sign of a drive held at its effort limit this step "
+                 "(0: within it), and the articulated-body algorithm's pivot D = S^T I^A S + the joint's diagonal "
+                 "terms of a 1-dof joint")
+TREE_STEP = Block("tree_step", [("factored", 1)],
+                  "per tree: 1 when some row (a contact, soil point, joint limit or friction, or pin) acts on it "
+                  "this step, so its mass matrix is built and factored; 0 when its velocity update takes the "
+                  "articulated-body algorithm instead")
 SOIL_CLAIM = Block("soil_claim", [("slot", 1), ("joint", 1)],
                    "per soil-bed sample (worlds with articulated trees), during a step's contact search only: the "
                    "slot + 1 of the last quadrature point found at the sample (0: none) and the joint row of the "
@@ -224,7 +234,7 @@ CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
                                                LINK_RESPONSE], "scratch")
-SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM], "scratch")
+SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
 #: every array of the rigid world, in the step kernel's argument order
@@ -301,6 +311,7 @@ _REF_NAMES = {
     ("scratch_f", "tree_dof"): "tree_dof", ("model_i", "pin"): "pin_i", ("model_f", "pin"): "pin_f",
     ("state_f", "pin"): "pin_state", ("scratch_f", "link_response"): "link_response",
     ("state_f", "joint_state"): "joint_state", ("scratch_i", "soil_claim"): "soil_claim",
+    ("scratch_i", "tree_step"): "tree_step",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 

@@ -14,8 +14,10 @@ transform is needed between links (Featherstone, *Rigid Body Dynamics Algorithms
 - the bias forces ``h = C(q, u) u + g(q)`` by recursive Newton-Euler with zero joint accelerations and the
   root accelerating upwards at ``-g``;
 - ``u* = u + (M + dt K_d + dt^2 K_p)^-1 dt (tau + K_p (q_t - q - dt u) + K_d (u_t - u) - h)``: the PD drives and
-  joint damping taken implicitly (``reference/solver_math.md``, "Implicit PD"), one dense Cholesky factor
-  per tree and step; a drive beyond its joint's effort limit is held at the limit.
+  joint damping taken implicitly (``reference/solver_math.md``, "Implicit PD"): one dense Cholesky factor
+  per tree and step where rows act on the tree (their responses need ``M~^-1``), and otherwise the
+  articulated-body algorithm, which solves the same system in O(links) without forming ``M`` (the
+  60-link chain's tree stages 2x faster); a drive beyond its joint's effort limit is held at the limit.
 """
 import taichi as ti
 
@@ -32,10 +34,11 @@ from ..common.arrays import (
     TREE_DOF,
     TREE_FACTOR,
     TREE_MASS,
+    TREE_STEP,
     StepData,
 )
 from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, JOINT_REVOLUTE
-from ..common.math import quat_to_mat, vec3, vec4
+from ..common.math import quat_to_mat, skew, vec3, vec4
 from ..common.schema import add, get, get3, get33, getn, put, put33, putn, row
 from .free_body import free_body_velocity, integrate_link
 
@@ -210,11 +213,13 @@ def link_force(D: ti.template(), e, j, mass, moment, inertia, acc):
 
 
 @ti.func
-def tree_dynamics(D: ti.template(), e, t, c, gravity):
-    """Mass matrix ``M`` (its lower triangle; rotor inertias on the diagonal) and bias forces ``h`` of tree
-    ``t`` after :func:`tree_kinematics`: each link's spatial inertia about ``c``, the Newton-Euler force it needs with
-    zero joint accelerations under gravity, then one pass from the leaves that gives each joint its
-    ``h = S^T f`` and each parent its subtree's force and inertia, then the CRBA columns."""
+def tree_dynamics(D: ti.template(), e, t, c, gravity, mass_matrix):
+    """Bias forces ``h`` of tree ``t`` after :func:`tree_kinematics` and, with ``mass_matrix`` true, the mass
+    matrix ``M`` (its lower triangle; rotor inertias on the diagonal): each link's spatial inertia about
+    ``c``, the Newton-Euler force it needs with zero joint accelerations under gravity, then one pass from the
+    leaves that gives each joint its ``h = S^T f`` and each parent its subtree's force (and inertia, for the
+    CRBA columns that follow). Without the mass matrix each link keeps its own inertia, which
+    :func:`tree_solve_articulated` reads."""
     tr = row(D.tree, e, t)
     j0, nj, nv, m0, dof0 = tr[TREE.joint0], tr[TREE.n_joints], tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
     a0 = spatial(vec3(0.0, 0.0, 0.0), -gravity)
@@ -238,13 +243,14 @@ def tree_dynamics(D: ti.template(), e, t, c, gravity):
                 motion_column(D, e, j, jtype, a, c).dot(force))
         p = ji[JOINT_I.parent]
         if p >= 0:
-            add(D.link_dyn, e, p, LINK_DYN.mass, get(D.link_dyn, e, j, LINK_DYN.mass))
-            putn(D.link_dyn, e, p, LINK_DYN.moment,
-                 get3(D.link_dyn, e, p, LINK_DYN.moment) + get3(D.link_dyn, e, j, LINK_DYN.moment))
-            put33(D.link_dyn, e, p, LINK_DYN.inertia,
-                  get33(D.link_dyn, e, p, LINK_DYN.inertia) + get33(D.link_dyn, e, j, LINK_DYN.inertia))
+            if mass_matrix:
+                add(D.link_dyn, e, p, LINK_DYN.mass, get(D.link_dyn, e, j, LINK_DYN.mass))
+                putn(D.link_dyn, e, p, LINK_DYN.moment,
+                     get3(D.link_dyn, e, p, LINK_DYN.moment) + get3(D.link_dyn, e, j, LINK_DYN.moment))
+                put33(D.link_dyn, e, p, LINK_DYN.inertia,
+                      get33(D.link_dyn, e, p, LINK_DYN.inertia) + get33(D.link_dyn, e, j, LINK_DYN.inertia))
             putn(D.link_dyn, e, p, LINK_DYN.force, getn(D.link_dyn, e, p, LINK_DYN.force, 6) + force)
-    for k in range(nj):
+    for k in range(nj * ti.cast(mass_matrix, ti.i32)):
         j = j0 + k
         ji = row(D.joint_i, e, j)
         jtype = ji[JOINT_I.type]
@@ -271,6 +277,17 @@ def tree_dynamics(D: ti.template(), e, t, c, gravity):
 
 
 @ti.func
+def _implicit_diagonal(D: ti.template(), e, j, d, dt):
+    """What the implicit drive and damping of 1-dof joint row ``j`` (its dof's row ``d`` in the per-dof
+    blocks) add to the diagonal of ``M~``: ``dt (D + K_d) + dt^2 K_p``, the gains left out while the drive is
+    held at its effort limit (then a constant force)."""
+    extra = dt * get(D.joint_f, e, j, JOINT_F.damping)
+    if get(D.tree_dof, e, d, TREE_DOF.saturated) == 0.0:
+        extra += dt * get(D.drive, e, d, DRIVE.kd) + dt * dt * get(D.drive, e, d, DRIVE.kp)
+    return extra
+
+
+@ti.func
 def tree_factor(D: ti.template(), e, t, dt):
     """Cholesky factor ``L`` (lower triangle) of ``M + dt (K_d + D) + dt^2 K_p`` for tree ``t``, ``D`` the
     joint damping; a drive held at its effort limit this step adds no ``K_d``, ``K_p`` terms. Marks the links'
@@ -285,11 +302,7 @@ def tree_factor(D: ti.template(), e, t, dt):
         ji = row(D.joint_i, e, j0 + k)
         if ji[JOINT_I.type] >= JOINT_REVOLUTE:
             d = ji[JOINT_I.dof]
-            dr = row(D.drive, e, u0 + d)
-            extra = dt * get(D.joint_f, e, j0 + k, JOINT_F.damping)
-            if get(D.tree_dof, e, u0 + d, TREE_DOF.saturated) == 0.0:  # (a saturated drive is a constant force)
-                extra += dt * dr[DRIVE.kd] + dt * dt * dr[DRIVE.kp]
-            add(D.tree_factor, e, m0 + d * nv + d, TREE_FACTOR.factor, extra)
+            add(D.tree_factor, e, m0 + d * nv + d, TREE_FACTOR.factor, _implicit_diagonal(D, e, j0 + k, u0 + d, dt))
     for jc in range(nv):  # row by row (Cholesky-Crout): each entry one dot product with the column's row
         rj = m0 + jc * nv
         s = get(D.tree_factor, e, rj + jc, TREE_FACTOR.factor)
@@ -387,6 +400,130 @@ def tree_solve_columns(D: ti.template(), e, t, r0):
 
 
 @ti.func
+def _get66(ref: ti.template(), e, j, col):
+    out = ti.Matrix.zero(float, 6, 6)
+    for a in ti.static(range(6)):
+        for b in ti.static(range(6)):
+            out[a, b] = get(ref, e, j, col + 6 * a + b)
+    return out
+
+
+@ti.func
+def _put66(ref: ti.template(), e, j, col, m):
+    for a in ti.static(range(6)):
+        for b in ti.static(range(6)):
+            put(ref, e, j, col + 6 * a + b, m[a, b])
+
+
+@ti.func
+def _rigid_inertia(mass, moment, inertia):
+    """The 6x6 matrix of :func:`inertia_times`: ``[[I, [m h]x], [[m h]x^T, m 1]]``."""
+    out = ti.Matrix.zero(float, 6, 6)
+    sh = skew(moment)
+    for a in ti.static(range(3)):
+        for b in ti.static(range(3)):
+            out[a, b] = inertia[a, b]
+            out[a, 3 + b] = sh[a, b]
+            out[3 + a, b] = sh[b, a]
+        out[3 + a, 3 + a] = mass
+    return out
+
+
+@ti.func
+def _solve_spd6(m, b):
+    """``m^-1 b`` for a symmetric positive definite 6x6 ``m`` (Cholesky, unrolled)."""
+    low = ti.Matrix.zero(float, 6, 6)
+    for i in ti.static(range(6)):
+        for k in ti.static(range(i + 1)):
+            acc = m[i, k]
+            for p in ti.static(range(k)):
+                acc -= low[i, p] * low[k, p]
+            if ti.static(i == k):
+                low[i, i] = ti.sqrt(ti.max(acc, 1e-300))
+            else:
+                low[i, k] = acc / low[k, k]
+    y = vec6(0.0)
+    for i in ti.static(range(6)):
+        acc = b[i]
+        for p in ti.static(range(i)):
+            acc -= low[i, p] * y[p]
+        y[i] = acc / low[i, i]
+    x = vec6(0.0)
+    for ii in ti.static(range(6)):
+        i = ti.static(5 - ii)
+        acc = y[i]
+        for p in ti.static(range(i + 1, 6)):
+            acc -= low[p, i] * x[p]
+        x[i] = acc / low[i, i]
+    return x
+
+
+@ti.func
+def tree_solve_articulated(D: ti.template(), e, t, dt):
+    """``rhs <- M~^-1 rhs`` in the per-dof workspace of tree ``t`` by the articulated-body algorithm
+    (Featherstone, *Rigid Body Dynamics Algorithms*, ch. 7) in the tree's ground coordinates, where no transform
+    is needed between links: O(links) instead of the mass matrix, its factor and the triangular solves, for a
+    tree no row acts on this step (after :func:`tree_dynamics` without the mass matrix: ``LINK_DYN`` holds
+    each link's own inertia).
+
+    With ``a_i = a_parent + S_i x_i`` and ``S_i^T f_i + d_i x_i = b_i`` (``f_i`` what joint ``i`` transmits,
+    ``d_i`` its rotor inertia and implicit drive terms), the subtree of link ``i`` answers ``f_i = I^A_i a_i +
+    p^A_i``. From the leaves: ``U = I^A S``, ``D = S^T U + d``, ``u = b - S^T p^A``, and the parent takes
+    ``I^A - U U^T / D`` and ``p^A + U u / D``; a floating root solves ``I^A a = (b's moment, b's force) - p^A``
+    (its 6x6 Cholesky); then from the root, ``x = (u - U^T a_parent) / D``."""
+    tr = row(D.tree, e, t)
+    j0, nj, u0 = tr[TREE.joint0], tr[TREE.n_joints], tr[TREE.u0]
+    for k in range(nj):
+        j = j0 + k
+        _put66(D.link_dyn, e, j, LINK_DYN.articulated,
+               _rigid_inertia(get(D.link_dyn, e, j, LINK_DYN.mass), get3(D.link_dyn, e, j, LINK_DYN.moment),
+                              get33(D.link_dyn, e, j, LINK_DYN.inertia)))
+        putn(D.link_dyn, e, j, LINK_DYN.articulated_force, vec6(0.0))
+    for kk in range(nj):  # leaves first: a link's subtree has handed it its articulated inertia when reached
+        j = j0 + nj - 1 - kk
+        ji = row(D.joint_i, e, j)
+        p = ji[JOINT_I.parent]
+        if ji[JOINT_I.type] >= JOINT_REVOLUTE:
+            d = u0 + ji[JOINT_I.dof]
+            ia = _get66(D.link_dyn, e, j, LINK_DYN.articulated)
+            pa = getn(D.link_dyn, e, j, LINK_DYN.articulated_force, 6)
+            s = getn(D.frame, e, j, FRAME.motion, 6)
+            col = ia @ s
+            pivot = s.dot(col) + get(D.joint_f, e, j, JOINT_F.armature) + _implicit_diagonal(D, e, j, d, dt)
+            uu = get(D.tree_dof, e, d, TREE_DOF.rhs) - s.dot(pa)
+            putn(D.link_dyn, e, j, LINK_DYN.column, col)
+            put(D.tree_dof, e, d, TREE_DOF.pivot, pivot)
+            put(D.tree_dof, e, d, TREE_DOF.rhs, uu)
+            _put66(D.link_dyn, e, p, LINK_DYN.articulated,
+                   _get66(D.link_dyn, e, p, LINK_DYN.articulated) + ia - col.outer_product(col) / pivot)
+            putn(D.link_dyn, e, p, LINK_DYN.articulated_force,
+                 getn(D.link_dyn, e, p, LINK_DYN.articulated_force, 6) + pa + (uu / pivot) * col)
+    for k in range(nj):  # root first: each link's acceleration from its parent's
+        j = j0 + k
+        ji = row(D.joint_i, e, j)
+        jtype = ji[JOINT_I.type]
+        acc = vec6(0.0)
+        if jtype == JOINT_FLOATING:  # (dofs: linear, then angular; the spatial order is angular, linear)
+            b = vec6(0.0)
+            for a in ti.static(range(3)):
+                b[a] = get(D.tree_dof, e, u0 + 3 + a, TREE_DOF.rhs)
+                b[3 + a] = get(D.tree_dof, e, u0 + a, TREE_DOF.rhs)
+            acc = _solve_spd6(_get66(D.link_dyn, e, j, LINK_DYN.articulated),
+                              b - getn(D.link_dyn, e, j, LINK_DYN.articulated_force, 6))
+            for a in ti.static(range(3)):
+                put(D.tree_dof, e, u0 + a, TREE_DOF.rhs, acc[3 + a])
+                put(D.tree_dof, e, u0 + 3 + a, TREE_DOF.rhs, acc[a])
+        elif jtype != JOINT_FIXED_ROOT:
+            d = u0 + ji[JOINT_I.dof]
+            ap = getn(D.link_dyn, e, ji[JOINT_I.parent], LINK_DYN.acceleration, 6)
+            x = (get(D.tree_dof, e, d, TREE_DOF.rhs) - getn(D.link_dyn, e, j, LINK_DYN.column, 6).dot(ap)) / \
+                get(D.tree_dof, e, d, TREE_DOF.pivot)
+            put(D.tree_dof, e, d, TREE_DOF.rhs, x)
+            acc = ap + x * getn(D.frame, e, j, FRAME.motion, 6)
+        putn(D.link_dyn, e, j, LINK_DYN.acceleration, acc)
+
+
+@ti.func
 def drive_force(D: ti.template(), e, j, ji, u0, a, ud, dt):
     """The generalized force on dof ``a`` of joint ``j`` at velocity ``ud``, as (drive, damping): the drive is
     the feed-forward force plus, for a joint (not a floating root), the PD drive at the end of the step, or
@@ -418,7 +555,10 @@ def _free_velocity_change(D: ti.template(), e, t, dt):
             d = u0 + ji[JOINT_I.dof] + a
             tau, damping = drive_force(D, e, j0 + k, ji, u0, a, tree_vel(D, e, d), dt)
             put(D.tree_dof, e, d, TREE_DOF.rhs, dt * (tau + damping - get(D.tree_dof, e, d, TREE_DOF.bias)))
-    tree_solve(D, e, t)
+    if get(D.tree_step, e, t, TREE_STEP.factored) != 0:
+        tree_solve(D, e, t)
+    else:
+        tree_solve_articulated(D, e, t, dt)
 
 
 @ti.func
@@ -481,7 +621,8 @@ def _joint_free_velocity(D: ti.template(), e, t, dt):
                 put(D.tree_dof, e, d, TREE_DOF.saturated, ti.math.sign(tau))
                 any_saturated = True
     if any_saturated:
-        tree_factor(D, e, t, dt)
+        if get(D.tree_step, e, t, TREE_STEP.factored) != 0:
+            tree_factor(D, e, t, dt)
         _free_velocity_change(D, e, t, dt)
     for k in range(tr[TREE.n_joints]):
         ji = row(D.joint_i, e, j0 + k)
@@ -538,7 +679,7 @@ def _evaluate(D: ti.template(), e):
     sf = row(D.settings_f, e, 0)
     gravity = vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
     for t in range(get(D.settings_i, e, 0, SETTINGS_I.n_trees)):
-        tree_dynamics(D, e, t, tree_kinematics(D, e, t), gravity)
+        tree_dynamics(D, e, t, tree_kinematics(D, e, t), gravity, True)
 
 
 @ti.kernel

@@ -68,24 +68,37 @@ def build_joint_rows(D: ti.template(), e, r0, n_trees, dt, margin, slop, erp, ma
         tr = row(D.tree, e, t)
         for k in range(tr[TREE.n_joints]):
             j = tr[TREE.joint0] + k
-            ji = row(D.joint_i, e, j)
-            lower, upper = get(D.joint_f, e, j, JOINT_F.lower), get(D.joint_f, e, j, JOINT_F.upper)
-            if ji[JOINT_I.type] >= JOINT_REVOLUTE and (lower > -1e30 or upper < 1e30):
-                x = get(D.q_tree, e, ji[JOINT_I.q], 0)
-                sign, gap = 1, x - lower
-                if upper - x < gap:
-                    sign, gap = -1, upper - x
-                if gap < margin + ti.abs(get(D.u_tree, e, ji[JOINT_I.u], 0)) * dt:
-                    target = -gap / dt
-                    if gap < 0.0:
-                        target = ti.min(max_push, erp * ti.max(0.0, -gap - slop) / dt)
-                    _put_joint_row(D, e, r0 + n, ROW_LIMIT, j, sign, t, target)
-                    n += 1
-            friction = get(D.joint_f, e, j, JOINT_F.friction)
-            if ji[JOINT_I.type] >= JOINT_REVOLUTE and friction > 0.0:
-                _put_joint_row(D, e, r0 + n, ROW_JOINT_FRICTION, j, 1, t, friction * dt)
+            limited, friction, sign, gap = joint_rows_of(D, e, j, dt, margin)
+            if limited:
+                target = -gap / dt
+                if gap < 0.0:
+                    target = ti.min(max_push, erp * ti.max(0.0, -gap - slop) / dt)
+                _put_joint_row(D, e, r0 + n, ROW_LIMIT, j, sign, t, target)
+                n += 1
+            if friction:
+                _put_joint_row(D, e, r0 + n, ROW_JOINT_FRICTION, j, 1, t,
+                               get(D.joint_f, e, j, JOINT_F.friction) * dt)
                 n += 1
     return n
+
+
+@ti.func
+def joint_rows_of(D: ti.template(), e, j, dt, margin):
+    """Which rows joint row ``j`` takes this step: ``(limited, friction, sign, gap)``, a limit row when a
+    limited 1-dof joint is within ``margin`` plus one step of its motion of its nearer limit (``sign`` +1 at
+    the lower, -1 at the upper; ``gap`` [rad or m] to it), a friction row when it has Coulomb friction."""
+    ji = row(D.joint_i, e, j)
+    lower, upper = get(D.joint_f, e, j, JOINT_F.lower), get(D.joint_f, e, j, JOINT_F.upper)
+    one_dof = ji[JOINT_I.type] >= JOINT_REVOLUTE
+    limited = False
+    sign, gap = 1, 0.0
+    if one_dof and (lower > -1e30 or upper < 1e30):
+        x = get(D.q_tree, e, ji[JOINT_I.q], 0)
+        gap = x - lower
+        if upper - x < gap:
+            sign, gap = -1, upper - x
+        limited = gap < margin + ti.abs(get(D.u_tree, e, ji[JOINT_I.u], 0)) * dt
+    return limited, one_dof and get(D.joint_f, e, j, JOINT_F.friction) > 0.0, sign, gap
 
 
 @ti.func
