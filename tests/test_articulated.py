@@ -18,10 +18,39 @@ DATA = Path(__file__).parent / "data" / "urdf"
 G = 9.81
 
 
+def _inertial(mass, xyz, ixx, iyy, izz, ixy, ixz, iyz):
+    return (f'<inertial><origin xyz="{xyz}"/><mass value="{mass}"/><inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" '
+            f'ixy="{ixy}" ixz="{ixz}" iyz="{iyz}"/></inertial>')
+
+
+#: a floating body with two branches: a prismatic carriage carrying a hinged arm that carries a second
+#: slider, and a wheel; tilted joint frames, off-axis centres of mass, products of inertia, damping and a
+#: rotor inertia (the sliders' limits, which urdfdom requires, are far enough that no joint row is made)
+SLIDER = (
+    '<robot name="slider">'
+    f'<link name="body">{_inertial(2.0, "0.05 0 0", 0.02, 0.03, 0.04, 0.001, 0.0, 0.002)}</link>'
+    f'<link name="carriage">{_inertial(0.7, "0 0.02 0.01", 0.003, 0.004, 0.005, 0.0002, 0.0, 0.0)}</link>'
+    f'<link name="arm">{_inertial(0.4, "0.1 0 0", 0.001, 0.006, 0.006, 0.0, 0.0003, 0.0)}</link>'
+    f'<link name="tip">{_inertial(0.2, "0 0 0.03", 0.0005, 0.0004, 0.0003, 0.0, 0.0, 0.0001)}</link>'
+    f'<link name="wheel">{_inertial(0.3, "0 0 0", 0.002, 0.002, 0.003, 0.0, 0.0, 0.0)}</link>'
+    '<joint name="slide" type="prismatic"><parent link="body"/><child link="carriage"/>'
+    '<origin xyz="0.1 0 0.05" rpy="0.1 0.2 0.3"/><axis xyz="1 0 0"/><limit lower="-5" upper="5" effort="100" velocity="100"/>'
+    '<dynamics damping="0.3"/></joint>'
+    '<joint name="swing" type="continuous"><parent link="carriage"/><child link="arm"/>'
+    '<origin xyz="0 0.05 0" rpy="0 0.5 0"/><axis xyz="0 0 1"/><dynamics damping="0.02" rotor_inertia="0.01"/></joint>'
+    '<joint name="lift" type="prismatic"><parent link="arm"/><child link="tip"/>'
+    '<origin xyz="0.2 0 0"/><axis xyz="0 0.6 0.8"/><limit lower="-5" upper="5" effort="100" velocity="100"/>'
+    '</joint>'
+    '<joint name="wheel_spin" type="continuous"><parent link="body"/><child link="wheel"/>'
+    '<origin xyz="-0.1 0.1 0" rpy="1.5707963 0 0"/><axis xyz="0 0 1"/><dynamics damping="0.05"/></joint>'
+    '</robot>')
+
+
 def _robots():
     return [("arm6", (DATA / "arm6.urdf").read_text(), "fixed"),
             ("quadruped", (DATA / "quadruped.urdf").read_text(), "floating"),
-            ("chain60", make_chain_urdf(60), "fixed")]
+            ("chain60", make_chain_urdf(60), "fixed"),
+            ("slider", SLIDER, "floating")]
 
 
 @pytest.fixture(scope="module")
