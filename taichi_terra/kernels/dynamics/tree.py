@@ -359,11 +359,18 @@ def add_workspace_to_velocities(D: ti.template(), e, t, scale):
 @ti.func
 def tree_solve(D: ti.template(), e, t):
     """``rhs <- (L L^T)^-1 rhs`` in the per-dof workspace of tree ``t``."""
+    tree_solve_from(D, e, t, 0)
+
+
+@ti.func
+def tree_solve_from(D: ti.template(), e, t, first):
+    """:func:`tree_solve` for a right-hand side whose entries before dof ``first`` are zero (a unit vector
+    ``e_d``: ``first = d``): the forward substitution starts there, since those entries stay zero in it."""
     tr = row(D.tree, e, t)
     nv, m0, u0 = tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
-    for i in range(nv):
+    for i in range(first, nv):
         s = get(D.tree_dof, e, u0 + i, TREE_DOF.rhs)
-        for k in range(i):
+        for k in range(first, i):
             s -= get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor) * get(D.tree_dof, e, u0 + k,
                                                                                   TREE_DOF.rhs)
         put(D.tree_dof, e, u0 + i, TREE_DOF.rhs, s / get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor))

@@ -35,7 +35,7 @@ import taichi as ti
 from ..common.arrays import JOINT_F, JOINT_I, JOINT_STATE, ROW_F, ROW_I, TREE, TREE_DOF, TREE_INVERSE
 from ..common.layout import JOINT_REVOLUTE, ROW_JOINT_FRICTION, ROW_LIMIT
 from ..common.schema import add, get, put, row
-from ..dynamics.tree import clear_workspace, tree_solve
+from ..dynamics.tree import clear_workspace, tree_solve_from
 
 #: the block solve keeps, per joint row, the row's velocity and its impulse change of the current sweep in
 #: these (otherwise unused) entries of the row's Delassus block
@@ -126,7 +126,7 @@ def joint_row_responses(D: ti.template(), e, r0, n):
         nv, m0, u0 = tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
         clear_workspace(D, e, t)
         put(D.tree_dof, e, u0 + d, TREE_DOF.rhs, 1.0)
-        tree_solve(D, e, t)
+        tree_solve_from(D, e, t, d)
         for i in range(nv):
             put(D.tree_inverse, e, m0 + d * nv + i, TREE_INVERSE.inverse, get(D.tree_dof, e, u0 + i, TREE_DOF.rhs))
         put(D.row_f, e, r, ROW_F.delassus, get(D.tree_dof, e, u0 + d, TREE_DOF.rhs))
