@@ -33,6 +33,7 @@ from ..common.arrays import (
     TREE,
     TREE_DOF,
     TREE_FACTOR,
+    TREE_INVERSE,
     TREE_MASS,
     TREE_STEP,
     StepData,
@@ -359,18 +360,11 @@ def add_workspace_to_velocities(D: ti.template(), e, t, scale):
 @ti.func
 def tree_solve(D: ti.template(), e, t):
     """``rhs <- (L L^T)^-1 rhs`` in the per-dof workspace of tree ``t``."""
-    tree_solve_from(D, e, t, 0)
-
-
-@ti.func
-def tree_solve_from(D: ti.template(), e, t, first):
-    """:func:`tree_solve` for a right-hand side whose entries before dof ``first`` are zero (a unit vector
-    ``e_d``: ``first = d``): the forward substitution starts there, since those entries stay zero in it."""
     tr = row(D.tree, e, t)
     nv, m0, u0 = tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
-    for i in range(first, nv):
+    for i in range(nv):
         s = get(D.tree_dof, e, u0 + i, TREE_DOF.rhs)
-        for k in range(first, i):
+        for k in range(i):
             s -= get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor) * get(D.tree_dof, e, u0 + k,
                                                                                   TREE_DOF.rhs)
         put(D.tree_dof, e, u0 + i, TREE_DOF.rhs, s / get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor))
@@ -381,6 +375,42 @@ def tree_solve_from(D: ti.template(), e, t, first):
             s -= get(D.tree_factor, e, m0 + k * nv + i, TREE_FACTOR.factor) * get(D.tree_dof, e, u0 + k,
                                                                                   TREE_DOF.rhs)
         put(D.tree_dof, e, u0 + i, TREE_DOF.rhs, s / get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor))
+
+
+@ti.func
+def tree_inverse_columns(D: ti.template(), e, t, dofs):
+    """Rows ``dofs[0..3]`` of ``M~^-1`` (``TREE_INVERSE``, each ``(L L^T)^-1 e_d``) of tree ``t``, four
+    solves carried together so that their chains of additions overlap (each one alone waits on the
+    latency of every multiply-add). The forward substitution starts at the smallest of the four dofs: a
+    unit right-hand side is zero before its dof and stays zero there. Each column gets the same
+    operations in the same order as a solve of its own, so the results are the same to the bit."""
+    tr = row(D.tree, e, t)
+    nv, m0 = tr[TREE.nv], tr[TREE.matrix0]
+    first = ti.min(dofs[0], dofs[1], dofs[2], dofs[3])
+    for i in range(nv):
+        for a in ti.static(range(4)):
+            put(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse, ti.cast(i == dofs[a], float))
+    for i in range(first, nv):
+        x = ti.Vector([get(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse)
+                       for a in ti.static(range(4))])
+        for k in range(first, i):
+            lik = get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor)
+            for a in ti.static(range(4)):
+                x[a] -= lik * get(D.tree_inverse, e, m0 + dofs[a] * nv + k, TREE_INVERSE.inverse)
+        diag = get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor)
+        for a in ti.static(range(4)):
+            put(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse, x[a] / diag)
+    for ii in range(nv):
+        i = nv - 1 - ii
+        x = ti.Vector([get(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse)
+                       for a in ti.static(range(4))])
+        for k in range(i + 1, nv):
+            lki = get(D.tree_factor, e, m0 + k * nv + i, TREE_FACTOR.factor)
+            for a in ti.static(range(4)):
+                x[a] -= lki * get(D.tree_inverse, e, m0 + dofs[a] * nv + k, TREE_INVERSE.inverse)
+        diag = get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor)
+        for a in ti.static(range(4)):
+            put(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse, x[a] / diag)
 
 
 @ti.func

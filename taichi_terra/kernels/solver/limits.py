@@ -32,10 +32,10 @@ impulse clamped to this step's bound, a limit impulse kept only if it pushes fro
 """
 import taichi as ti
 
-from ..common.arrays import JOINT_F, JOINT_I, JOINT_STATE, ROW_F, ROW_I, TREE, TREE_DOF, TREE_INVERSE
+from ..common.arrays import JOINT_F, JOINT_I, JOINT_STATE, ROW_F, ROW_I, TREE, TREE_INVERSE
 from ..common.layout import JOINT_REVOLUTE, ROW_JOINT_FRICTION, ROW_LIMIT
 from ..common.schema import add, get, put, row
-from ..dynamics.tree import clear_workspace, tree_solve_from
+from ..dynamics.tree import tree_inverse_columns
 
 #: the block solve keeps, per joint row, the row's velocity and its impulse change of the current sweep in
 #: these (otherwise unused) entries of the row's Delassus block
@@ -119,17 +119,24 @@ def _push_dof(D: ti.template(), e, t, d, scale):
 
 @ti.func
 def joint_row_responses(D: ti.template(), e, r0, n):
-    """Each joint row's dof column ``M~^-1 e_d`` with the step's final factor, and the row's ``W``."""
-    for r in range(r0, r0 + n):
+    """Each joint row's dof column ``M~^-1 e_d`` with the step's final factor, and the row's ``W``: the
+    rows of a tree four at a time (:func:`~..dynamics.tree.tree_inverse_columns`; a group of fewer repeats
+    its last dof)."""
+    r = r0
+    while r < r0 + n:
         t, d, _sign = _row_dof(D, e, r)
-        tr = row(D.tree, e, t)
-        nv, m0, u0 = tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
-        clear_workspace(D, e, t)
-        put(D.tree_dof, e, u0 + d, TREE_DOF.rhs, 1.0)
-        tree_solve_from(D, e, t, d)
-        for i in range(nv):
-            put(D.tree_inverse, e, m0 + d * nv + i, TREE_INVERSE.inverse, get(D.tree_dof, e, u0 + i, TREE_DOF.rhs))
-        put(D.row_f, e, r, ROW_F.delassus, get(D.tree_dof, e, u0 + d, TREE_DOF.rhs))
+        count = 1
+        while count < 4 and r + count < r0 + n and get(D.row_i, e, r + count, ROW_I.side_b) == t:
+            count += 1
+        dofs = ti.Vector([d, d, d, d])
+        for a in ti.static(range(1, 4)):
+            dofs[a] = get(D.row_i, e, r + ti.min(a, count - 1), ROW_I.slot)
+        tree_inverse_columns(D, e, t, dofs)
+        nv, m0 = get(D.tree, e, t, TREE.nv), get(D.tree, e, t, TREE.matrix0)
+        for k in range(count):
+            dk = get(D.row_i, e, r + k, ROW_I.slot)
+            put(D.row_f, e, r + k, ROW_F.delassus, get(D.tree_inverse, e, m0 + dk * nv + dk, TREE_INVERSE.inverse))
+        r += count
 
 
 @ti.func
