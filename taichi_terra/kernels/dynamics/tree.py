@@ -390,27 +390,29 @@ def tree_inverse_columns(D: ti.template(), e, t, dofs):
     for i in range(nv):
         for a in ti.static(range(4)):
             put(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse, ti.cast(i == dofs[a], float))
-    for i in range(first, nv):
-        x = ti.Vector([get(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse)
-                       for a in ti.static(range(4))])
-        for k in range(first, i):
-            lik = get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor)
-            for a in ti.static(range(4)):
-                x[a] -= lik * get(D.tree_inverse, e, m0 + dofs[a] * nv + k, TREE_INVERSE.inverse)
-        diag = get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor)
-        for a in ti.static(range(4)):
-            put(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse, x[a] / diag)
-    for ii in range(nv):
+    for i in range(first, nv):  # L y = e_d
+        _substitute_columns(D, e, m0, nv, dofs, i, first, i, False)
+    for ii in range(nv):  # L^T x = y
         i = nv - 1 - ii
-        x = ti.Vector([get(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse)
-                       for a in ti.static(range(4))])
-        for k in range(i + 1, nv):
-            lki = get(D.tree_factor, e, m0 + k * nv + i, TREE_FACTOR.factor)
-            for a in ti.static(range(4)):
-                x[a] -= lki * get(D.tree_inverse, e, m0 + dofs[a] * nv + k, TREE_INVERSE.inverse)
-        diag = get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor)
+        _substitute_columns(D, e, m0, nv, dofs, i, i + 1, nv, True)
+
+
+@ti.func
+def _substitute_columns(D: ti.template(), e, m0, nv, dofs, i, k0, k1, transposed: ti.template()):
+    """Entry ``i`` of the four ``TREE_INVERSE`` rows ``dofs`` by one substitution step with the factor ``L``:
+    ``x_i <- (x_i - sum_k L_ik x_k) / L_ii`` over ``k0 <= k < k1`` (``transposed``: ``L_ki``)."""
+    x = ti.Vector([get(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse) for a in ti.static(range(4))])
+    for k in range(k0, k1):
+        lk = 0.0
+        if ti.static(transposed):
+            lk = get(D.tree_factor, e, m0 + k * nv + i, TREE_FACTOR.factor)
+        else:
+            lk = get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor)
         for a in ti.static(range(4)):
-            put(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse, x[a] / diag)
+            x[a] -= lk * get(D.tree_inverse, e, m0 + dofs[a] * nv + k, TREE_INVERSE.inverse)
+    diag = get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor)
+    for a in ti.static(range(4)):
+        put(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse, x[a] / diag)
 
 
 @ti.func
