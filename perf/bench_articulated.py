@@ -66,8 +66,8 @@ def _tree_only_kernel():
     from taichi_terra.kernels.common.arrays import FRAME, SETTINGS_F, SETTINGS_I, TREE, TREE_STEP, StepData
     from taichi_terra.kernels.common.math import vec3
     from taichi_terra.kernels.common.schema import get, get3, row
-    from taichi_terra.kernels.dynamics.tree import (tree_dynamics, tree_factor, tree_free_velocity,
-                                                    tree_integrate, tree_kinematics)
+    from taichi_terra.kernels.dynamics.tree import tree_dynamics, tree_free_velocity, tree_integrate, tree_kinematics
+    from taichi_terra.kernels.dynamics.tree_solve import tree_factor
 
     nd = ti.types.ndarray()
 

@@ -6,7 +6,7 @@ is these stages, in order (``step_env``):
 
 0. articulated trees: link frames and velocities; after the contacts (1), bias forces and, for a tree some
    row acts on this step, the mass matrix and its factor with the implicit drive terms (a tree without rows
-   takes the articulated-body algorithm in stage 5 instead; ``dynamics/tree.py``)
+   takes the articulated-body algorithm in stage 5 instead; ``dynamics/tree.py``, ``dynamics/tree_solve.py``)
 1. contacts: every static pair's slots (a shape with the ground, a height map, a soil bed's quadrature
    points; a tree link with several shapes loads each bed sample through its lowest one), the broadphase's
    shape-shape pairs, then those pairs' contacts (``find_contacts``)
@@ -61,14 +61,8 @@ from .common.schema import get, get3, get33, put, put33, put_row, putn, row
 from .dynamics.bodies import carrier_joint
 from .dynamics.free_body import free_velocity, integrate_link, link_inv_inertia
 from .dynamics.inverse import transmitted_wrenches
-from .dynamics.tree import (
-    record_drive_forces,
-    tree_dynamics,
-    tree_factor,
-    tree_free_velocity,
-    tree_integrate,
-    tree_kinematics,
-)
+from .dynamics.tree import record_drive_forces, tree_dynamics, tree_free_velocity, tree_integrate, tree_kinematics
+from .dynamics.tree_solve import tree_factor
 from .soil.history import commit_soil, soil_point
 from .soil.law import solve_soil_row
 from .solver.contact import clamp_to_cone, solve_rigid_row

@@ -190,7 +190,7 @@ LINK_DYN = Block("link_dyn", [("mass", 1), ("moment", 3), ("inertia", 9), ("forc
                  "the reference point) and whether it and the link's response columns are computed this step (0/1); "
                  "the articulated-body algorithm's articulated inertia of the subtree (6x6 row by row, ground "
                  "coordinates about the reference point) and its force, the joint's column U = I^A S and the "
-                 "link's spatial acceleration (a tree without rows this step, dynamics/tree.py)")
+                 "link's spatial acceleration (a tree without rows this step, dynamics/tree_solve.py)")
 LINK_RESPONSE = Block("link_response", [("column", 6)],
                       "per tree link, one row per dof of its tree: B = M~^-1 J^T, the velocity change of the tree per "
                       "unit spatial impulse (moment about the reference point, force) on the link; computed when a "

@@ -12,7 +12,8 @@ import taichi as ti
 from ..common.arrays import BODY_F, BODY_I, FRAME, JOINT_I, LINK_DYN, LINK_RESPONSE, TREE, TREE_DOF
 from ..common.math import quat_to_mat, vec3, vec4
 from ..common.schema import add, get, get3, get33, getn, put, putn, row
-from .tree import motion_column, n_dofs, tree_solve_columns
+from .tree import motion_column, n_dofs
+from .tree_solve import tree_solve_columns
 
 vec6 = ti.types.vector(6, float)
 

@@ -35,7 +35,7 @@ import taichi as ti
 from ..common.arrays import JOINT_F, JOINT_I, JOINT_STATE, ROW_F, ROW_I, TREE, TREE_INVERSE
 from ..common.layout import JOINT_REVOLUTE, ROW_JOINT_FRICTION, ROW_LIMIT
 from ..common.schema import add, get, put, row
-from ..dynamics.tree import tree_inverse_columns
+from ..dynamics.tree_solve import tree_inverse_columns
 
 #: the block solve keeps, per joint row, the row's velocity and its impulse change of the current sweep in
 #: these (otherwise unused) entries of the row's Delassus block

@@ -23,14 +23,8 @@ from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, ROW_PIN
 from ..common.math import quat_integrate, sym_pinv3, vec3, vec4
 from ..common.schema import add, get, get3, get33, put, put33, putn, row
 from ..dynamics.bodies import link_spatial_velocity, tree_reference
-from ..dynamics.tree import (
-    add_workspace_to_velocities,
-    clear_workspace,
-    motion_column,
-    n_dofs,
-    tree_kinematics,
-    tree_solve,
-)
+from ..dynamics.tree import motion_column, n_dofs, tree_kinematics
+from ..dynamics.tree_solve import add_workspace_to_velocities, clear_workspace, tree_solve
 
 mat3 = ti.math.mat3
 
