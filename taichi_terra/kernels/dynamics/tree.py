@@ -250,7 +250,7 @@ def tree_dynamics(D: ti.template(), e, t, c, gravity, mass_matrix):
                 put33(D.link_dyn, e, p, LINK_DYN.inertia,
                       get33(D.link_dyn, e, p, LINK_DYN.inertia) + get33(D.link_dyn, e, j, LINK_DYN.inertia))
             putn(D.link_dyn, e, p, LINK_DYN.force, getn(D.link_dyn, e, p, LINK_DYN.force, 6) + force)
-    for k in range(nj * ti.cast(mass_matrix, ti.i32)):
+    for k in range(nj * ti.cast(mass_matrix, ti.i32)):  # the CRBA columns (none without the mass matrix)
         j = j0 + k
         ji = row(D.joint_i, e, j)
         jtype = ji[JOINT_I.type]

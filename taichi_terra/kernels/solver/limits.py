@@ -120,7 +120,7 @@ def _push_dof(D: ti.template(), e, t, d, scale):
 @ti.func
 def joint_row_responses(D: ti.template(), e, r0, n):
     """Each joint row's dof column ``M~^-1 e_d`` with the step's final factor, and the row's ``W``: the
-    rows of a tree four at a time (:func:`~..dynamics.tree.tree_inverse_columns`; a group of fewer repeats
+    rows of a tree four at a time (:func:`~..dynamics.tree_solve.tree_inverse_columns`; a group of fewer repeats
     its last dof)."""
     r = r0
     while r < r0 + n:
