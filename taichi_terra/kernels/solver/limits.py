@@ -155,14 +155,19 @@ def _row_law(D: ti.template(), e, r, lam, v):
 def _solve_block(D: ti.template(), e, ra, rb, tolerance):
     """Rows ``ra .. rb`` (one tree's joint rows) solved together: inner Gauss-Seidel passes on their velocities
     through the block of ``M~^-1`` until no row's velocity changes by more than ``tolerance`` (at most
-    ``MAX_INNER`` passes), then the tree's velocities take the impulse changes. Returns the largest velocity
-    change ``W |delta lambda|`` of a row over the whole block solve."""
+    ``MAX_INNER`` passes), then the tree's velocities take the impulse changes. Returns the sweep's two
+    convergence measures (``step.sweep_rows``): the largest velocity change ``W |delta lambda|`` of a row
+    over the whole block solve, and the largest change of a row's velocity since the last sweep."""
     t, _d, _s = _row_dof(D, e, ra)
     tr = row(D.tree, e, t)
     u0, nv, m0 = tr[TREE.u0], tr[TREE.nv], tr[TREE.matrix0]
+    net = 0.0
     for r in range(ra, rb):
         _t, d, sign = _row_dof(D, e, r)
-        put(D.row_f, e, r, _VELOCITY, sign * get(D.u_tree, e, u0 + d, 0))
+        v = sign * get(D.u_tree, e, u0 + d, 0)
+        net = ti.max(net, ti.abs(v - get(D.row_f, e, r, ROW_F.seen)))
+        put(D.row_f, e, r, ROW_F.seen, v)
+        put(D.row_f, e, r, _VELOCITY, v)
         put(D.row_f, e, r, _CHANGE, 0.0)
     passes = 0
     largest = tolerance + 1.0
@@ -189,23 +194,26 @@ def _solve_block(D: ti.template(), e, ra, rb, tolerance):
             _t, d, sign = _row_dof(D, e, r)
             _push_dof(D, e, t, d, sign * delta)
             change = ti.max(change, get(D.row_f, e, r, ROW_F.delassus) * ti.abs(delta))
-    return change
+    return change, net
 
 
 @ti.func
 def solve_joint_rows(D: ti.template(), e, r0, n, tolerance):
     """One sweep's update of the joint rows ``r0 .. r0 + n`` (in tree order), one block per tree; returns the
-    largest velocity change (the sweep's convergence measure)."""
+    sweep's two convergence measures over them (:func:`_solve_block`)."""
     largest = 0.0
+    net = 0.0
     ra = r0
     while ra < r0 + n:
         t = get(D.row_i, e, ra, ROW_I.side_b)
         rb = ra + 1
         while rb < r0 + n and get(D.row_i, e, rb, ROW_I.side_b) == t:
             rb += 1
-        largest = ti.max(largest, _solve_block(D, e, ra, rb, tolerance))
+        block_largest, block_net = _solve_block(D, e, ra, rb, tolerance)
+        largest = ti.max(largest, block_largest)
+        net = ti.max(net, block_net)
         ra = rb
-    return largest
+    return largest, net
 
 
 @ti.func

@@ -193,11 +193,14 @@ def warm_start_pins(D: ti.template(), e, r0, n_pins, on):
 
 @ti.func
 def solve_pin_row(D: ti.template(), e, r, dt, erp):
-    """One Gauss-Seidel update of pin row ``r``; returns the change of the points' relative velocity
-    [m/s] (the sweep's convergence measure)."""
+    """One Gauss-Seidel update of pin row ``r``; returns the sweep's two convergence measures
+    (``step.sweep_rows``): the change of the points' relative velocity [m/s] the update made, and the
+    change of that velocity since the last sweep reached the row."""
     k = get(D.row_i, e, r, ROW_I.pair)
     ja, jb, pa, pb = pin_ends(D, e, k)
     v = pin_velocity(D, e, ja, jb, pa, pb, False)
+    net = (v - get3(D.row_f, e, r, ROW_F.seen)).norm()
+    putn(D.row_f, e, r, ROW_F.seen, v)
     target = -erp * (pb - pa) / dt
     d = get33(D.row_f, e, r, ROW_F.delassus) @ (target - v)
     change = 0.0
@@ -205,7 +208,7 @@ def solve_pin_row(D: ti.template(), e, r, dt, erp):
         pin_apply(D, e, ja, jb, pa, pb, d)
         putn(D.row_f, e, r, ROW_F.impulse, get3(D.row_f, e, r, ROW_F.impulse) + d)
         change = (pin_velocity(D, e, ja, jb, pa, pb, False) - v).norm()
-    return change
+    return change, net
 
 
 @ti.func
