@@ -571,6 +571,32 @@ def test_quadruped_stands_under_pd_without_drift(ground, settle, drift, balance)
         assert bed.get_soil_state(0)["sinkage"].max() > 0.01  # the feet sank in: 3 cm at these loads
 
 
+def test_sweeps_stop_on_settled_velocities_near_the_converged_solution():
+    """Reference: the converged solution of the same step (tolerance 1e-14, no sweep cap). While the quadruped
+    settles on the bumpy map its four feet and twelve PD-held legs are redundant rows whose impulses keep
+    drifting where nothing moves; the sweeps stop once the velocities settle instead. With a linear rate of
+    convergence rho <= 0.9, what is left after a sweep that changed no velocity by more than the tolerance
+    is at most rho / (1 - rho) <= 9 tolerances, so the generalized velocities are within 10 tolerances of
+    the converged ones, in far fewer sweeps than the cap (the converged solves take thousands)."""
+    world, system, _bed = _standing_quadruped("heightmap")
+    tol = world.solver.tolerance
+    done = 0
+    for at in (100, 300, 600):
+        world.step(at - done)
+        done = at
+        snap = world.checkpoint()
+        world.step(1)
+        u, sweeps = system.get_generalized_velocity(), world.get_solver_sweeps()
+        world.restore(snap)
+        world.solver.tolerance, world.solver.max_sweeps = 1e-14, 100000
+        world.step(1)
+        reference = system.get_generalized_velocity()
+        world.restore(snap)
+        world.solver.tolerance, world.solver.max_sweeps = tol, 100
+        assert np.all(sweeps < 50)
+        assert np.abs(u - reference).max() < 10 * tol
+
+
 def _limited_arm(lower, upper):
     """A 1 kg point mass 0.5 m out along x on a hinge about y: gravity turns it towards positive angles."""
     joint = ('<joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>'

@@ -215,7 +215,7 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     if ti.static(trees):
         warm_start_joint_rows(D, e, n_rows, n_limits, si[SETTINGS_I.warm_start])
         warm_start_pins(D, e, n_rows + n_limits, n_pins, si[SETTINGS_I.warm_start])
-    # 7. projected Gauss-Seidel sweeps until the largest velocity change is below tolerance
+    # 7. projected Gauss-Seidel sweeps until the velocities settle to the tolerance
     put(D.env, e, 0, ENV.sweeps, sweep_rows(D, e, n_rows, n_limits, n_pins, dt, sf[SETTINGS_F.erp], tolerance,
                                             max_sweeps))
     # 8. resting manifolds
