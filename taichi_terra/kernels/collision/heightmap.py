@@ -151,7 +151,8 @@ def segment_triangle_contacts(p0, p1, a, b, c, tn):
     cs1, ct1 = cs0, ct0
     n_pairs = 1
     d = p1 - p0
-    if ti.abs(d.dot(tn)) <= 1e-7 * d.norm():
+    length = d.norm()
+    if length > 0.0 and ti.abs(d.dot(tn)) <= 1e-7 * length:  # (a sphere, p1 == p0, has one pair)
         t0, t1 = clip_segment_to_prism(p0, p1, a, b, c, tn)
         if t0 <= t1:
             cs0 = p0 + d * t0
