@@ -57,7 +57,7 @@ from .common.arrays import (
 )
 from .common.layout import FEAT_SOIL, ROW_SOIL
 from .common.math import vec3
-from .common.schema import get, get3, get33, put, put33, put_row, putn, row
+from .common.schema import add, get, get3, get33, put, put33, put_row, putn, row
 from .dynamics.bodies import carrier_joint
 from .dynamics.free_body import free_velocity, integrate_link, link_inv_inertia
 from .dynamics.inverse import transmitted_wrenches
@@ -248,15 +248,19 @@ def step_env(D: ti.template(), e, trees: ti.template()):
 def mark_factored_trees(D: ti.template(), e, n_trees, n_static, dt, margin):
     """Stage 0b: ``TREE_STEP.factored`` of every tree, 1 where a row will act on it this step (a contact or
     soil point found on one of its links, a joint limit or friction row, a pin), so its rows need the
-    factored mass matrix; a tree without any takes the articulated-body algorithm for its velocity update."""
+    factored mass matrix; a tree without any takes the articulated-body algorithm for its velocity update.
+
+    ``TREE_STEP.inverse``: 1 where the rows will need more columns of ``M~^-1`` than a third of the tree's
+    dofs (six per pair or pin side on one of its links, one per joint row; a column solve costs nv^2
+    multiply-adds, all of ``M~^-1`` about nv^3 / 3), so the factor comes with the whole inverse and the
+    rows' responses are products with it (``dynamics/tree_solve.py``)."""
     for t in range(n_trees):
         tr = row(D.tree, e, t)
-        flag = 0
+        columns = 0
         for k in range(tr[TREE.n_joints]):
             limited, friction, _sign, _gap = joint_rows_of(D, e, tr[TREE.joint0] + k, dt, margin)
-            if limited or friction:
-                flag = 1
-        put(D.tree_step, e, t, TREE_STEP.factored, flag)
+            columns += ti.cast(limited, ti.i32) + ti.cast(friction, ti.i32)
+        put(D.tree_step, e, t, TREE_STEP.inverse, columns)  # (the count of columns until the end)
     for p in range(n_static + get(D.env, e, 0, ENV.shape_pairs)):
         if get(D.pair_count, e, p, PAIR_COUNT.count) > 0:
             _kind, a, b, _base = pair_entry(D, e, p, n_static)
@@ -265,12 +269,16 @@ def mark_factored_trees(D: ti.template(), e, n_trees, n_static, dt, margin):
                 if link >= 0:
                     j = carrier_joint(D, e, link)
                     if j >= 0:
-                        put(D.tree_step, e, get(D.joint_i, e, j, JOINT_I.tree), TREE_STEP.factored, 1)
+                        add(D.tree_step, e, get(D.joint_i, e, j, JOINT_I.tree), TREE_STEP.inverse, 6)
     for p in range(get(D.settings_i, e, 0, SETTINGS_I.n_pins)):
         for side in ti.static(range(2)):
             j = get(D.pin_i, e, p, PIN_I.joint_b if side == 0 else PIN_I.joint_a)
             if j >= 0:
-                put(D.tree_step, e, get(D.joint_i, e, j, JOINT_I.tree), TREE_STEP.factored, 1)
+                add(D.tree_step, e, get(D.joint_i, e, j, JOINT_I.tree), TREE_STEP.inverse, 6)
+    for t in range(n_trees):
+        columns = get(D.tree_step, e, t, TREE_STEP.inverse)
+        put(D.tree_step, e, t, TREE_STEP.factored, ti.cast(columns > 0, ti.i32))
+        put(D.tree_step, e, t, TREE_STEP.inverse, ti.cast(3 * columns > get(D.tree, e, t, TREE.nv), ti.i32))
 
 
 @ti.func

@@ -203,16 +203,18 @@ TREE_FACTOR = Block("tree_factor", [("factor", 1)],
                     "per tree, nv x nv row by row: the Cholesky factor L of M~, M plus the implicit drive and damping "
                     "terms (lower triangle)")
 TREE_INVERSE = Block("tree_inverse", [("inverse", 1)],
-                     "per tree, nv x nv row by row: row d of M~^-1 for each dof d with a joint row this step")
+                     "per tree, nv x nv row by row: M~^-1 (all of it where TREE_STEP.inverse is 1; else row d for each "
+                     "dof d with a joint row this step)")
 TREE_DOF = Block("tree_dof", [("bias", 1), ("applied", 1), ("rhs", 1), ("saturated", 1), ("pivot", 1)],
                  "per tree dof: bias forces h = C u + g [N m or N], the generalized force the drives applied in "
                  "the last step, solver workspace, the sign of a drive held at its effort limit this step "
                  "(0: within it), and the articulated-body algorithm's pivot D = S^T I^A S + the joint's diagonal "
                  "terms of a 1-dof joint")
-TREE_STEP = Block("tree_step", [("factored", 1)],
+TREE_STEP = Block("tree_step", [("factored", 1), ("inverse", 1)],
                   "per tree: 1 when some row (a contact, soil point, joint limit or friction, or pin) acts on it "
                   "this step, so its mass matrix is built and factored; 0 when its velocity update takes the "
-                  "articulated-body algorithm instead")
+                  "articulated-body algorithm instead; 1 when the factor comes with all of M~^-1 "
+                  "(TREE_INVERSE), where the rows need more of its columns than that costs")
 SOIL_CLAIM = Block("soil_claim", [("slot", 1), ("joint", 1)],
                    "per soil-bed sample (worlds with articulated trees), during a step's contact search only: the "
                    "slot + 1 of the last quadrature point found at the sample (0: none) and the joint row of the "

@@ -23,6 +23,7 @@ from ..common.arrays import (
     TREE_FACTOR,
     TREE_INVERSE,
     TREE_MASS,
+    TREE_STEP,
 )
 from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, JOINT_REVOLUTE
 from ..common.math import skew
@@ -93,6 +94,61 @@ def tree_factor(D: ti.template(), e, t, dt):
             i += 1
     for k in range(tr[TREE.n_joints]):  # the links' response columns belong to the old factor
         put(D.link_dyn, e, j0 + k, LINK_DYN.ready, 0.0)
+    if get(D.tree_step, e, t, TREE_STEP.inverse) != 0:
+        tree_full_inverse(D, e, t)
+
+
+@ti.func
+def tree_full_inverse(D: ti.template(), e, t):
+    """All of ``M~^-1`` (``TREE_INVERSE``, symmetric, row by row) from the factor ``L`` of tree ``t``, in
+    about nv^3 / 3 multiply-adds (a column solve costs nv^2: this pays off once the rows need more than
+    about nv / 3 columns, ``step.mark_factored_trees``).
+
+    First ``X = L^-1`` column by column, column ``c`` stored in row ``c`` (entries ``i >= c``; forward
+    substitutions four columns at a time), then ``(M~^-1)_ik = sum over m >= k of X_im X_km`` for ``i <= k``
+    (row ``k``'s entries before its diagonal are free to take them: no later sum reads them), then the
+    upper triangle from the lower."""
+    tr = row(D.tree, e, t)
+    nv, m0 = tr[TREE.nv], tr[TREE.matrix0]
+    c = 0
+    while c < nv:
+        last = nv - 1
+        dofs = ti.Vector([c, ti.min(c + 1, last), ti.min(c + 2, last), ti.min(c + 3, last)])
+        for i in range(c, nv):
+            for a in ti.static(range(4)):
+                put(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse, ti.cast(i == dofs[a], float))
+        for i in range(c, nv):
+            _substitute_columns(D, e, m0, nv, dofs, i, c, i, False)
+        c += 4
+    for k in range(nv):
+        rk = m0 + k * nv
+        i = 0
+        while i + 4 <= k + 1:  # four entries of row k at once: four independent chains of additions
+            r0, r1, r2, r3 = m0 + i * nv, m0 + (i + 1) * nv, m0 + (i + 2) * nv, m0 + (i + 3) * nv
+            s0, s1, s2, s3 = 0.0, 0.0, 0.0, 0.0
+            for m in range(k, nv):
+                xk = get(D.tree_inverse, e, rk + m, TREE_INVERSE.inverse)
+                s0 += get(D.tree_inverse, e, r0 + m, TREE_INVERSE.inverse) * xk
+                s1 += get(D.tree_inverse, e, r1 + m, TREE_INVERSE.inverse) * xk
+                s2 += get(D.tree_inverse, e, r2 + m, TREE_INVERSE.inverse) * xk
+                s3 += get(D.tree_inverse, e, r3 + m, TREE_INVERSE.inverse) * xk
+            put(D.tree_inverse, e, rk + i, TREE_INVERSE.inverse, s0)
+            put(D.tree_inverse, e, rk + i + 1, TREE_INVERSE.inverse, s1)
+            put(D.tree_inverse, e, rk + i + 2, TREE_INVERSE.inverse, s2)
+            put(D.tree_inverse, e, rk + i + 3, TREE_INVERSE.inverse, s3)
+            i += 4
+        while i <= k:  # (the diagonal last: the sums before it read X_kk)
+            ri = m0 + i * nv
+            acc = 0.0
+            for m in range(k, nv):
+                acc += get(D.tree_inverse, e, ri + m, TREE_INVERSE.inverse) * get(D.tree_inverse, e, rk + m,
+                                                                                  TREE_INVERSE.inverse)
+            put(D.tree_inverse, e, rk + i, TREE_INVERSE.inverse, acc)
+            i += 1
+    for k in range(nv):
+        for i in range(k):
+            put(D.tree_inverse, e, m0 + i * nv + k, TREE_INVERSE.inverse,
+                get(D.tree_inverse, e, m0 + k * nv + i, TREE_INVERSE.inverse))
 
 
 @ti.func

@@ -18,7 +18,7 @@ slides. Its ``ROW_F.target`` holds the bound ``F dt``.
 
 **Responses**: once the step's factor is final (after the free velocities, where a drive at its effort
 limit refactors), each joint row's dof gets its column ``M~^-1 e_d`` (``TREE_INVERSE``, row ``d`` of
-the tree's nv x nv entries) and the row its ``W``.
+the tree's nv x nv entries; already there where the factor came with all of ``M~^-1``) and the row its ``W``.
 
 **One block per tree**: the sweep solves a tree's joint rows together. Their couplings are the entries of
 ``M~^-1`` between their dofs, so an inner projected Gauss-Seidel pass over that small dense block costs a
@@ -32,7 +32,7 @@ impulse clamped to this step's bound, a limit impulse kept only if it pushes fro
 """
 import taichi as ti
 
-from ..common.arrays import JOINT_F, JOINT_I, JOINT_STATE, ROW_F, ROW_I, TREE, TREE_INVERSE
+from ..common.arrays import JOINT_F, JOINT_I, JOINT_STATE, ROW_F, ROW_I, TREE, TREE_INVERSE, TREE_STEP
 from ..common.layout import JOINT_REVOLUTE, ROW_JOINT_FRICTION, ROW_LIMIT
 from ..common.schema import add, get, put, row
 from ..dynamics.tree_solve import tree_inverse_columns
@@ -131,7 +131,8 @@ def joint_row_responses(D: ti.template(), e, r0, n):
         dofs = ti.Vector([d, d, d, d])
         for a in ti.static(range(1, 4)):
             dofs[a] = get(D.row_i, e, r + ti.min(a, count - 1), ROW_I.slot)
-        tree_inverse_columns(D, e, t, dofs)
+        if get(D.tree_step, e, t, TREE_STEP.inverse) == 0:  # (else the factor came with all of M~^-1)
+            tree_inverse_columns(D, e, t, dofs)
         nv, m0 = get(D.tree, e, t, TREE.nv), get(D.tree, e, t, TREE.matrix0)
         for k in range(count):
             dk = get(D.row_i, e, r + k, ROW_I.slot)
