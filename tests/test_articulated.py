@@ -597,6 +597,27 @@ def test_sweeps_stop_on_settled_velocities_near_the_converged_solution():
         assert np.abs(u - reference).max() < 10 * tol
 
 
+def test_step_matrix_inverse_matches_numpy():
+    """Reference: the definition, M~^-1 with M~ = M + dt (K_d + D) + dt^2 K_p (numpy's inverse of the mass matrix
+    the API reports, with the drive gains and joint damping). The standing quadruped's rows need far more than
+    nv / 3 = 6 columns of M~^-1 (six per foot, one per friction row), so its factor comes with all of it; the
+    entries agree to nv kappa eps of the largest (an inverse from a Cholesky factor is backward stable)."""
+    world, system, _bed = _standing_quadruped("heightmap")
+    world.step(100)
+    dt = world.dt
+    damping = np.r_[np.zeros(6), [j.damping for j in system.model.joints]]
+    kps, kds = np.r_[np.zeros(6), np.full(12, 300.0)], np.r_[np.zeros(6), np.full(12, 20.0)]
+    m_tilde = system.get_mass_matrix(0) + np.diag(dt * (kds + damping) + dt * dt * kps)
+    world.step(1)
+    assert world._scratch.block("scratch_i", "tree_step", "inverse")[0, 0, 0] == 1
+    assert not world._scratch.block("scratch_f", "tree_dof", "saturated")[0].any()
+    inverse = world._scratch.block("scratch_f", "tree_inverse", "inverse")[0, :, 0].reshape(18, 18)
+    reference = np.linalg.inv(m_tilde)
+    bound = 18 * np.linalg.cond(m_tilde) * np.finfo(float).eps * np.abs(reference).max()
+    np.testing.assert_allclose(inverse, reference, rtol=0, atol=bound)
+    np.testing.assert_array_equal(inverse, inverse.T)
+
+
 def _limited_arm(lower, upper):
     """A 1 kg point mass 0.5 m out along x on a hinge about y: gravity turns it towards positive angles."""
     joint = ('<joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>'
