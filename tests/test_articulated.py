@@ -597,6 +597,41 @@ def test_sweeps_stop_on_settled_velocities_near_the_converged_solution():
         assert np.abs(u - reference).max() < 10 * tol
 
 
+def test_capsule_ends_inside_a_sphere_of_their_link_are_trimmed():
+    """Reference: set geometry. Each shank capsule (r = 0.02 m, 0.25 m) ends at the centre of its 0.025 m foot
+    sphere: it is shortened there by R - r = 5 mm, so that every point of the capsule as written lies in the
+    trimmed capsule or in the sphere (the link's union of shapes is the same). Standing on the bumpy map, the
+    feet then make the only contacts: before, each shank's end sat exactly one contact margin (5 mm) above
+    the ground and took a speculative row beside its foot's that never carried load."""
+    from taichi_terra.bodies.articulated import _trim_capsule
+
+    rng = np.random.default_rng(3)
+    axis = np.array([0.0, 0.6, 0.8])
+    top, foot = np.array([0.1, 0.0, 0.0]), np.array([0.1, 0.15, 0.2])  # the segment's ends (0.25 m apart)
+    centre, length = _trim_capsule(0.5 * (top + foot), axis, 0.02, 0.25, foot, 0.025)
+    assert length == pytest.approx(0.245, abs=1e-15)
+    np.testing.assert_allclose(centre, 0.5 * (top + foot - 0.005 * axis), atol=1e-15)
+    s = rng.uniform(0.0, 1.0, 20000)
+    offsets = rng.normal(size=(20000, 3))
+    offsets *= (0.02 * rng.uniform(0.0, 1.0, 20000) ** (1 / 3) / np.linalg.norm(offsets, axis=1))[:, None]
+    points = top + s[:, None] * (foot - top) + offsets  # points of the capsule as written
+    t = np.clip((points - (centre - 0.5 * length * axis)) @ axis, 0.0, length)
+    in_trimmed = np.linalg.norm(points - (centre - 0.5 * length * axis) - t[:, None] * axis, axis=1) <= 0.02 + 1e-12
+    in_sphere = np.linalg.norm(points - foot, axis=1) <= 0.025 + 1e-12
+    assert np.all(in_trimmed | in_sphere) and not np.all(in_trimmed)
+    # left as written: a sphere 3 cm beyond the end (the end is outside it); one holding the whole segment
+    for sphere_centre, radius in ((foot + 0.03 * axis, 0.025), (0.5 * (top + foot), 0.5)):
+        c2, l2 = _trim_capsule(0.5 * (top + foot), axis, 0.02, 0.25, sphere_centre, radius)
+        assert l2 == 0.25 and np.array_equal(c2, 0.5 * (top + foot))
+
+    world, system, _bed = _standing_quadruped("heightmap")
+    spheres = [b for b, (_link, shape, _p, _r) in enumerate(system.collision_bodies())
+               if shape.type == tt.ShapeType.SPHERE]
+    world.step(300)
+    contacts = world.get_contacts(0)
+    assert len(contacts) == 4 and sorted(contacts.body_b) == spheres
+
+
 def test_step_matrix_inverse_matches_numpy():
     """Reference: the definition, M~^-1 with M~ = M + dt (K_d + D) + dt^2 K_p (numpy's inverse of the mass matrix
     the API reports, with the drive gains and joint damping). The standing quadruped's rows need far more than

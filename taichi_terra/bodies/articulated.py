@@ -22,6 +22,32 @@ from .urdf import ArticulatedModel, URDFError
 _JOINT_TYPES = {"revolute": JOINT_REVOLUTE, "continuous": JOINT_REVOLUTE, "prismatic": JOINT_PRISMATIC}
 
 
+def _trim_capsule(pos, axis, r, height, centre, radius):
+    """A capsule (radius ``r``, segment of length ``height`` along the unit ``axis`` about ``pos``) without the
+    part of its segment at either end whose caps lie inside the sphere (``centre``, ``radius``): the points
+    within ``radius - r`` of the centre. Returns the new segment's centre and length; the capsule as it was
+    when neither end is inside, or when the whole segment is (its cut would leave nothing)."""
+    reach = radius - r
+    if reach <= 0.0:
+        return pos, height
+    a = pos - 0.5 * height * axis  # segment a + s (b - a), s in [0, 1]; inside where |a + s d - c| <= reach
+    d = height * axis
+    f = a - centre
+    qa, qb, qc = d @ d, 2.0 * (f @ d), f @ f - reach * reach
+    disc = qb * qb - 4.0 * qa * qc
+    if disc <= 0.0:
+        return pos, height
+    s0, s1 = (-qb - np.sqrt(disc)) / (2.0 * qa), (-qb + np.sqrt(disc)) / (2.0 * qa)
+    lo, hi = 0.0, 1.0
+    if s0 <= 0.0 < s1 < 1.0:  # the end at a is inside
+        lo = s1
+    elif 0.0 < s0 < 1.0 <= s1:  # the end at b
+        hi = s0
+    else:
+        return pos, height
+    return a + 0.5 * (lo + hi) * d, (hi - lo) * height
+
+
 class ArticulatedSystem:
     """A tree of links in a world; see the module docstring for its coordinates."""
 
@@ -107,12 +133,19 @@ class ArticulatedSystem:
         """Every collision shape of every link as ``(link index, Shape, position, rotation)``: the shape (its
         frame centred as :mod:`~taichi_terra.bodies.shapes` builds it) and the placement of that frame in the
         link frame. The shape's mass only sizes its inertia, which nothing reads: the tree carries the
-        link's mass."""
+        link's mass.
+
+        A capsule whose end lies inside a sphere of the same link (a shank ending in a foot) is shortened
+        there to where its cap stops being inside the sphere (:func:`_trim_capsule`): the union of the link's
+        shapes is the same, and the cut-off part could only add contacts the sphere's already cover (with a
+        5 mm larger foot they sat one contact margin away as rows that never carried load)."""
         from . import shapes as S
 
         out = []
         for k, link in enumerate(self.model.links):
             mass = link.mass if link.mass > 0.0 else 1.0
+            spheres = [(np.asarray(c.position, np.float64), float(c.params[0])) for c in link.collisions
+                       if c.kind == "sphere"]
             for c in link.collisions:
                 pos, rot = np.asarray(c.position, np.float64), np.asarray(c.rotation, np.float64)
                 p = np.asarray(c.params, np.float64)
@@ -123,7 +156,10 @@ class ArticulatedSystem:
                 elif c.kind == "cylinder":
                     shape = S.cylinder(p[0], p[1], mass)
                 elif c.kind == "capsule":
-                    shape = S.capsule(p[0], p[1], mass)
+                    height = float(p[1])
+                    for centre, radius in spheres:
+                        pos, height = _trim_capsule(pos, rot[:, 2], float(p[0]), height, centre, radius)
+                    shape = S.capsule(p[0], height, mass)
                 else:  # a convex mesh: the shape frame sits at the hull's centre of mass
                     import trimesh
 
