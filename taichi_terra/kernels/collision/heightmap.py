@@ -168,10 +168,13 @@ def is_local_closest(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix,
     """Whether the surface point ``ct`` of a triangle of cell (ix, iy) is a local minimum of the distance
     from ``cs`` over the whole height map: no triangle touching ``ct`` (in the 3x3 cells around) comes
     strictly closer. Filters edge and vertex contacts of flat or concave creases, which would otherwise
-    act as bumps when a body rolls across triangle edges."""
+    act as bumps when a body rolls across triangle edges. Only cells within ``2 tol`` of ``ct`` across
+    the map can hold a triangle touching it (one or two per axis, of the 3x3 around)."""
     ok = True
-    for jy in range(ti.max(iy - 1, 0), ti.min(iy + 1, ny - 2) + 1):
-        for jx in range(ti.max(ix - 1, 0), ti.min(ix + 1, nx - 2) + 1):
+    jx0, jx1 = cell_range(ct[0] - 2.0 * tol, ct[0] + 2.0 * tol, x0, dx, nx)
+    jy0, jy1 = cell_range(ct[1] - 2.0 * tol, ct[1] + 2.0 * tol, y0, dy, ny)
+    for jy in range(ti.max(iy - 1, jy0), ti.min(iy + 1, jy1) + 1):
+        for jx in range(ti.max(ix - 1, jx0), ti.min(ix + 1, jx1) + 1):
             for t in range(2):
                 if ok:  # (one closer triangle settles it: the rest are not tested)
                     a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, jx, jy, t)
