@@ -16,9 +16,8 @@ is these stages, in order (``step_env``):
 4. impacts, in waves, with the velocities before this step's forces (``solver/impact.py``)
 5. free velocities ``u* = u + dt M^-1 (tau - h)`` (``dynamics/free_body.py``; trees: with their drives)
 6. warm starts from the last step's impulse of the same contact feature, joint and pin
-7. projected Gauss-Seidel sweeps, dispatching on the row kind: Coulomb contact, soil point, then each
-   tree's joint limit and friction rows as one block (``solver/limits.py``), then the pins
-   (``solver/pins.py``)
+7. projected Gauss-Seidel sweeps, dispatching on the row kind: Coulomb contact, soil point, then the
+   trees' joint limit and friction rows (``solver/limits.py``), then the pins (``solver/pins.py``)
 8. resting manifolds: the least tangential impulses that give the same motion (``solver/relax.py``)
 9. soil history (``soil/history.py``); the wrenches the joints transmitted (``dynamics/inverse.py``, trees
    with inverse dynamics on)
@@ -313,8 +312,8 @@ def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
 
 @ti.func
 def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, tolerance, max_sweeps):
-    """Stage 7: Gauss-Seidel sweeps over the contact rows, then the ``n_joint_rows`` joint rows (one block per
-    tree, ``solver/limits.py``) and the ``n_pins`` pin rows, each row solved by the law of its kind, until
+    """Stage 7: Gauss-Seidel sweeps over the contact rows, then the ``n_joint_rows`` joint rows
+    (``solver/limits.py``) and the ``n_pins`` pin rows, each row solved by the law of its kind, until
     the velocities have settled; returns the sweeps taken.
 
     The sweeps stop once a sweep changed no row's velocity by more than ``tolerance``, by either of two
@@ -355,7 +354,7 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
                 local = ti.max(local, w[0, 0] * d.norm())
         if ti.static(D.trees):
             if n_joint_rows > 0:
-                block_local, block_net = solve_joint_rows(D, e, n_rows, n_joint_rows, tolerance)
+                block_local, block_net = solve_joint_rows(D, e, n_rows, n_joint_rows)
                 local = ti.max(local, block_local)
                 net = ti.max(net, block_net)
             for r in range(n_rows + n_joint_rows, n_rows + n_joint_rows + n_pins):
