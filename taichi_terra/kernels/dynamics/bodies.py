@@ -159,7 +159,6 @@ def _columns_from_inverse(D: ti.template(), e, t, j, r0):
     entry of ``M~^-1`` to one column."""
     tr = row(D.tree, e, t)
     nv, m0 = tr[TREE.nv], tr[TREE.matrix0]
-    c = tree_reference(D, e, j)
     jj = j
     while jj >= 0:
         ji = row(D.joint_i, e, jj)

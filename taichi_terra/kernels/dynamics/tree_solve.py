@@ -4,7 +4,8 @@ for the solver rows.
 
 - Where rows act on the tree this step: the dense Cholesky factor ``M~ = L L^T`` (``tree_factor``) and its
   solves: one right-hand side in the per-dof workspace (``tree_solve``), a link's six response columns
-  (``tree_solve_columns``), four unit columns for joint rows (``tree_inverse_columns``).
+  (``tree_solve_columns``), four unit columns for joint rows (``tree_inverse_columns``); or, where the rows
+  need many columns, all of ``M~^-1`` at once (``tree_full_inverse``).
 - Otherwise: the articulated-body algorithm (``tree_solve_articulated``), O(links) without forming ``M``.
 
 Both read the same ground coordinates as the rest of the tree code (world axes about the root's origin).
@@ -47,7 +48,8 @@ def _implicit_diagonal(D: ti.template(), e, j, d, dt):
 def tree_factor(D: ti.template(), e, t, dt):
     """Cholesky factor ``L`` (lower triangle) of ``M + dt (K_d + D) + dt^2 K_p`` for tree ``t``, ``D`` the
     joint damping; a drive held at its effort limit this step adds no ``K_d``, ``K_p`` terms. Marks the links'
-    response columns (``LINK_RESPONSE``) stale."""
+    response columns (``LINK_RESPONSE``) stale; where ``TREE_STEP.inverse`` is set, also forms all of
+    ``M~^-1`` (:func:`tree_full_inverse`)."""
     tr = row(D.tree, e, t)
     j0, nv, m0, u0 = tr[TREE.joint0], tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
     for i in range(nv):  # (the factor reads the lower triangle only)
