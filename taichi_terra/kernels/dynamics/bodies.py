@@ -131,11 +131,11 @@ def link_responses(D: ti.template(), e, j):
         nv = get(D.tree, e, t, TREE.nv)
         r0 = get(D.joint_i, e, j, JOINT_I.response0)
         c = tree_reference(D, e, j)
-        for d in range(nv):
-            putn(D.link_response, e, r0 + d, LINK_RESPONSE.column, vec6(0.0))
         if get(D.tree_step, e, t, TREE_STEP.inverse) != 0:
             _columns_from_inverse(D, e, t, j, r0)
         else:
+            for d in range(nv):
+                putn(D.link_response, e, r0 + d, LINK_RESPONSE.column, vec6(0.0))
             jj = j  # J^T: row d is S_d for the dofs on the link's path to the root, zero elsewhere
             while jj >= 0:
                 ji = row(D.joint_i, e, jj)
@@ -155,28 +155,25 @@ def link_responses(D: ti.template(), e, j):
 def _columns_from_inverse(D: ti.template(), e, t, j, r0):
     """``B = M~^-1 J^T`` of the link of joint row ``j`` by products with the tree's full ``M~^-1``
     (``TREE_STEP.inverse``): row ``d`` of ``B`` sums ``(M~^-1)_dk S_k`` over the dofs ``k`` on the link's path to
-    the root (``B`` zeroed before). A floating root's ``S_k`` are unit vectors: its six dofs each add one
-    entry of ``M~^-1`` to one column."""
+    the root, in registers, one row at a time. A floating root's ``S_k`` are unit vectors: its six dofs each
+    add one entry of ``M~^-1`` to one column."""
     tr = row(D.tree, e, t)
     nv, m0 = tr[TREE.nv], tr[TREE.matrix0]
-    jj = j
-    while jj >= 0:
-        ji = row(D.joint_i, e, jj)
-        jtype = ji[JOINT_I.type]
-        k0 = ji[JOINT_I.dof]
-        if jtype == JOINT_FLOATING:  # linear dofs a act on spatial entry 3 + a, angular ones on a - 3
-            for a in ti.static(range(6)):
-                col = ti.static((a + 3) % 6)
-                for d in range(nv):
-                    add(D.link_response, e, r0 + d, LINK_RESPONSE.column + col,
-                        get(D.tree_inverse, e, m0 + (k0 + a) * nv + d, TREE_INVERSE.inverse))
-        elif jtype != JOINT_FIXED_ROOT:
-            s = getn(D.frame, e, jj, FRAME.motion, 6)
-            for d in range(nv):
-                putn(D.link_response, e, r0 + d, LINK_RESPONSE.column,
-                     getn(D.link_response, e, r0 + d, LINK_RESPONSE.column, 6) +
-                     get(D.tree_inverse, e, m0 + k0 * nv + d, TREE_INVERSE.inverse) * s)
-        jj = ji[JOINT_I.parent]
+    for d in range(nv):
+        acc = vec6(0.0)
+        jj = j
+        while jj >= 0:
+            ji = row(D.joint_i, e, jj)
+            jtype = ji[JOINT_I.type]
+            k0 = ji[JOINT_I.dof]
+            if jtype == JOINT_FLOATING:  # linear dofs a act on spatial entry 3 + a, angular ones on a - 3
+                for a in ti.static(range(6)):
+                    acc[(a + 3) % 6] += get(D.tree_inverse, e, m0 + (k0 + a) * nv + d, TREE_INVERSE.inverse)
+            elif jtype != JOINT_FIXED_ROOT:
+                acc += get(D.tree_inverse, e, m0 + k0 * nv + d, TREE_INVERSE.inverse) * getn(D.frame, e, jj,
+                                                                                            FRAME.motion, 6)
+            jj = ji[JOINT_I.parent]
+        putn(D.link_response, e, r0 + d, LINK_RESPONSE.column, acc)
 
 
 @ti.func
