@@ -116,11 +116,8 @@ def tree_full_inverse(D: ti.template(), e, t):
     while c < nv:
         last = nv - 1
         dofs = ti.Vector([c, ti.min(c + 1, last), ti.min(c + 2, last), ti.min(c + 3, last)])
-        for i in range(c, nv):
-            for a in ti.static(range(4)):
-                put(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse, ti.cast(i == dofs[a], float))
-        for i in range(c, nv):
-            _substitute_columns(D, e, m0, nv, dofs, i, c, i, False)
+        for i in range(c, nv):  # (each entry starts from the unit column's: 1 at its dof, 0 elsewhere)
+            _substitute_columns(D, e, m0, nv, dofs, i, c, i, False, True)
         c += 4
     for k in range(nv):
         rk = m0 + k * nv
@@ -203,17 +200,24 @@ def tree_inverse_columns(D: ti.template(), e, t, dofs):
         for a in ti.static(range(4)):
             put(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse, ti.cast(i == dofs[a], float))
     for i in range(first, nv):  # L y = e_d
-        _substitute_columns(D, e, m0, nv, dofs, i, first, i, False)
+        _substitute_columns(D, e, m0, nv, dofs, i, first, i, False, False)
     for ii in range(nv):  # L^T x = y
         i = nv - 1 - ii
-        _substitute_columns(D, e, m0, nv, dofs, i, i + 1, nv, True)
+        _substitute_columns(D, e, m0, nv, dofs, i, i + 1, nv, True, False)
 
 
 @ti.func
-def _substitute_columns(D: ti.template(), e, m0, nv, dofs, i, k0, k1, transposed: ti.template()):
+def _substitute_columns(D: ti.template(), e, m0, nv, dofs, i, k0, k1, transposed: ti.template(),
+                        unit: ti.template()):
     """Entry ``i`` of the four ``TREE_INVERSE`` rows ``dofs`` by one substitution step with the factor ``L``:
-    ``x_i <- (x_i - sum_k L_ik x_k) / L_ii`` over ``k0 <= k < k1`` (``transposed``: ``L_ki``)."""
-    x = ti.Vector([get(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse) for a in ti.static(range(4))])
+    ``x_i <- (x_i - sum_k L_ik x_k) / L_ii`` over ``k0 <= k < k1`` (``transposed``: ``L_ki``), ``x_i`` as
+    stored or (``unit``) the unit columns' entry, 1 where ``i`` is the row's dof."""
+    x = ti.Vector([0.0, 0.0, 0.0, 0.0])
+    if ti.static(unit):
+        x = ti.Vector([ti.cast(i == dofs[a], float) for a in ti.static(range(4))])
+    else:
+        x = ti.Vector([get(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse)
+                       for a in ti.static(range(4))])
     for k in range(k0, k1):
         lk = 0.0
         if ti.static(transposed):
