@@ -107,9 +107,9 @@ def tree_full_inverse(D: ti.template(), e, t):
     about nv / 3 columns, ``step.mark_factored_trees``).
 
     First ``X = L^-1`` column by column, column ``c`` stored in row ``c`` (entries ``i >= c``; forward
-    substitutions four columns at a time), then ``(M~^-1)_ik = sum over m >= k of X_im X_km`` for ``i <= k``
-    (row ``k``'s entries before its diagonal are free to take them: no later sum reads them), then the
-    upper triangle from the lower."""
+    substitutions four columns at a time), then ``(M~^-1)_ik = sum over m >= k of X_im X_km`` for ``i <= k``,
+    written to both ``(k, i)`` and ``(i, k)``: no later sum reads either (row ``k``'s entries before its
+    diagonal are not part of ``X``, and the sums of the columns after ``k`` start after ``k``)."""
     tr = row(D.tree, e, t)
     nv, m0 = tr[TREE.nv], tr[TREE.matrix0]
     c = 0
@@ -135,6 +135,10 @@ def tree_full_inverse(D: ti.template(), e, t):
             put(D.tree_inverse, e, rk + i + 1, TREE_INVERSE.inverse, s1)
             put(D.tree_inverse, e, rk + i + 2, TREE_INVERSE.inverse, s2)
             put(D.tree_inverse, e, rk + i + 3, TREE_INVERSE.inverse, s3)
+            put(D.tree_inverse, e, r0 + k, TREE_INVERSE.inverse, s0)
+            put(D.tree_inverse, e, r1 + k, TREE_INVERSE.inverse, s1)
+            put(D.tree_inverse, e, r2 + k, TREE_INVERSE.inverse, s2)
+            put(D.tree_inverse, e, r3 + k, TREE_INVERSE.inverse, s3)
             i += 4
         while i <= k:  # (the diagonal last: the sums before it read X_kk)
             ri = m0 + i * nv
@@ -143,11 +147,8 @@ def tree_full_inverse(D: ti.template(), e, t):
                 acc += get(D.tree_inverse, e, ri + m, TREE_INVERSE.inverse) * get(D.tree_inverse, e, rk + m,
                                                                                   TREE_INVERSE.inverse)
             put(D.tree_inverse, e, rk + i, TREE_INVERSE.inverse, acc)
+            put(D.tree_inverse, e, ri + k, TREE_INVERSE.inverse, acc)
             i += 1
-    for k in range(nv):
-        for i in range(k):
-            put(D.tree_inverse, e, m0 + i * nv + k, TREE_INVERSE.inverse,
-                get(D.tree_inverse, e, m0 + k * nv + i, TREE_INVERSE.inverse))
 
 
 @ti.func
