@@ -102,8 +102,11 @@ def link_spatial_velocity(D: ti.template(), e, j, c, du: ti.template()):
     while jj >= 0:
         ji = row(D.joint_i, e, jj)
         jtype = ji[JOINT_I.type]
-        for a in range(n_dofs(jtype)):
-            out += dof_value(D, e, u0 + ji[JOINT_I.dof] + a, du) * motion_column(D, e, jj, jtype, a, c)
+        if jtype == JOINT_FLOATING:  # unit columns: linear dof a is spatial entry 3 + a, angular a - 3
+            for a in ti.static(range(6)):
+                out[(a + 3) % 6] += dof_value(D, e, u0 + ji[JOINT_I.dof] + a, du)
+        elif jtype != JOINT_FIXED_ROOT:
+            out += dof_value(D, e, u0 + ji[JOINT_I.dof], du) * motion_column(D, e, jj, jtype, 0, c)
         jj = ji[JOINT_I.parent]
     return out
 
@@ -217,8 +220,14 @@ def _path_response(D: ti.template(), e, j, r0, c):
     jj = j
     while jj >= 0:
         ji = row(D.joint_i, e, jj)
-        for a in range(n_dofs(ji[JOINT_I.type])):
-            out += motion_column(D, e, jj, ji[JOINT_I.type], a, c).outer_product(
-                getn(D.link_response, e, r0 + ji[JOINT_I.dof] + a, LINK_RESPONSE.column, 6))
+        jtype = ji[JOINT_I.type]
+        if jtype == JOINT_FLOATING:  # unit columns: a floating root's dof a adds B's row to row (a + 3) % 6
+            for a in ti.static(range(6)):
+                b = getn(D.link_response, e, r0 + ji[JOINT_I.dof] + a, LINK_RESPONSE.column, 6)
+                for k in ti.static(range(6)):
+                    out[(a + 3) % 6, k] += b[k]
+        elif jtype != JOINT_FIXED_ROOT:
+            out += motion_column(D, e, jj, jtype, 0, c).outer_product(
+                getn(D.link_response, e, r0 + ji[JOINT_I.dof], LINK_RESPONSE.column, 6))
         jj = ji[JOINT_I.parent]
     return out
