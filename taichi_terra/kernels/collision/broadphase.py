@@ -24,7 +24,8 @@ from ..dynamics.bodies import body_position, body_sweep_speed
 def reach(D: ti.template(), e, b, half_margin, dt):
     """Centre [m] and grown radius [m] of body ``b``'s bounding sphere."""
     r = get(D.body_f, e, b, BODY_F.radius)
-    return body_position(D, e, b), r + half_margin + dt * body_sweep_speed(D, e, b, r)
+    pos = body_position(D, e, b)
+    return pos, r + half_margin + dt * body_sweep_speed(D, e, b, r, pos)
 
 
 @ti.func

@@ -250,13 +250,13 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
     bi = pr[PAIR.body]
     bd = row(D.body_i, e, bi)
     bf = row(D.body_f, e, bi)
+    pos, rot = body_pose(D, e, bi)
     margin = margin_base
     if kind != PAIR_SOIL:  # (soil D.point ahead of the body carry no force; their count stays bounded)
-        margin += dt * body_sweep_speed(D, e, bi, bf[BODY_F.radius])
+        margin += dt * body_sweep_speed(D, e, bi, bf[BODY_F.radius], pos)
     stype, pt0, npt = bd[BODY_I.shape], bd[BODY_I.point0], bd[BODY_I.n_points]
     prm = body_params(bf)
     infl = bf[BODY_F.inflation]
-    pos, rot = body_pose(D, e, bi)
     if kind == PAIR_GROUND:
         up = vec3(0.0, 0.0, 1.0)
         n_extra = 2 if stype == CYLINDER else 0
@@ -380,14 +380,14 @@ def collide_shape_pair(D: ti.template(), e, p, bi, bj, base, cap, margin_base, d
     bf = row(D.body_f, e, bi)
     bdj = row(D.body_i, e, bj)
     bfj = row(D.body_f, e, bj)
-    margin = margin_base + dt * (body_sweep_speed(D, e, bi, bf[BODY_F.radius])
-                                 + body_sweep_speed(D, e, bj, bfj[BODY_F.radius]))
+    pos, rot = body_pose(D, e, bi)
+    posj, rotj = body_pose(D, e, bj)
+    margin = margin_base + dt * (body_sweep_speed(D, e, bi, bf[BODY_F.radius], pos)
+                                 + body_sweep_speed(D, e, bj, bfj[BODY_F.radius], posj))
     prm = body_params(bf)
     prmj = body_params(bfj)
     infl = bf[BODY_F.inflation]
     inflj = bfj[BODY_F.inflation]
-    pos, rot = body_pose(D, e, bi)
-    posj, rotj = body_pose(D, e, bj)
     if (pos - posj).norm() < bf[BODY_F.radius] + bfj[BODY_F.radius] + margin:
         if infl > 0.0 or inflj > 0.0:
             # a sphere or capsule: its centre points against the other shape's signed distance

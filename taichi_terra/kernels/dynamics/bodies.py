@@ -73,9 +73,9 @@ def tree_reference(D: ti.template(), e, j):
 
 
 @ti.func
-def body_sweep_speed(D: ti.template(), e, b, radius):
-    """Bound on the speed [m/s] of any point of body ``b``: |v| + |w| r at the shape frame origin, ``r`` the
-    bounding radius (a link's velocity at the start of the step)."""
+def body_sweep_speed(D: ti.template(), e, b, radius, pos):
+    """Bound on the speed [m/s] of any point of body ``b``: |v| + |w| r at the shape frame origin ``pos`` [m]
+    (:func:`body_position`), ``r`` the bounding radius (a link's velocity at the start of the step)."""
     bd = row(D.body_i, e, b)
     v = vec3(0.0, 0.0, 0.0)
     w = vec3(0.0, 0.0, 0.0)
@@ -87,7 +87,7 @@ def body_sweep_speed(D: ti.template(), e, b, radius):
     elif ti.static(D.trees):
         vel = getn(D.frame, e, j, FRAME.velocity, 6)
         w = vec3(vel[0], vel[1], vel[2])
-        v = vec3(vel[3], vel[4], vel[5]) + w.cross(body_position(D, e, b) - tree_reference(D, e, j))
+        v = vec3(vel[3], vel[4], vel[5]) + w.cross(pos - tree_reference(D, e, j))
     return v.norm() + w.norm() * radius
 
 
