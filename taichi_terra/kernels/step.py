@@ -354,9 +354,9 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
                 local = ti.max(local, w[0, 0] * d.norm())
         if ti.static(D.trees):
             if n_joint_rows > 0:
-                block_local, block_net = solve_joint_rows(D, e, n_rows, n_joint_rows)
-                local = ti.max(local, block_local)
-                net = ti.max(net, block_net)
+                joint_local, joint_net = solve_joint_rows(D, e, n_rows, n_joint_rows)
+                local = ti.max(local, joint_local)
+                net = ti.max(net, joint_net)
             for r in range(n_rows + n_joint_rows, n_rows + n_joint_rows + n_pins):
                 pin_local, pin_net = solve_pin_row(D, e, r, dt, erp)
                 local = ti.max(local, pin_local)

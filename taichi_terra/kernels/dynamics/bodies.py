@@ -24,7 +24,7 @@ from ..common.arrays import (
 from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING
 from ..common.math import quat_to_mat, vec3, vec4
 from ..common.schema import add, get, get3, get33, getn, put, putn, row
-from .tree import motion_column, n_dofs
+from .tree import FLOATING_ENTRY, motion_column, n_dofs
 from .tree_solve import tree_solve_columns
 
 vec6 = ti.types.vector(6, float)
@@ -102,9 +102,9 @@ def link_spatial_velocity(D: ti.template(), e, j, c, du: ti.template()):
     while jj >= 0:
         ji = row(D.joint_i, e, jj)
         jtype = ji[JOINT_I.type]
-        if jtype == JOINT_FLOATING:  # unit columns: linear dof a is spatial entry 3 + a, angular a - 3
+        if jtype == JOINT_FLOATING:  # unit columns
             for a in ti.static(range(6)):
-                out[(a + 3) % 6] += dof_value(D, e, u0 + ji[JOINT_I.dof] + a, du)
+                out[ti.static(FLOATING_ENTRY[a])] += dof_value(D, e, u0 + ji[JOINT_I.dof] + a, du)
         elif jtype != JOINT_FIXED_ROOT:
             out += dof_value(D, e, u0 + ji[JOINT_I.dof], du) * motion_column(D, e, jj, jtype, 0, c)
         jj = ji[JOINT_I.parent]
@@ -169,9 +169,10 @@ def _columns_from_inverse(D: ti.template(), e, t, j, r0):
             ji = row(D.joint_i, e, jj)
             jtype = ji[JOINT_I.type]
             k0 = ji[JOINT_I.dof]
-            if jtype == JOINT_FLOATING:  # linear dofs a act on spatial entry 3 + a, angular ones on a - 3
+            if jtype == JOINT_FLOATING:
                 for a in ti.static(range(6)):
-                    acc[(a + 3) % 6] += get(D.tree_inverse, e, m0 + (k0 + a) * nv + d, TREE_INVERSE.inverse)
+                    acc[ti.static(FLOATING_ENTRY[a])] += get(D.tree_inverse, e, m0 + (k0 + a) * nv + d,
+                                                             TREE_INVERSE.inverse)
             elif jtype != JOINT_FIXED_ROOT:
                 acc += get(D.tree_inverse, e, m0 + k0 * nv + d, TREE_INVERSE.inverse) * getn(D.frame, e, jj,
                                                                                             FRAME.motion, 6)
@@ -221,11 +222,11 @@ def _path_response(D: ti.template(), e, j, r0, c):
     while jj >= 0:
         ji = row(D.joint_i, e, jj)
         jtype = ji[JOINT_I.type]
-        if jtype == JOINT_FLOATING:  # unit columns: a floating root's dof a adds B's row to row (a + 3) % 6
+        if jtype == JOINT_FLOATING:  # unit columns: dof a adds B's row a to the row of the entry it moves
             for a in ti.static(range(6)):
                 b = getn(D.link_response, e, r0 + ji[JOINT_I.dof] + a, LINK_RESPONSE.column, 6)
                 for k in ti.static(range(6)):
-                    out[(a + 3) % 6, k] += b[k]
+                    out[ti.static(FLOATING_ENTRY[a]), k] += b[k]
         elif jtype != JOINT_FIXED_ROOT:
             out += motion_column(D, e, jj, jtype, 0, c).outer_product(
                 getn(D.link_response, e, r0 + ji[JOINT_I.dof], LINK_RESPONSE.column, 6))

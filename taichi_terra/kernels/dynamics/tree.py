@@ -104,6 +104,11 @@ def n_dofs(jtype):
     return n
 
 
+#: the spatial entry (angular 0-2, linear 3-5) that a floating root's dof ``a`` (linear 0-2, angular 3-5) moves:
+#: its motion column is that unit vector
+FLOATING_ENTRY = (3, 4, 5, 0, 1, 2)
+
+
 @ti.func
 def motion_column(D: ti.template(), e, j, jtype, a, c):
     """Column ``a`` of joint ``j``'s motion subspace: the spatial velocity per unit joint velocity (after
