@@ -158,26 +158,62 @@ def link_responses(D: ti.template(), e, j):
 def _columns_from_inverse(D: ti.template(), e, t, j, r0):
     """``B = M~^-1 J^T`` of the link of joint row ``j`` by products with the tree's full ``M~^-1``
     (``TREE_STEP.inverse``): row ``d`` of ``B`` sums ``(M~^-1)_dk S_k`` over the dofs ``k`` on the link's path to
-    the root, in registers, one row at a time. A floating root's ``S_k`` are unit vectors: its six dofs each
-    add one entry of ``M~^-1`` to one column."""
+    the root, from the link towards the root. The path is taken in pieces: up to three one-dof joints at a
+    time, their ``S_k`` held in registers while one pass over ``d`` adds their terms (``M~^-1`` is symmetric:
+    row ``k`` read along ``d``); a floating root's ``S_k`` are unit vectors, so its six dofs each add one
+    entry of ``M~^-1`` to one column."""
     tr = row(D.tree, e, t)
     nv, m0 = tr[TREE.nv], tr[TREE.matrix0]
-    for d in range(nv):
-        acc = vec6(0.0)
-        jj = j
-        while jj >= 0:
-            ji = row(D.joint_i, e, jj)
-            jtype = ji[JOINT_I.type]
-            k0 = ji[JOINT_I.dof]
-            if jtype == JOINT_FLOATING:
+    fresh = True  # (B not yet written in this call)
+    jj = j
+    while jj >= 0:
+        ji = row(D.joint_i, e, jj)
+        if ji[JOINT_I.type] == JOINT_FLOATING:
+            k0 = m0 + ji[JOINT_I.dof] * nv
+            for d in range(nv):
+                acc = vec6(0.0)
+                if not fresh:
+                    acc = getn(D.link_response, e, r0 + d, LINK_RESPONSE.column, 6)
                 for a in ti.static(range(6)):
-                    acc[ti.static(FLOATING_ENTRY[a])] += get(D.tree_inverse, e, m0 + (k0 + a) * nv + d,
+                    acc[ti.static(FLOATING_ENTRY[a])] += get(D.tree_inverse, e, k0 + a * nv + d,
                                                              TREE_INVERSE.inverse)
-            elif jtype != JOINT_FIXED_ROOT:
-                acc += get(D.tree_inverse, e, m0 + k0 * nv + d, TREE_INVERSE.inverse) * getn(D.frame, e, jj,
-                                                                                            FRAME.motion, 6)
+                putn(D.link_response, e, r0 + d, LINK_RESPONSE.column, acc)
+            fresh = False
             jj = ji[JOINT_I.parent]
-        putn(D.link_response, e, r0 + d, LINK_RESPONSE.column, acc)
+        elif ji[JOINT_I.type] == JOINT_FIXED_ROOT:
+            jj = ji[JOINT_I.parent]
+        else:  # this one-dof joint and up to two more towards the root
+            ka = m0 + ji[JOINT_I.dof] * nv
+            sa = getn(D.frame, e, jj, FRAME.motion, 6)
+            kb, kc = -1, -1
+            sb, sc = vec6(0.0), vec6(0.0)
+            jj = ji[JOINT_I.parent]
+            if jj >= 0:
+                jb = row(D.joint_i, e, jj)
+                if jb[JOINT_I.type] != JOINT_FLOATING and jb[JOINT_I.type] != JOINT_FIXED_ROOT:
+                    kb = m0 + jb[JOINT_I.dof] * nv
+                    sb = getn(D.frame, e, jj, FRAME.motion, 6)
+                    jj = jb[JOINT_I.parent]
+                    if jj >= 0:
+                        jc = row(D.joint_i, e, jj)
+                        if jc[JOINT_I.type] != JOINT_FLOATING and jc[JOINT_I.type] != JOINT_FIXED_ROOT:
+                            kc = m0 + jc[JOINT_I.dof] * nv
+                            sc = getn(D.frame, e, jj, FRAME.motion, 6)
+                            jj = jc[JOINT_I.parent]
+            for d in range(nv):
+                acc = vec6(0.0)
+                if not fresh:
+                    acc = getn(D.link_response, e, r0 + d, LINK_RESPONSE.column, 6)
+                acc += get(D.tree_inverse, e, ka + d, TREE_INVERSE.inverse) * sa
+                if kb >= 0:
+                    acc += get(D.tree_inverse, e, kb + d, TREE_INVERSE.inverse) * sb
+                if kc >= 0:
+                    acc += get(D.tree_inverse, e, kc + d, TREE_INVERSE.inverse) * sc
+                putn(D.link_response, e, r0 + d, LINK_RESPONSE.column, acc)
+            fresh = False
+    if fresh:  # (a fixed root's own link: no dof moves it)
+        for d in range(nv):
+            putn(D.link_response, e, r0 + d, LINK_RESPONSE.column, vec6(0.0))
 
 
 @ti.func
