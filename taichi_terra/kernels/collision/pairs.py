@@ -288,10 +288,22 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
                         if below > 0.0:  # the centre is inside the terrain: push out through the surface
                             emit(D, e, p, base, cap,
                                  o + rm @ (pk + tn * below), rm @ tn, below + infl, FEAT_BELOW + k, False)
-                lo = ti.min(p0, p1) - (infl + margin)
-                hi_ = ti.max(p0, p1) + (infl + margin)
+                # only the part of the segment at most infl + margin above the map's highest sample can come
+                # that close to a triangle: the cells searched are those around that part (a capsule reaching
+                # down to the ground from high up searches the cells below its lower end, not its whole
+                # shadow; 1 nm of padding covers the rounding of the cut)
+                q0, q1 = p0, p1
+                z_cut = get(D.map_f, 0, pr[PAIR.other], MAP_F.top) + infl + margin + 1e-9
+                if p0[2] > z_cut and p1[2] < z_cut:
+                    q0 = p0 + (p1 - p0) * ((p0[2] - z_cut) / (p0[2] - p1[2]))
+                elif p1[2] > z_cut and p0[2] < z_cut:
+                    q1 = p1 + (p0 - p1) * ((p1[2] - z_cut) / (p1[2] - p0[2]))
+                lo = ti.min(q0, q1) - (infl + margin)
+                hi_ = ti.max(q0, q1) + (infl + margin)
                 ix0, ix1 = cell_range(lo[0], hi_[0], x0, dx, nx)
                 iy0, iy1 = cell_range(lo[1], hi_[1], y0, dy, ny)
+                if ti.min(p0[2], p1[2]) > z_cut:  # (the whole segment is too high)
+                    ix1 = ix0 - 1
                 for iy in range(iy0, iy1 + 1):
                     for ix in range(ix0, ix1 + 1):
                         for t in range(2):
