@@ -147,7 +147,7 @@ def link_responses(D: ti.template(), e, j):
                          motion_column(D, e, jj, ji[JOINT_I.type], a, c))
                 jj = ji[JOINT_I.parent]
             tree_solve_columns(D, e, t, r0)
-        phi = _path_response(D, e, j, r0, c)
+        phi = _path_response(D, e, j, r0, c, True)
         for k in ti.static(range(6)):
             for i in ti.static(range(6)):
                 put(D.link_dyn, e, j, LINK_DYN.phi + 6 * k + i, phi[k, i])
@@ -245,14 +245,15 @@ def link_cross_phi(D: ti.template(), e, ja, jb):
     """``Phi_ba = J_b M~^-1 J_a^T`` (6x6): the spatial velocity change of the link of joint row ``jb`` per unit
     spatial impulse on the link of ``ja``, both of one tree (a contact between two of its links; ``ja``'s
     responses made ready by :func:`link_responses`)."""
-    return _path_response(D, e, jb, get(D.joint_i, e, ja, JOINT_I.response0), tree_reference(D, e, ja))
+    return _path_response(D, e, jb, get(D.joint_i, e, ja, JOINT_I.response0), tree_reference(D, e, ja), False)
 
 
 @ti.func
-def _path_response(D: ti.template(), e, j, r0, c):
+def _path_response(D: ti.template(), e, j, r0, c, symmetric: ti.template()):
     """``J B = sum of S_d B_d^T`` over the dofs ``d`` on the path from joint row ``j``'s link to the root
     (6x6): the spatial velocity change of that link per unit spatial impulse on the link whose response
-    columns ``B`` start at ``LINK_RESPONSE`` row ``r0``."""
+    columns ``B`` start at ``LINK_RESPONSE`` row ``r0``. ``symmetric``: ``B`` is this same link's, so the
+    product ``J M~^-1 J^T`` is symmetric: its lower triangle is summed and copied to the upper."""
     out = ti.Matrix.zero(float, 6, 6)
     jj = j
     while jj >= 0:
@@ -261,10 +262,17 @@ def _path_response(D: ti.template(), e, j, r0, c):
         if jtype == JOINT_FLOATING:  # unit columns: dof a adds B's row a to the row of the entry it moves
             for a in ti.static(range(6)):
                 b = getn(D.link_response, e, r0 + ji[JOINT_I.dof] + a, LINK_RESPONSE.column, 6)
-                for k in ti.static(range(6)):
+                for k in ti.static(range(FLOATING_ENTRY[a] + 1 if symmetric else 6)):
                     out[ti.static(FLOATING_ENTRY[a]), k] += b[k]
         elif jtype != JOINT_FIXED_ROOT:
-            out += motion_column(D, e, jj, jtype, 0, c).outer_product(
-                getn(D.link_response, e, r0 + ji[JOINT_I.dof], LINK_RESPONSE.column, 6))
+            s = motion_column(D, e, jj, jtype, 0, c)
+            b = getn(D.link_response, e, r0 + ji[JOINT_I.dof], LINK_RESPONSE.column, 6)
+            for k in ti.static(range(6)):
+                for i in ti.static(range(k + 1 if symmetric else 6)):
+                    out[k, i] += s[k] * b[i]
         jj = ji[JOINT_I.parent]
+    if ti.static(symmetric):
+        for k in ti.static(range(6)):
+            for i in ti.static(range(k + 1, 6)):
+                out[k, i] = out[i, k]
     return out
