@@ -369,12 +369,21 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
 @ti.func
 def store_results(D: ti.template(), e, n_rows, n_static):
     """Stage 11: each solved row's world impulse and feature (what ``get_contacts`` reports and the next warm
-    start looks up); static slots beyond their pair's count forget theirs; this step's pair table becomes
-    the last step's."""
+    start looks up); static slots beyond their pair's count forget theirs (-1); this step's pair table
+    becomes the last step's."""
     for p in range(n_static):
-        base = get(D.pair, e, p, PAIR.slot0)
-        for k in range(get(D.pair_count, e, p, PAIR_COUNT.count), get(D.pair, e, p, PAIR.capacity)):
-            put(D.feature, e, base + k, FEATURE.last, -1)
+        # every slot below the last step's count holds a feature (>= 0) and every slot above it -1, so the
+        # slots to forget run from this step's count to the first -1 (not to the pair's capacity)
+        base, cap = get(D.pair, e, p, PAIR.slot0), get(D.pair, e, p, PAIR.capacity)
+        k = get(D.pair_count, e, p, PAIR_COUNT.count)
+        going = k < cap
+        while going:
+            if get(D.feature, e, base + k, FEATURE.last) == -1:
+                going = False
+            else:
+                put(D.feature, e, base + k, FEATURE.last, -1)
+                k += 1
+                going = k < cap
     for r in range(n_rows):
         s = get(D.row_i, e, r, ROW_I.slot)
         putn(D.contact, e, s, CONTACT.impulse,
