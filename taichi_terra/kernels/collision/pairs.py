@@ -50,6 +50,7 @@ from .footprint import MAX_HULL, cell_coverage, footprint_hull
 from .heightmap import (
     cell_range,
     hm_local,
+    hm_pose,
     hm_surface,
     hm_triangle,
     hm_vertex,
@@ -57,7 +58,7 @@ from .heightmap import (
     segment_triangle_contacts,
     vertex_range,
 )
-from ..dynamics.bodies import body_pose, body_sweep_speed, carrier_joint
+from ..dynamics.bodies import body_pose, body_position, body_sweep_speed, carrier_joint
 from .narrowphase import emit, sample_point
 from .shape_pairs import collide_polyhedral, collide_rounded, deepest_on_segment
 from .shapes import shape_exit, shape_ray_entry, shape_sdf
@@ -250,7 +251,7 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
     bi = pr[PAIR.body]
     bd = row(D.body_i, e, bi)
     bf = row(D.body_f, e, bi)
-    pos, rot = body_pose(D, e, bi)
+    pos = body_position(D, e, bi)  # (the rotation only where a branch needs it: most map pairs stop first)
     margin = margin_base
     if kind != PAIR_SOIL:  # (soil D.point ahead of the body carry no force; their count stays bounded)
         margin += dt * body_sweep_speed(D, e, bi, bf[BODY_F.radius], pos)
@@ -258,6 +259,7 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
     prm = body_params(bf)
     infl = bf[BODY_F.inflation]
     if kind == PAIR_GROUND:
+        _pos, rot = body_pose(D, e, bi)
         up = vec3(0.0, 0.0, 1.0)
         n_extra = 2 if stype == CYLINDER else 0
         down_b = rot.transpose() @ (-up)
@@ -269,13 +271,17 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
                 emit(D, e, p, base, cap,
                      vec3(pw[0], pw[1], ground_height), up, depth, FEAT_POINT + k, False)
     elif kind == PAIR_SOIL:
+        _pos, rot = body_pose(D, e, bi)
         soil_quadrature(D, e, p, base, cap, margin, pos, rot, stype, prm, bf[BODY_F.radius], bd[BODY_I.plane0],
                         bd[BODY_I.n_planes], pr[PAIR.other], pt0, npt)
     else:  # a height map
-        off, nx, ny, _soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(D, pr[PAIR.other], pos, rot)
         # the whole map lies below its highest sample: a shape whose bounding sphere stays above it by more than
-        # the margin is farther than the margin from every triangle (an exact rejection)
-        if c_l[2] - bf[BODY_F.radius] - margin <= get(D.map_f, 0, pr[PAIR.other], MAP_F.top):
+        # the margin is farther than the margin from every triangle (an exact rejection, from the centre's height
+        # in the map frame alone)
+        o, rm = hm_pose(D, pr[PAIR.other])
+        if (rm.transpose() @ (pos - o))[2] - bf[BODY_F.radius] - margin <= get(D.map_f, 0, pr[PAIR.other], MAP_F.top):
+            _pos, rot = body_pose(D, e, bi)
+            off, nx, ny, _soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(D, pr[PAIR.other], pos, rot)
             if stype == SPHERE or stype == CAPSULE:
                 # exact sphere-swept segment (a sphere: zero length) against the triangles
                 p0 = c_l + r_l @ point_at(D.point, pt0)
