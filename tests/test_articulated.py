@@ -653,6 +653,46 @@ def test_step_matrix_inverse_matches_numpy():
     np.testing.assert_array_equal(inverse, inverse.T)
 
 
+def test_link_response_columns_match_numpy_through_six_joints():
+    """Reference: the definitions B = M~^-1 J^T and Phi = J B (numpy: the inverse of M~ = M + dt (K_d + D) +
+    dt^2 K_p from the mass matrix the API reports; J's columns from the frame velocities the API reports for
+    unit generalized velocities, as (angular, linear at the root's origin), the spatial velocity the columns
+    act on). The arm's last link touches a height map, so its step forms all of M~^-1 and takes the link's six
+    columns from it along a path of six one-dof joints: two passes of three, the second adding to the first. Entries
+    agree to nv times the inverse's bound (nv kappa eps of its largest) times the largest of J."""
+    world = tt.World(dt=1e-3)
+    ground = world.add_heightmap(5, 5, 4.0, 4.0, 0.0, 0.0, np.zeros(25))
+    arm = world.add_articulated_system((DATA / "arm6.urdf").read_text(), base="fixed", position=(0.0, 0.0, 1.0))
+    q = np.array([0.3, -0.6, 0.9, 0.4, -0.7, 0.2])
+    kp, kd = np.full(6, 50.0), np.full(6, 2.0)
+    arm.set_generalized_coordinate(q)
+    arm.set_pd_gains(kp, kd)
+    arm.set_pd_target(q, np.zeros(6))
+    nv, dt = arm.get_dof(), world.dt
+    damping = np.array([j.damping for j in arm.model.joints])
+    m_tilde = arm.get_mass_matrix(0) + np.diag(dt * (kd + damping) + dt * dt * kp)
+    root = arm.get_frame_position("base_link", 0)
+    jac = np.zeros((6, nv))
+    for k in range(nv):
+        arm.set_generalized_velocity(np.eye(nv)[k])
+        v, w = arm.get_frame_velocity("link6", 0)
+        jac[:3, k], jac[3:, k] = w, v + np.cross(w, root - arm.get_frame_position("link6", 0))
+    arm.set_generalized_velocity(np.zeros(nv))
+    ground.set_position([0.0, 0.0, arm.get_frame_position("link6", 0)[2]])  # through the last link's shape
+    world.step(1)
+    assert "link6" in [link[1] for link in world.get_contacts(0).link_b if link is not None]
+    assert world._scratch.block("scratch_i", "tree_step", "inverse")[0, 0, 0] == 1
+    assert not world._scratch.block("scratch_f", "tree_dof", "saturated")[0].any()
+    row = arm.get_body_names().index("link6")  # (one tree: its joint rows start at 0, nv response rows each)
+    columns = world._scratch.block("scratch_f", "link_response", "column")[0, row * nv:(row + 1) * nv]
+    phi = world._scratch.block("scratch_f", "link_dyn", "phi")[0, row].reshape(6, 6)
+    inverse = np.linalg.inv(m_tilde)
+    bound = nv * (nv * np.linalg.cond(m_tilde) * np.finfo(float).eps * np.abs(inverse).max()) * np.abs(jac).max()
+    np.testing.assert_allclose(columns, inverse @ jac.T, rtol=0, atol=bound)
+    np.testing.assert_allclose(phi, jac @ inverse @ jac.T, rtol=0, atol=6 * bound * np.abs(jac).max())
+    np.testing.assert_array_equal(phi, phi.T)
+
+
 def _limited_arm(lower, upper):
     """A 1 kg point mass 0.5 m out along x on a hinge about y: gravity turns it towards positive angles."""
     joint = ('<joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>'

@@ -340,7 +340,8 @@ def test_steep_capsule_touches_the_nearest_triangle_of_a_bumpy_map():
     for iy in range(n - 1):
         for ix in range(n - 1):
             v = lambda i, j: np.array([xs[i], xs[j], hz[j, i]])  # noqa: E731
-            for a, b, cc in ((v(ix, iy), v(ix + 1, iy), v(ix + 1, iy + 1)), (v(ix, iy), v(ix + 1, iy + 1), v(ix, iy + 1))):
+            for a, b, cc in ((v(ix, iy), v(ix + 1, iy), v(ix + 1, iy + 1)),
+                             (v(ix, iy), v(ix + 1, iy + 1), v(ix, iy + 1))):
                 d = _point_triangle_distance(samples, a, b, cc)
                 k = int(np.argmin(d))
                 if d[k] < best:

@@ -185,21 +185,10 @@ def _columns_from_inverse(D: ti.template(), e, t, j, r0):
         else:  # this one-dof joint and up to two more towards the root
             ka = m0 + ji[JOINT_I.dof] * nv
             sa = getn(D.frame, e, jj, FRAME.motion, 6)
-            kb, kc = -1, -1
-            sb, sc = vec6(0.0), vec6(0.0)
-            jj = ji[JOINT_I.parent]
-            if jj >= 0:
-                jb = row(D.joint_i, e, jj)
-                if jb[JOINT_I.type] != JOINT_FLOATING and jb[JOINT_I.type] != JOINT_FIXED_ROOT:
-                    kb = m0 + jb[JOINT_I.dof] * nv
-                    sb = getn(D.frame, e, jj, FRAME.motion, 6)
-                    jj = jb[JOINT_I.parent]
-                    if jj >= 0:
-                        jc = row(D.joint_i, e, jj)
-                        if jc[JOINT_I.type] != JOINT_FLOATING and jc[JOINT_I.type] != JOINT_FIXED_ROOT:
-                            kc = m0 + jc[JOINT_I.dof] * nv
-                            sc = getn(D.frame, e, jj, FRAME.motion, 6)
-                            jj = jc[JOINT_I.parent]
+            kb, sb, jj = _one_dof_step(D, e, ji[JOINT_I.parent], m0, nv)
+            kc, sc = -1, vec6(0.0)
+            if kb >= 0:
+                kc, sc, jj = _one_dof_step(D, e, jj, m0, nv)
             for d in range(nv):
                 acc = vec6(0.0)
                 if not fresh:
@@ -214,6 +203,23 @@ def _columns_from_inverse(D: ti.template(), e, t, j, r0):
     if fresh:  # (a fixed root's own link: no dof moves it)
         for d in range(nv):
             putn(D.link_response, e, r0 + d, LINK_RESPONSE.column, vec6(0.0))
+
+
+@ti.func
+def _one_dof_step(D: ti.template(), e, jj, m0, nv):
+    """For joint row ``jj`` on a path to the root: ``(k, S, next)``, where a one-dof joint gives its row ``k`` of
+    ``M~^-1`` (offset ``m0``, ``nv`` wide), its motion subspace ``S`` and its parent; anything else (none, a
+    floating or fixed root) gives ``k = -1`` and leaves the walk at ``jj``."""
+    k = -1
+    s = vec6(0.0)
+    nxt = jj
+    if jj >= 0:
+        ji = row(D.joint_i, e, jj)
+        if ji[JOINT_I.type] != JOINT_FLOATING and ji[JOINT_I.type] != JOINT_FIXED_ROOT:
+            k = m0 + ji[JOINT_I.dof] * nv
+            s = getn(D.frame, e, jj, FRAME.motion, 6)
+            nxt = ji[JOINT_I.parent]
+    return k, s, nxt
 
 
 @ti.func
