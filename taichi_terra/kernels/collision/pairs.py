@@ -279,7 +279,8 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
         # the margin is farther than the margin from every triangle (an exact rejection, from the centre's height
         # in the map frame alone)
         o, rm = hm_pose(D, pr[PAIR.other])
-        if (rm.transpose() @ (pos - o))[2] - bf[BODY_F.radius] - margin <= get(D.map_f, 0, pr[PAIR.other], MAP_F.top):
+        top = get(D.map_f, 0, pr[PAIR.other], MAP_F.top)
+        if (rm.transpose() @ (pos - o))[2] - bf[BODY_F.radius] - margin <= top:
             _pos, rot = body_pose(D, e, bi)
             off, nx, ny, _soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(D, pr[PAIR.other], pos, rot)
             if stype == SPHERE or stype == CAPSULE:
@@ -299,7 +300,7 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
                 # down to the ground from high up searches the cells below its lower end, not its whole
                 # shadow; 1 nm of padding covers the rounding of the cut)
                 q0, q1 = p0, p1
-                z_cut = get(D.map_f, 0, pr[PAIR.other], MAP_F.top) + infl + margin + 1e-9
+                z_cut = top + infl + margin + 1e-9
                 if p0[2] > z_cut and p1[2] < z_cut:
                     q0 = p0 + (p1 - p0) * ((p0[2] - z_cut) / (p0[2] - p1[2]))
                 elif p1[2] > z_cut and p0[2] < z_cut:
