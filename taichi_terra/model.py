@@ -13,7 +13,7 @@ import taichi as ti
 from .backend import np_real, ti_real
 from .bodies.shapes import ShapeType
 from .kernels.common import arrays as A
-from .kernels.common.layout import PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES, PAIR_SOIL
+from .kernels.common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES, PAIR_SOIL
 from .validation import quat_to_matrix
 
 #: extra contact slots per pair for height-map triangles and terrain samples under a shape
@@ -67,6 +67,41 @@ def _shape_pairs_possible(n_free: int, link_bodies, trees) -> bool:
     for lb in link_bodies:
         links.setdefault(lb[0], set()).add(lb[1])
     return len(links) >= 2 or any(trees[t].self_collision and len(ls) >= 2 for t, ls in links.items())
+
+
+def _dof_structure(rows, nv: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``DOF_I`` columns of one tree from its joint rows (root first, parents before children): each
+    dof's subtree end, the first dof of its run of consecutive ancestors and the dof before that run.
+
+    A floating root's six dofs are a chain (each the parent of the next); every other joint has one dof, whose
+    parent is the last dof of the nearest ancestor joint that has dofs (-1 under a fixed root). The factor's
+    sparsity (``dynamics/tree_solve.py``) needs each subtree's dofs to be consecutive (a depth-first order, as
+    the URDF reader makes): a tree whose rows break this is refused."""
+    parent = np.full(nv, -1, np.int64)
+    last = []  # per joint row: its last dof, or its nearest ancestor's with dofs (-1: none)
+    for k, r in enumerate(rows):
+        above = -1 if r["parent"] < 0 else last[r["parent"]]
+        n = 6 if r["type"] == JOINT_FLOATING else (0 if r["type"] == JOINT_FIXED_ROOT else 1)
+        for i in range(n):
+            parent[r["dof"] + i] = above if i == 0 else r["dof"] + i - 1
+        last.append(r["dof"] + n - 1 if n else above)
+    end = np.arange(1, nv + 1)
+    for d in range(nv - 1, -1, -1):  # (children after parents: a dof's end is final when reached)
+        if parent[d] >= 0:
+            end[parent[d]] = max(end[parent[d]], end[d])
+    size = np.ones(nv, np.int64)
+    for d in range(nv - 1, -1, -1):
+        if parent[d] >= 0:
+            size[parent[d]] += size[d]
+    if np.any(end - np.arange(nv) != size):
+        raise ValueError("articulated tree: a subtree's dofs are not consecutive (the joints must be in "
+                         "depth-first order)")
+    run = np.arange(nv)
+    for d in range(1, nv):
+        if parent[d] == d - 1:
+            run[d] = run[d - 1]
+    up = parent[run]
+    return end, run, up
 
 
 class Model:
@@ -151,7 +186,7 @@ class Model:
         n_pair_rows = self.n_pairs + self.max_shape_pairs
         rows = {
             "model_i": {"offsets": 1, "settings_i": 1, "body": nb, "pair": self.n_pairs, "map": len(heightmaps),
-                        "tree": self.n_trees, "joint": n_joints, "pin": self.n_pins},
+                        "tree": self.n_trees, "joint": n_joints, "dof": n_tree_u, "pin": self.n_pins},
             "model_f": {"settings_f": 1, "body": nb, "inertia": nb, "point": n_points, "plane": n_planes,
                         "pair_material": self.n_pairs + self.n_materials ** 2, "map": len(heightmaps),
                         "joint": n_joints, "pin": self.n_pins},
@@ -258,6 +293,7 @@ class Model:
         with ``model_f``."""
         tree = li.view(self.data_i, "tree")
         joint = li.view(self.data_i, "joint")
+        dof = li.view(self.data_i, "dof")
         response0 = 0
         for t, (system, rows) in enumerate(zip(trees, tree_rows)):
             j0, q0, u0 = self.tree_joint0[t], self.tree_q0[t], self.tree_u0[t]
@@ -271,6 +307,8 @@ class Model:
                     t, -1 if r["parent"] < 0 else j0 + r["parent"], r["type"], q0 + r["q"], u0 + r["u"], r["dof"],
                     response0)
                 response0 += system.get_dof()
+            for col, values in zip((A.DOF_I.end, A.DOF_I.run, A.DOF_I.up), _dof_structure(rows, system.get_dof())):
+                dof[u0:u0 + system.get_dof(), col] = values
         self._tree_rows = tree_rows
 
     def set_inverse_dynamics(self, tree: int, on: bool) -> None:

@@ -250,9 +250,9 @@ def mark_factored_trees(D: ti.template(), e, n_trees, n_static, dt, margin):
     factored mass matrix; a tree without any takes the articulated-body algorithm for its velocity update.
 
     ``TREE_STEP.inverse``: 1 where the rows will need more columns of ``M~^-1`` than a third of the tree's
-    dofs (six per pair or pin side on one of its links, one per joint row; a column solve costs nv^2
-    multiply-adds, all of ``M~^-1`` about nv^3 / 3), so the factor comes with the whole inverse and the
-    rows' responses are products with it (``dynamics/tree_solve.py``)."""
+    dofs (six per pair or pin side on one of its links, one per joint row; for a chain a column solve costs
+    nv^2 multiply-adds, all of ``M~^-1`` about nv^3 / 3, a branched tree less of both), so the factor comes
+    with the whole inverse and the rows' responses are products with it (``dynamics/tree_solve.py``)."""
     for t in range(n_trees):
         tr = row(D.tree, e, t)
         columns = 0

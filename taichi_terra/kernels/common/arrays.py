@@ -66,6 +66,13 @@ JOINT_I = Block("joint", [("tree", 1), ("parent", 1), ("type", 1), ("q", 1), ("u
                 "(layout.py JOINT_*), its coordinate's row in q's tree block and its velocity's in u's (the first of "
                 "7 and 6 for a floating root), its first dof within the tree, the first row of its link's response "
                 "columns in the link_response block (nv of its tree)")
+DOF_I = Block("dof", [("end", 1), ("run", 1), ("up", 1)],
+              "per tree dof (numbered within its tree: a floating root's six first, then one per joint, parents "
+              "before children, each subtree's dofs consecutive): one past the last dof of the subtree it moves "
+              "(row d of the factor U of M~ = U U^T has its entries in columns d .. end-1); the first dof of the "
+              "run of consecutive dofs that ends at it, each the parent of the next; the dof on the path to the "
+              "root just before that run (-1: none). A dof's ancestors are its run, then the run ending at up, "
+              "and so on (dynamics/tree_solve.py)")
 PIN_I = Block("pin", [("joint_a", 1), ("joint_b", 1)],
               "per pin: the joint rows of the links its two points are fixed on (joint_b -1: a fixed world point)")
 SETTINGS_F = Block("settings_f", [
@@ -200,8 +207,8 @@ LINK_RESPONSE = Block("link_response", [("column", 6)],
 TREE_MASS = Block("tree_mass", [("mass", 1)],
                   "per tree, nv x nv row by row: the mass matrix M (lower triangle; the rest is not written)")
 TREE_FACTOR = Block("tree_factor", [("factor", 1)],
-                    "per tree, nv x nv row by row: the Cholesky factor L of M~, M plus the implicit drive and damping "
-                    "terms (lower triangle)")
+                    "per tree, nv x nv row by row: the factor U of M~ = U U^T, M~ the mass matrix plus the implicit "
+                    "drive and damping terms (upper triangle, row d over the dofs of d's subtree: DOF_I)")
 TREE_INVERSE = Block("tree_inverse", [("inverse", 1)],
                      "per tree, nv x nv row by row: M~^-1 (all of it where TREE_STEP.inverse is 1; else row d for each "
                      "dof d with a joint row this step)")
@@ -223,7 +230,7 @@ SWEEP = Block("sweep", [("count", 1), ("start", 1), ("fill", 1)],
               "per body: its shape pairs with higher bodies, first entry in the pair table, entries written")
 
 MODEL_I = Arena("model_i", "i32", False, [Block("offsets", []), SETTINGS_I, BODY_I, PAIR, MAP_I, TREE, JOINT_I,
-                                      PIN_I],
+                                      DOF_I, PIN_I],
                 "model")
 MODEL_F = Arena("model_f", "real", False, [SETTINGS_F, BODY_F, INERTIA, POINT, PLANE, PAIR_MATERIAL, MAP_F, JOINT_F,
                                           PIN_F],
@@ -308,7 +315,8 @@ _REF_NAMES = {
     ("state_i", "prev_shape_pair"): "prev_shape_pair", ("control", "body_load"): "load",
     ("scratch_f", "link"): "link", ("scratch_f", "reach"): "reach", ("scratch_f", "row"): "row_f",
     ("scratch_i", "row"): "row_i", ("scratch_i", "sweep"): "sweep", ("soil_rev", "row_revision"): "rev",
-    ("model_i", "tree"): "tree", ("model_i", "joint"): "joint_i", ("model_f", "joint"): "joint_f",
+    ("model_i", "tree"): "tree", ("model_i", "joint"): "joint_i", ("model_i", "dof"): "dof_i",
+    ("model_f", "joint"): "joint_f",
     ("q", "tree"): "q_tree", ("u", "tree"): "u_tree", ("control", "drive"): "drive", ("scratch_f", "frame"): "frame",
     ("scratch_f", "link_dyn"): "link_dyn", ("scratch_f", "tree_mass"): "tree_mass",
     ("scratch_f", "tree_factor"): "tree_factor", ("scratch_f", "tree_inverse"): "tree_inverse",

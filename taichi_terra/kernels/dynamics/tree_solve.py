@@ -2,8 +2,8 @@
 drive and damping terms, ``dynamics/tree.py``): ``M~ x = b`` for the velocity update and ``M~^-1`` columns
 for the solver rows.
 
-- Where rows act on the tree this step: the dense Cholesky factor ``M~ = L L^T`` (``tree_factor``) and its
-  solves: one right-hand side in the per-dof workspace (``tree_solve``), a link's six response columns
+- Where rows act on the tree this step: the factor ``M~ = U U^T`` (``tree_factor``; ``U`` upper
+  triangular, eliminated from the leaves so that it is as sparse as the tree makes ``M``) and its solves: one right-hand side in the per-dof workspace (``tree_solve``), a link's six response columns
   (``tree_solve_columns``), four unit columns for joint rows (``tree_inverse_columns``); or, where the rows
   need many columns, all of ``M~^-1`` at once (``tree_full_inverse``).
 - Otherwise: the articulated-body algorithm (``tree_solve_articulated``), O(links) without forming ``M``.
@@ -13,6 +13,7 @@ Both read the same ground coordinates as the rest of the tree code (world axes a
 import taichi as ti
 
 from ..common.arrays import (
+    DOF_I,
     DRIVE,
     FRAME,
     JOINT_F,
@@ -45,55 +46,84 @@ def _implicit_diagonal(D: ti.template(), e, j, d, dt):
 
 
 @ti.func
+def _end(D: ti.template(), e, u0, d):
+    """One past the last dof of the subtree dof ``d`` moves: the last column of row ``d`` of ``U``, + 1."""
+    return get(D.dof_i, e, u0 + d, DOF_I.end)
+
+
+@ti.func
+def _run_above(D: ti.template(), e, u0, lo):
+    """The run of ancestors next above the run that starts at dof ``lo``, as ``(first, one past the last)``;
+    ``(0, 0)`` at the root. Walking up from ``(run of i, i)`` visits every ancestor of ``i`` once."""
+    up = get(D.dof_i, e, u0 + lo, DOF_I.up)
+    first = 0
+    if up >= 0:
+        first = get(D.dof_i, e, u0 + up, DOF_I.run)
+    return first, up + 1
+
+
+@ti.func
 def tree_factor(D: ti.template(), e, t, dt):
-    """Cholesky factor ``L`` (lower triangle) of ``M + dt (K_d + D) + dt^2 K_p`` for tree ``t``, ``D`` the
-    joint damping; a drive held at its effort limit this step adds no ``K_d``, ``K_p`` terms. Marks the links'
-    response columns (``LINK_RESPONSE``) stale; where ``TREE_STEP.inverse`` is set, also forms all of
-    ``M~^-1`` (:func:`tree_full_inverse`)."""
+    """The factor ``U`` of ``M~ = U U^T``, ``M~ = M + dt (K_d + D) + dt^2 K_p`` for tree ``t`` (``D`` the
+    joint damping; a drive held at its effort limit this step adds no ``K_d``, ``K_p`` terms), ``U`` upper
+    triangular with row ``i`` nonzero only over the dofs of the subtree ``i`` moves (``DOF_I.end``). Marks
+    the links' response columns (``LINK_RESPONSE``) stale; where ``TREE_STEP.inverse`` is set, also forms
+    all of ``M~^-1`` (:func:`tree_full_inverse`).
+
+    Eliminating from the leaves (the last dof first) keeps ``U`` as sparse as ``M``: ``M_ij`` is nonzero
+    only where one of ``i``, ``j`` is an ancestor of the other, and so is ``U_ij`` (Featherstone's ``L^T L``
+    factor, *Rigid Body Dynamics Algorithms* ch. 6.5, with ``U = L^T``). Column ``i`` of ``U`` is found once
+    the columns of ``i``'s descendants are: ``U_ii^2 = M~_ii - sum_k U_ik^2`` and ``U_ji = (M~_ji - sum_k
+    U_jk U_ik) / U_ii`` for each ancestor ``j``, the sums over the descendants ``k`` of ``i`` (consecutive
+    dofs); the ancestors' sums are independent chains of additions. With a floating base and four three-dof
+    legs that is about 470 multiply-adds instead of the dense factor's 970."""
     tr = row(D.tree, e, t)
     j0, nv, m0, u0 = tr[TREE.joint0], tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
-    for i in range(nv):  # (the factor reads the lower triangle only)
-        for k in range(i + 1):
-            put(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor,
-                get(D.tree_mass, e, m0 + i * nv + k, TREE_MASS.mass))
+    for i in range(nv):  # (the entries past the diagonal start from M's lower triangle when reached)
+        put(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor, get(D.tree_mass, e, m0 + i * nv + i, TREE_MASS.mass))
     for k in range(tr[TREE.n_joints]):
         ji = row(D.joint_i, e, j0 + k)
         if ji[JOINT_I.type] >= JOINT_REVOLUTE:
             d = ji[JOINT_I.dof]
             add(D.tree_factor, e, m0 + d * nv + d, TREE_FACTOR.factor, _implicit_diagonal(D, e, j0 + k, u0 + d, dt))
-    for jc in range(nv):  # row by row (Cholesky-Crout): each entry one dot product with the column's row
-        rj = m0 + jc * nv
-        s = get(D.tree_factor, e, rj + jc, TREE_FACTOR.factor)
-        for k in range(jc):
-            s -= get(D.tree_factor, e, rj + k, TREE_FACTOR.factor) ** 2
+    for ii in range(nv):
+        i = nv - 1 - ii
+        ri, ei = m0 + i * nv, _end(D, e, u0, i)
+        s = get(D.tree_factor, e, ri + i, TREE_FACTOR.factor)
+        for k in range(i + 1, ei):
+            s -= get(D.tree_factor, e, ri + k, TREE_FACTOR.factor) ** 2
         diag = ti.sqrt(ti.max(s, 1e-300))
-        put(D.tree_factor, e, rj + jc, TREE_FACTOR.factor, diag)
-        i = jc + 1
-        while i + 4 <= nv:  # four rows at once: four independent chains of additions (3x faster at 60 dofs)
-            r0, r1, r2, r3 = m0 + i * nv, m0 + (i + 1) * nv, m0 + (i + 2) * nv, m0 + (i + 3) * nv
-            s0 = get(D.tree_factor, e, r0 + jc, TREE_FACTOR.factor)
-            s1 = get(D.tree_factor, e, r1 + jc, TREE_FACTOR.factor)
-            s2 = get(D.tree_factor, e, r2 + jc, TREE_FACTOR.factor)
-            s3 = get(D.tree_factor, e, r3 + jc, TREE_FACTOR.factor)
-            for k in range(jc):
-                lk = get(D.tree_factor, e, rj + k, TREE_FACTOR.factor)
-                s0 -= get(D.tree_factor, e, r0 + k, TREE_FACTOR.factor) * lk
-                s1 -= get(D.tree_factor, e, r1 + k, TREE_FACTOR.factor) * lk
-                s2 -= get(D.tree_factor, e, r2 + k, TREE_FACTOR.factor) * lk
-                s3 -= get(D.tree_factor, e, r3 + k, TREE_FACTOR.factor) * lk
-            put(D.tree_factor, e, r0 + jc, TREE_FACTOR.factor, s0 / diag)
-            put(D.tree_factor, e, r1 + jc, TREE_FACTOR.factor, s1 / diag)
-            put(D.tree_factor, e, r2 + jc, TREE_FACTOR.factor, s2 / diag)
-            put(D.tree_factor, e, r3 + jc, TREE_FACTOR.factor, s3 / diag)
-            i += 4
-        while i < nv:
-            ri = m0 + i * nv
-            s = get(D.tree_factor, e, ri + jc, TREE_FACTOR.factor)
-            for k in range(jc):
-                s -= get(D.tree_factor, e, ri + k, TREE_FACTOR.factor) * get(D.tree_factor, e, rj + k,
-                                                                             TREE_FACTOR.factor)
-            put(D.tree_factor, e, ri + jc, TREE_FACTOR.factor, s / diag)
-            i += 1
+        put(D.tree_factor, e, ri + i, TREE_FACTOR.factor, diag)
+        inv = 1.0 / diag  # (one division: a product per entry instead)
+        lo, hi = get(D.dof_i, e, u0 + i, DOF_I.run), i
+        while hi > 0:  # the ancestors, one run of consecutive dofs [lo, hi) at a time
+            j = lo
+            while j + 4 <= hi:  # four at once: four independent chains of additions (1.5x at 60 dofs)
+                r0, r1, r2, r3 = m0 + j * nv, m0 + (j + 1) * nv, m0 + (j + 2) * nv, m0 + (j + 3) * nv
+                s0 = get(D.tree_mass, e, ri + j, TREE_MASS.mass)
+                s1 = get(D.tree_mass, e, ri + j + 1, TREE_MASS.mass)
+                s2 = get(D.tree_mass, e, ri + j + 2, TREE_MASS.mass)
+                s3 = get(D.tree_mass, e, ri + j + 3, TREE_MASS.mass)
+                for k in range(i + 1, ei):
+                    uik = get(D.tree_factor, e, ri + k, TREE_FACTOR.factor)
+                    s0 -= get(D.tree_factor, e, r0 + k, TREE_FACTOR.factor) * uik
+                    s1 -= get(D.tree_factor, e, r1 + k, TREE_FACTOR.factor) * uik
+                    s2 -= get(D.tree_factor, e, r2 + k, TREE_FACTOR.factor) * uik
+                    s3 -= get(D.tree_factor, e, r3 + k, TREE_FACTOR.factor) * uik
+                put(D.tree_factor, e, r0 + i, TREE_FACTOR.factor, s0 * inv)
+                put(D.tree_factor, e, r1 + i, TREE_FACTOR.factor, s1 * inv)
+                put(D.tree_factor, e, r2 + i, TREE_FACTOR.factor, s2 * inv)
+                put(D.tree_factor, e, r3 + i, TREE_FACTOR.factor, s3 * inv)
+                j += 4
+            while j < hi:
+                rj = m0 + j * nv
+                s = get(D.tree_mass, e, ri + j, TREE_MASS.mass)
+                for k in range(i + 1, ei):
+                    s -= get(D.tree_factor, e, rj + k, TREE_FACTOR.factor) * get(D.tree_factor, e, ri + k,
+                                                                                 TREE_FACTOR.factor)
+                put(D.tree_factor, e, rj + i, TREE_FACTOR.factor, s * inv)
+                j += 1
+            lo, hi = _run_above(D, e, u0, lo)
     for k in range(tr[TREE.n_joints]):  # the links' response columns belong to the old factor
         put(D.link_dyn, e, j0 + k, LINK_DYN.ready, 0.0)
     if get(D.tree_step, e, t, TREE_STEP.inverse) != 0:
@@ -102,53 +132,45 @@ def tree_factor(D: ti.template(), e, t, dt):
 
 @ti.func
 def tree_full_inverse(D: ti.template(), e, t):
-    """All of ``M~^-1`` (``TREE_INVERSE``, symmetric, row by row) from the factor ``L`` of tree ``t``, in
-    about nv^3 / 3 multiply-adds (a column solve costs nv^2: this pays off once the rows need more than
-    about nv / 3 columns, ``step.mark_factored_trees``).
+    """All of ``M~^-1`` (``TREE_INVERSE``, symmetric, row by row) from the factor ``U`` of tree ``t``.
 
-    First ``X = L^-1`` column by column, column ``c`` stored in row ``c`` (entries ``i >= c``; forward
-    substitutions four columns at a time), then ``(M~^-1)_ik = sum over m >= k of X_im X_km`` for ``i <= k``,
-    written to both ``(k, i)`` and ``(i, k)``: no later sum reads either (row ``k``'s entries before its
-    diagonal are not part of ``X``, and the sums of the columns after ``k`` start after ``k``)."""
+    ``Z = M~^-1 = U^-T U^-1`` solves ``U^T Z = U^-1``, whose row ``i``, for the entries ``c <= i`` (``U^-1``
+    is upper triangular with diagonal ``1 / U_ii``), reads ``U_ii Z_ic + sum_j U_ji Z_jc = delta_ic / U_ii``,
+    the sum over the ancestors ``j`` of ``i`` (the only nonzero ``U_ji``). So from the root: the entries
+    before the diagonal, four at a time as independent sums, each written to ``(i, c)`` and ``(c, i)``; then
+    the diagonal from them. Row ``j < i`` is whole by then up to column ``i``. A dof of depth ``d`` costs
+    ``d`` multiply-adds per entry: with a floating base and four three-dof legs about 1100 in all, where the
+    dense ``(L^-1)^T L^-1`` of a root-first factor took 1900."""
     tr = row(D.tree, e, t)
-    nv, m0 = tr[TREE.nv], tr[TREE.matrix0]
-    c = 0
-    while c < nv:
-        last = nv - 1
-        dofs = ti.Vector([c, ti.min(c + 1, last), ti.min(c + 2, last), ti.min(c + 3, last)])
-        for i in range(c, nv):  # (each entry starts from the unit column's: 1 at its dof, 0 elsewhere)
-            _substitute_columns(D, e, m0, nv, dofs, i, c, i, False, True)
-        c += 4
-    for k in range(nv):
-        rk = m0 + k * nv
-        i = 0
-        while i + 4 <= k + 1:  # four entries of row k at once: four independent chains of additions
-            r0, r1, r2, r3 = m0 + i * nv, m0 + (i + 1) * nv, m0 + (i + 2) * nv, m0 + (i + 3) * nv
-            s0, s1, s2, s3 = 0.0, 0.0, 0.0, 0.0
-            for m in range(k, nv):
-                xk = get(D.tree_inverse, e, rk + m, TREE_INVERSE.inverse)
-                s0 += get(D.tree_inverse, e, r0 + m, TREE_INVERSE.inverse) * xk
-                s1 += get(D.tree_inverse, e, r1 + m, TREE_INVERSE.inverse) * xk
-                s2 += get(D.tree_inverse, e, r2 + m, TREE_INVERSE.inverse) * xk
-                s3 += get(D.tree_inverse, e, r3 + m, TREE_INVERSE.inverse) * xk
-            put(D.tree_inverse, e, rk + i, TREE_INVERSE.inverse, s0)
-            put(D.tree_inverse, e, rk + i + 1, TREE_INVERSE.inverse, s1)
-            put(D.tree_inverse, e, rk + i + 2, TREE_INVERSE.inverse, s2)
-            put(D.tree_inverse, e, rk + i + 3, TREE_INVERSE.inverse, s3)
-            put(D.tree_inverse, e, r0 + k, TREE_INVERSE.inverse, s0)
-            put(D.tree_inverse, e, r1 + k, TREE_INVERSE.inverse, s1)
-            put(D.tree_inverse, e, r2 + k, TREE_INVERSE.inverse, s2)
-            put(D.tree_inverse, e, r3 + k, TREE_INVERSE.inverse, s3)
-            i += 4
-        while i <= k:  # (the diagonal last: the sums before it read X_kk)
-            ri = m0 + i * nv
-            acc = 0.0
-            for m in range(k, nv):
-                acc += get(D.tree_inverse, e, ri + m, TREE_INVERSE.inverse) * get(D.tree_inverse, e, rk + m,
-                                                                                  TREE_INVERSE.inverse)
-            put(D.tree_inverse, e, rk + i, TREE_INVERSE.inverse, acc)
-            put(D.tree_inverse, e, ri + k, TREE_INVERSE.inverse, acc)
-            i += 1
+    nv, m0, u0 = tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
+    for i in range(nv):
+        ri = m0 + i * nv
+        inv = 1.0 / get(D.tree_factor, e, ri + i, TREE_FACTOR.factor)
+        run = get(D.dof_i, e, u0 + i, DOF_I.run)
+        c = 0
+        while c < i:
+            n = ti.min(4, i - c)  # (past the row's end the sums repeat entry c, written the same)
+            cols = ti.Vector([c, c + ti.min(1, n - 1), c + ti.min(2, n - 1), c + ti.min(3, n - 1)])
+            acc = ti.Vector([0.0, 0.0, 0.0, 0.0])
+            lo, hi = run, i
+            while hi > 0:  # the ancestors, one run of consecutive dofs [lo, hi) at a time
+                for j in range(lo, hi):
+                    uji = get(D.tree_factor, e, m0 + j * nv + i, TREE_FACTOR.factor)
+                    for a in ti.static(range(4)):
+                        acc[a] += uji * get(D.tree_inverse, e, m0 + j * nv + cols[a], TREE_INVERSE.inverse)
+                lo, hi = _run_above(D, e, u0, lo)
+            for a in ti.static(range(4)):
+                put(D.tree_inverse, e, ri + cols[a], TREE_INVERSE.inverse, -acc[a] * inv)
+                put(D.tree_inverse, e, m0 + cols[a] * nv + i, TREE_INVERSE.inverse, -acc[a] * inv)
+            c += 4
+        s = inv
+        lo, hi = run, i
+        while hi > 0:
+            for j in range(lo, hi):
+                s -= get(D.tree_factor, e, m0 + j * nv + i, TREE_FACTOR.factor) * get(D.tree_inverse, e, ri + j,
+                                                                                      TREE_INVERSE.inverse)
+            lo, hi = _run_above(D, e, u0, lo)
+        put(D.tree_inverse, e, ri + i, TREE_INVERSE.inverse, s * inv)
 
 
 @ti.func
@@ -169,90 +191,87 @@ def add_workspace_to_velocities(D: ti.template(), e, t, scale):
 
 @ti.func
 def tree_solve(D: ti.template(), e, t):
-    """``rhs <- (L L^T)^-1 rhs`` in the per-dof workspace of tree ``t``."""
+    """``rhs <- (U U^T)^-1 rhs`` in the per-dof workspace of tree ``t``: ``U y = rhs`` from the last dof
+    (each row a sum over the dof's subtree), then ``U^T x = y`` from the root (each ``x_i``, once known,
+    is taken out of the equations of its subtree's dofs)."""
     tr = row(D.tree, e, t)
     nv, m0, u0 = tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
-    for i in range(nv):
-        s = get(D.tree_dof, e, u0 + i, TREE_DOF.rhs)
-        for k in range(i):
-            s -= get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor) * get(D.tree_dof, e, u0 + k,
-                                                                                  TREE_DOF.rhs)
-        put(D.tree_dof, e, u0 + i, TREE_DOF.rhs, s / get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor))
     for ii in range(nv):
         i = nv - 1 - ii
         s = get(D.tree_dof, e, u0 + i, TREE_DOF.rhs)
-        for k in range(i + 1, nv):
-            s -= get(D.tree_factor, e, m0 + k * nv + i, TREE_FACTOR.factor) * get(D.tree_dof, e, u0 + k,
+        for k in range(i + 1, _end(D, e, u0, i)):
+            s -= get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor) * get(D.tree_dof, e, u0 + k,
                                                                                   TREE_DOF.rhs)
         put(D.tree_dof, e, u0 + i, TREE_DOF.rhs, s / get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor))
+    for i in range(nv):
+        x = get(D.tree_dof, e, u0 + i, TREE_DOF.rhs) / get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor)
+        put(D.tree_dof, e, u0 + i, TREE_DOF.rhs, x)
+        for k in range(i + 1, _end(D, e, u0, i)):
+            add(D.tree_dof, e, u0 + k, TREE_DOF.rhs, -get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor) * x)
 
 
 @ti.func
 def tree_inverse_columns(D: ti.template(), e, t, dofs):
-    """Rows ``dofs[0..3]`` of ``M~^-1`` (``TREE_INVERSE``, each ``(L L^T)^-1 e_d``) of tree ``t``, four
+    """Rows ``dofs[0..3]`` of ``M~^-1`` (``TREE_INVERSE``, each ``(U U^T)^-1 e_d``) of tree ``t``, four
     solves carried together so that their chains of additions overlap (each one alone waits on the
-    latency of every multiply-add). The forward substitution starts at the smallest of the four dofs: a
-    unit right-hand side is zero before its dof and stays zero there. Each column gets the same
-    operations in the same order as a solve of its own, so the results are the same to the bit."""
+    latency of every multiply-add). ``U y = e_d`` leaves ``y`` zero past ``d`` (only ``d``'s ancestors and
+    ``d`` itself get entries), so that half starts at the largest of the four dofs. Each column gets the
+    same operations in the same order as a solve of its own, so the results are the same to the bit."""
     tr = row(D.tree, e, t)
-    nv, m0 = tr[TREE.nv], tr[TREE.matrix0]
-    first = ti.min(dofs[0], dofs[1], dofs[2], dofs[3])
+    nv, m0, u0 = tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
+    last = ti.max(dofs[0], dofs[1], dofs[2], dofs[3])
     for i in range(nv):
         for a in ti.static(range(4)):
             put(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse, ti.cast(i == dofs[a], float))
-    for i in range(first, nv):  # L y = e_d
-        _substitute_columns(D, e, m0, nv, dofs, i, first, i, False, False)
-    for ii in range(nv):  # L^T x = y
-        i = nv - 1 - ii
-        _substitute_columns(D, e, m0, nv, dofs, i, i + 1, nv, True, False)
+    for ii in range(last + 1):  # U y = e_d
+        i = last - ii
+        x = _inverse_rows(D, e, m0, nv, dofs, i)
+        for k in range(i + 1, _end(D, e, u0, i)):
+            x -= get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor) * _inverse_rows(D, e, m0, nv, dofs, k)
+        _put_inverse_rows(D, e, m0, nv, dofs, i, x / get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor))
+    for i in range(nv):  # U^T x = y
+        x = _inverse_rows(D, e, m0, nv, dofs, i) / get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor)
+        _put_inverse_rows(D, e, m0, nv, dofs, i, x)
+        for k in range(i + 1, _end(D, e, u0, i)):
+            _put_inverse_rows(D, e, m0, nv, dofs, k, _inverse_rows(D, e, m0, nv, dofs, k)
+                              - get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor) * x)
 
 
 @ti.func
-def _substitute_columns(D: ti.template(), e, m0, nv, dofs, i, k0, k1, transposed: ti.template(),
-                        unit: ti.template()):
-    """Entry ``i`` of the four ``TREE_INVERSE`` rows ``dofs`` by one substitution step with the factor ``L``:
-    ``x_i <- (x_i - sum_k L_ik x_k) / L_ii`` over ``k0 <= k < k1`` (``transposed``: ``L_ki``), ``x_i`` as
-    stored or (``unit``) the unit columns' entry, 1 where ``i`` is the row's dof."""
-    x = ti.Vector([0.0, 0.0, 0.0, 0.0])
-    if ti.static(unit):
-        x = ti.Vector([ti.cast(i == dofs[a], float) for a in ti.static(range(4))])
-    else:
-        x = ti.Vector([get(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse)
-                       for a in ti.static(range(4))])
-    for k in range(k0, k1):
-        lk = 0.0
-        if ti.static(transposed):
-            lk = get(D.tree_factor, e, m0 + k * nv + i, TREE_FACTOR.factor)
-        else:
-            lk = get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor)
-        for a in ti.static(range(4)):
-            x[a] -= lk * get(D.tree_inverse, e, m0 + dofs[a] * nv + k, TREE_INVERSE.inverse)
-    diag = get(D.tree_factor, e, m0 + i * nv + i, TREE_FACTOR.factor)
+def _inverse_rows(D: ti.template(), e, m0, nv, dofs, i):
+    """Entry ``i`` of the four ``TREE_INVERSE`` rows ``dofs``."""
+    return ti.Vector([get(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse)
+                      for a in ti.static(range(4))])
+
+
+@ti.func
+def _put_inverse_rows(D: ti.template(), e, m0, nv, dofs, i, x):
     for a in ti.static(range(4)):
-        put(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse, x[a] / diag)
+        put(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse, x[a])
 
 
 @ti.func
 def tree_solve_columns(D: ti.template(), e, t, r0):
-    """``X <- (L L^T)^-1 X`` for the nv x 6 block ``X`` held in rows ``r0 ...`` of ``LINK_RESPONSE`` (tree
+    """``X <- (U U^T)^-1 X`` for the nv x 6 block ``X`` held in rows ``r0 ...`` of ``LINK_RESPONSE`` (tree
     ``t``'s factor): the six right-hand sides in one pass, as six independent chains of additions."""
     tr = row(D.tree, e, t)
-    nv, m0 = tr[TREE.nv], tr[TREE.matrix0]
-    for i in range(nv):
+    nv, m0, u0 = tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
+    for ii in range(nv):
+        i = nv - 1 - ii
         x = getn(D.link_response, e, r0 + i, LINK_RESPONSE.column, 6)
-        for k in range(i):
+        for k in range(i + 1, _end(D, e, u0, i)):
             x -= get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor) * getn(D.link_response, e, r0 + k,
                                                                                    LINK_RESPONSE.column, 6)
         putn(D.link_response, e, r0 + i, LINK_RESPONSE.column, x / get(D.tree_factor, e, m0 + i * nv + i,
                                                                         TREE_FACTOR.factor))
-    for ii in range(nv):
-        i = nv - 1 - ii
-        x = getn(D.link_response, e, r0 + i, LINK_RESPONSE.column, 6)
-        for k in range(i + 1, nv):
-            x -= get(D.tree_factor, e, m0 + k * nv + i, TREE_FACTOR.factor) * getn(D.link_response, e, r0 + k,
-                                                                                   LINK_RESPONSE.column, 6)
-        putn(D.link_response, e, r0 + i, LINK_RESPONSE.column, x / get(D.tree_factor, e, m0 + i * nv + i,
-                                                                        TREE_FACTOR.factor))
+    for i in range(nv):
+        x = getn(D.link_response, e, r0 + i, LINK_RESPONSE.column, 6) / get(D.tree_factor, e, m0 + i * nv + i,
+                                                                             TREE_FACTOR.factor)
+        putn(D.link_response, e, r0 + i, LINK_RESPONSE.column, x)
+        for k in range(i + 1, _end(D, e, u0, i)):
+            putn(D.link_response, e, r0 + k, LINK_RESPONSE.column,
+                 getn(D.link_response, e, r0 + k, LINK_RESPONSE.column, 6)
+                 - get(D.tree_factor, e, m0 + i * nv + k, TREE_FACTOR.factor) * x)
 
 
 @ti.func
