@@ -2,17 +2,21 @@
 height map (with its URDF's Coulomb joint friction, and without), for several env counts, with MuJoCo on
 the same models in the same run.
 
-    python -m perf.bench_articulated [--envs 1 64 1024 4096] [--steps 100] [--repeats 3] [--no-peer]
+    python -m perf.bench_articulated [--envs 1 64 1024 4096] [--steps 300] [--repeats 3] [--no-peer]
 
 Each case builds the world, times the first step (it compiles the step kernel with the tree stages, or
-loads it from Taichi's cache), runs ``--warmup`` steps, then reports the median env-steps/s of
-``--repeats`` runs of ``--steps`` steps, and the share of a step the tree dynamics take (the same worlds
-stepped by a kernel that runs only the tree stages: kinematics, mass matrix, bias forces, factor, free
-velocities and integration), and the mean sweeps per step over ``--steps`` further steps with the share of
-them that reach the sweep cap. With ``mujoco`` installed (the ``[peers]`` extra), the same models are run in
-MuJoCo (``perf/peers/mujoco_articulated.py``): its single-world ``mj_step`` on one thread, and its batched
-``rollout`` of the same env count on as many threads as Taichi uses; the ratios of our env-steps/s to both
-are printed. JSON goes to perf/results/articulated.json.
+loads it from Taichi's cache) and runs ``--warmup`` steps. Then ``--repeats`` rounds each restore that
+state and time the same ``--steps`` steps (so every round does the same work), and the same window
+stepped by a kernel that runs only the tree stages (kinematics, mass matrix, bias forces, factor, free
+velocities and integration: their share of a step). It reports the medians, and the mean sweeps per step
+of that window with the share of its steps at the sweep cap. With ``mujoco`` installed (the ``[peers]``
+extra), the same models run in MuJoCo (``perf/peers/mujoco_articulated.py``) at the start of each round,
+over the same simulated window (``--warmup`` steps untimed, then ``--steps`` timed): its single-world
+``mj_step`` on one thread (the median of ten runs of the window), and its batched ``rollout`` of the same
+env count on as many threads as Taichi uses. The ratios of our env-steps/s to both are taken round
+by round, each against MuJoCo's figures of the same round (on a shared machine the rates of both drift
+together from minute to minute), and printed as the median and range. JSON goes to
+perf/results/articulated.json.
 """
 import argparse
 import json
@@ -97,7 +101,12 @@ def _tree_only_kernel():
     return run
 
 
-def measure(build, n_envs: int, steps: int, repeats: int, warmup: int, tree_only) -> dict:
+def measure(build, n_envs: int, steps: int, repeats: int, warmup: int, tree_only, peer_round=None) -> dict:
+    """Time ``steps`` steps of a world of ``n_envs`` envs in ``repeats`` rounds, each from the same state after
+    ``warmup`` steps (the same work every round), and the tree stages alone on that state; then the mean
+    sweeps of the same ``steps`` steps, one per call. ``peer_round`` (a function returning MuJoCo's rates
+    measured when called) runs at the start of each round, so each round's ratios compare runs made
+    seconds apart."""
     import taichi as ti
 
     world, system = build(n_envs)
@@ -106,40 +115,53 @@ def measure(build, n_envs: int, steps: int, repeats: int, warmup: int, tree_only
     ti.sync()
     first = time.perf_counter() - t
     world.step(warmup)
-    rates = []
+    ti.sync()
+    snap = world.checkpoint()
+    m, s, c, x = world._model, world._state, world._control, world._scratch
+    tree_only(1, m.model_i, m.model_f, s.q, s.u, c.control, x.scratch_f, x.scratch_i)
+    world.restore(snap)
+    rates, tree_rates, peers = [], [], []
     for _ in range(repeats):
+        if peer_round is not None:
+            peers.append(peer_round())
+        world.restore(snap)
+        ti.sync()
         t = time.perf_counter()
         world.step(steps)
         ti.sync()
         rates.append(n_envs * steps / (time.perf_counter() - t))
-    snap = world.checkpoint()
-    m, s, c, x = world._model, world._state, world._control, world._scratch
-    tree_only(1, m.model_i, m.model_f, s.q, s.u, c.control, x.scratch_f, x.scratch_i)
-    ti.sync()
-    tree_rates = []
-    for _ in range(repeats):
+        world.restore(snap)  # (the tree stages of the last step's factored trees, on the same window)
+        ti.sync()
         t = time.perf_counter()
         tree_only(steps, m.model_i, m.model_f, s.q, s.u, c.control, x.scratch_f, x.scratch_i)
         ti.sync()
         tree_rates.append(n_envs * steps / (time.perf_counter() - t))
     world.restore(snap)
-    sweeps = []  # the sweeps of each of ``steps`` steps after the timed ones (one step per call)
+    sweeps = []  # the sweeps of each step of the timed window (one step per call)
     for _ in range(steps):
         world.step(1)
         sweeps.append(np.mean(world.get_solver_sweeps()))
     world.restore(snap)
     rate, tree_rate = statistics.median(rates), statistics.median(tree_rates)
-    return {"n_envs": n_envs, "dof": system.get_dof(), "first_step_s": first, "env_steps_per_s": rate,
-            "tree_stages_env_steps_per_s": tree_rate, "tree_share": rate / tree_rate,
-            "sweeps": float(np.mean(sweeps)),
-            "sweep_cap_share": float(np.mean(np.asarray(sweeps) >= world.solver.max_sweeps))}
+    out = {"n_envs": n_envs, "dof": system.get_dof(), "first_step_s": first, "env_steps_per_s": rate,
+           "env_steps_per_s_all": rates, "tree_stages_env_steps_per_s": tree_rate, "tree_share": rate / tree_rate,
+           "sweeps": float(np.mean(sweeps)),
+           "sweep_cap_share": float(np.mean(np.asarray(sweeps) >= world.solver.max_sweeps))}
+    if peers:
+        for key in ("single", "rollout"):
+            ratios = [ours / peer[key] for ours, peer in zip(rates, peers)]
+            out[f"mujoco_{key}_all"] = [peer[key] for peer in peers]
+            out[f"mujoco_{key}"] = statistics.median(out[f"mujoco_{key}_all"])
+            out[f"ratio_to_mujoco_{key}_all"] = ratios
+            out[f"ratio_to_mujoco_{key}"] = statistics.median(ratios)
+    return out
 
 
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--envs", type=int, nargs="+", default=[1, 64, 1024, 4096])
-    p.add_argument("--steps", type=int, default=100)
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--steps", type=int, default=300, help="timed steps per round")
+    p.add_argument("--repeats", type=int, default=3, help="rounds")
     p.add_argument("--warmup", type=int, default=100)
     p.add_argument("--out", default=None)
     p.add_argument("--no-peer", action="store_true", help="do not run MuJoCo beside it")
@@ -161,27 +183,35 @@ def main(argv=None) -> dict:
              ("quadruped_heightmap_no_joint_friction", lambda n: quadruped_world(n, joint_friction=False),
               "quadruped_heightmap", False))
     for name, build, peer_model, friction in cases:
-        single = None
-        if use_peer:
-            single = peer.measure_single(peer_model, friction, steps=10 * args.steps, repeats=args.repeats)
-            results.append({"model": name, "engine": "mujoco", "mode": "mj_step", **single})
-            print(f"{name:38s} MuJoCo {single['version']} mj_step, one thread: {single['steps_per_s']:10,.0f} steps/s",
-                  flush=True)
         for n in args.envs:
+            peer_round, single, batch = None, [], []
+            if use_peer:
+                def peer_round(model=peer_model, friction=friction, n=n):
+                    # the same simulated window as ours (--warmup, then --steps steps), ten times over for
+                    # mj_step (a window takes it a few ms)
+                    single.append(peer.measure_single(model, friction, steps=args.steps, repeats=10,
+                                                      warmup=args.warmup))
+                    batch.append(peer.measure_rollout(model, n, friction, steps=args.steps, repeats=1,
+                                                      n_threads=threads, warmup=args.warmup))
+                    return {"single": single[-1]["steps_per_s"], "rollout": batch[-1]["env_steps_per_s"]}
             row = {"model": name, "engine": "taichi_terra",
-                   **measure(build, n, args.steps, args.repeats, args.warmup, tree_only)}
+                   **measure(build, n, args.steps, args.repeats, args.warmup, tree_only, peer_round)}
             line = (f"{name:38s} {n:5d} envs ({row['dof']} dof): {row['env_steps_per_s']:10,.0f} env-steps/s, "
                     f"tree stages alone {row['tree_stages_env_steps_per_s']:10,.0f} (share {row['tree_share']:.0%}), "
                     f"{row['sweeps']:.1f} sweeps ({row['sweep_cap_share']:.0%} of steps at the cap), "
                     f"first step {row['first_step_s']:.1f} s")
             if use_peer:
-                batch = peer.measure_rollout(peer_model, n, friction, steps=args.steps, repeats=args.repeats,
-                                             n_threads=threads)
-                results.append({"model": name, "engine": "mujoco", "mode": "rollout", **batch})
-                row["ratio_to_mujoco_single"] = row["env_steps_per_s"] / single["steps_per_s"]
-                row["ratio_to_mujoco_rollout"] = row["env_steps_per_s"] / batch["env_steps_per_s"]
-                line += (f"; MuJoCo rollout ({threads} threads) {batch['env_steps_per_s']:10,.0f}: ratio "
-                         f"{row['ratio_to_mujoco_rollout']:.2f}, to its single world {row['ratio_to_mujoco_single']:.2f}")
+                results.append({"model": name, "engine": "mujoco", "mode": "mj_step", "n_envs": n, **single[-1],
+                                "steps_per_s": row["mujoco_single"], "steps_per_s_all": row["mujoco_single_all"]})
+                results.append({"model": name, "engine": "mujoco", "mode": "rollout", **batch[-1],
+                                "env_steps_per_s": row["mujoco_rollout"],
+                                "env_steps_per_s_all": row["mujoco_rollout_all"]})
+                low_s, high_s = min(row["ratio_to_mujoco_single_all"]), max(row["ratio_to_mujoco_single_all"])
+                low_r, high_r = min(row["ratio_to_mujoco_rollout_all"]), max(row["ratio_to_mujoco_rollout_all"])
+                line += (f"; MuJoCo {single[-1]['version']} mj_step (one thread) {row['mujoco_single']:10,.0f}, "
+                         f"rollout ({threads} threads) {row['mujoco_rollout']:10,.0f}; ratio to mj_step "
+                         f"{row['ratio_to_mujoco_single']:.2f} ({low_s:.2f} to {high_s:.2f}), to rollout "
+                         f"{row['ratio_to_mujoco_rollout']:.2f} ({low_r:.2f} to {high_r:.2f})")
             results.append(row)
             print(line, flush=True)
     out = args.out or os.path.join(os.path.dirname(__file__), "results", "articulated.json")

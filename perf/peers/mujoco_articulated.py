@@ -213,16 +213,19 @@ def measure_single(model_name: str, joint_friction: bool = True, steps: int = 20
 
 
 def measure_rollout(model_name: str, n_envs: int, joint_friction: bool = True, steps: int = 200,
-                    repeats: int = 3, n_threads: int = 2) -> dict:
-    """Median env-steps/s of ``mujoco.rollout`` over ``n_envs`` copies of the initial state, ``steps`` steps
-    each, on a persistent pool of ``n_threads`` threads (one MjData each), control held at STAND (rad).
+                    repeats: int = 3, n_threads: int = 2, warmup: int = 0) -> dict:
+    """Median env-steps/s of ``mujoco.rollout`` over ``n_envs`` copies of the state after ``warmup`` steps
+    from the initial one, ``steps`` steps each, on a persistent pool of ``n_threads`` threads (one MjData
+    each), control held at STAND (rad).
     One untimed warm-up rollout first; the output array is allocated once. The sanity numbers are those of
-    ``measure_single`` (trunk height / tip height, m) at the final state of env 0 (simulated ``steps`` ms),
+    ``measure_single`` (trunk height / tip height, m) at the final state of env 0 (simulated ``warmup + steps`` ms),
     ``env_spread`` the max abs difference of any env's final state from env 0's (0: deterministic copies),
     ``sane`` whether all is finite and the trunk is within 0.3..0.5 m and upright (the chain below its base)."""
     import mujoco
     from mujoco import rollout
     m, d = build(model_name, joint_friction)
+    for _ in range(warmup):
+        mujoco.mj_step(m, d)
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     s0 = np.empty(mujoco.mj_stateSize(m, spec))
     mujoco.mj_getState(m, d, s0, spec)
