@@ -116,6 +116,14 @@ def config() -> dict:
     return dict(_config)
 
 
+def cpu_threads() -> int:
+    """The worker threads Taichi's cpu backend runs parallel loops on (``init``'s ``threads``, or one per
+    core)."""
+    from taichi.lang import impl
+
+    return int(impl.current_cfg().cpu_max_num_threads)
+
+
 def np_real():
     """The numpy float type matching the chosen precision."""
     import numpy as np

@@ -451,13 +451,16 @@ class World(TerrainBuilder, ArticulatedBuilder, RayCaster, ContactQueries, BodyS
         the caller). A world of one env on cpu runs its env loop on the calling thread."""
         if self._step_graph is None:
             from .kernels.common.arrays import ARENAS
-            from .kernels.step import simulate_kernel
+            from .kernels.step import env_spread, simulate_kernel
 
             arch = backend.config()["arch"]
-            kernel = simulate_kernel(arch == "cpu" and self._n_envs == 1, self._model.n_trees > 0)
+            serial = arch == "cpu" and self._n_envs == 1
+            kernel = simulate_kernel(serial, self._model.n_trees > 0)
             arrays = {**self._model.arrays(), **self._state.arrays(), **self._control.arrays(),
                       **self._scratch.arrays()}
-            run, args = backend.compiled_launch(kernel, ("n_steps",), {a.name: arrays[a.name] for a in ARENAS})
+            run, args = backend.compiled_launch(kernel, ("n_steps", "spread"),
+                                                {a.name: arrays[a.name] for a in ARENAS})
+            args["spread"] = env_spread(self._n_envs, arch, backend.cpu_threads(), serial)
             self._step_graph = (run, args)
         return self._step_graph
 

@@ -365,6 +365,37 @@ def test_batch_invariance_and_checkpoint_replay():
     np.testing.assert_array_equal(results[0][1], results[1][1])
 
 
+
+def test_env_loop_spread_gives_every_thread_envs_and_changes_no_result():
+    """Reference: the chunking rule of Taichi's cpu loops (at least 512 iterations per chunk), and batch
+    invariance. The step's env loop takes 512 / k iterations per env for chunks of k consecutive envs, about
+    four chunks per thread; one per env on a GPU, in a serial loop and once the envs fill the chunks. Env 5
+    of a 9-env world (256 iterations per env) steps exactly as a 1-env world (the serial loop)."""
+    from taichi_terra.kernels.step import env_spread
+
+    assert env_spread(64, "cpu", 2, False) == 64  # chunks of 8 envs: 8 chunks
+    assert env_spread(1024, "cpu", 2, False) == 4  # chunks of 128 envs
+    assert env_spread(4096, "cpu", 2, False) == 1
+    assert env_spread(9, "cpu", 2, False) == 256  # chunks of 2 envs
+    assert env_spread(1, "cpu", 2, True) == 1 and env_spread(64, "cuda", 2, False) == 1
+    rng = np.random.default_rng(5)
+    q = np.zeros(19)
+    q[:3], q[3] = (0.0, 0.0, 0.5), 1.0
+    q[7:] = np.array(STAND) + rng.uniform(-0.3, 0.3, 12)
+    u = rng.uniform(-1.0, 1.0, 18)
+    results = []
+    for n, env in ((1, 0), (9, 5)):
+        world, system = _quadruped_world(n)
+        world.add_ground()
+        system.set_generalized_coordinate(q, env=env)
+        system.set_generalized_velocity(u, env=env)
+        system.set_pd_gains(np.r_[np.zeros(6), np.full(12, 50.0)], np.r_[np.zeros(6), np.full(12, 1.0)])
+        system.set_pd_target(np.r_[q[:7], np.zeros(12)], np.zeros(18))
+        world.step(300)
+        results.append(np.r_[system.get_generalized_coordinate(env), system.get_generalized_velocity(env)])
+    assert len(world.get_contacts(5)) > 0  # (it landed: contacts and rows in the compared steps)
+    np.testing.assert_array_equal(results[0], results[1])
+
 def test_a_free_falling_floating_base_follows_the_parabola():
     """Reference: with no drive the quadruped's centre of mass falls as a point, z = z0 - g t^2 / 2 (the
     semi-implicit Euler sum adds g dt t / 2), and its momentum about the centre of mass stays zero."""

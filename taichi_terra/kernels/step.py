@@ -82,21 +82,38 @@ from .solver.rows import build_rows, pair_entry, row_geometry, warm_start_slot
 nd = ti.types.ndarray()
 
 
+def env_spread(n_envs: int, arch: str, threads: int, serial: bool) -> int:
+    """Iterations of the step kernel's env loop per env, all but the first of each env's empty.
+
+    Taichi's cpu backend (1.7) hands a parallel loop whose bound is known only at run time to its threads in
+    chunks of at least 512 iterations: with one iteration per env, a world of 512 envs or fewer stepped on
+    one thread (measured: the quadruped at 64, 256 and 512 envs, 11.5 us of wall time per env-step on two
+    threads as on one; ``ti.loop_config``'s ``block_dim`` changed nothing). Spread over ``512 / k``
+    iterations each, the envs come in chunks of ``k`` consecutive envs, ``k`` chosen for about four chunks
+    per thread. One iteration per env on the GPU backends (a thread per env), for a serial loop, and where
+    the envs already fill four chunks of 512 per thread."""
+    if arch != "cpu" or serial:
+        return 1
+    per_chunk = -(-int(n_envs) // (4 * max(1, int(threads))))
+    return max(1, 512 // per_chunk)
+
+
 def _simulate_kernel(serial: bool, trees: bool):
     """The step kernel; ``serial`` runs the env loop on the calling thread (a single-env world on cpu: a
     parallel loop's launch costs about 130 us there, a serial one about 20 us); ``trees`` compiles the
     articulated-tree stages in (a world without trees does not pay their compile time)."""
 
     @ti.kernel
-    def simulate(n_steps: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd, u: nd, state_f: nd, state_i: nd,
+    def simulate(n_steps: ti.i32, spread: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd, u: nd, state_f: nd, state_i: nd,
                  control: nd, scratch_f: nd, scratch_i: nd, soil_rev: nd):
         """Advance every env by ``n_steps`` steps (a call costs one kernel launch however many steps it
-        takes)."""
+        takes); ``spread`` loop iterations per env (:func:`env_spread`)."""
         ti.loop_config(serialize=serial)
-        for e in range(q.shape[0]):
-            run_env(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
-                             state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
-                             scratch_i=scratch_i, soil_rev=soil_rev), e, n_steps, trees)
+        for i in range(q.shape[0] * spread):  # (env_spread: all but every spread-th iteration are empty)
+            if i % spread == 0:
+                run_env(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
+                                 state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
+                                 scratch_i=scratch_i, soil_rev=soil_rev), i // spread, n_steps, trees)
 
     return simulate
 

@@ -209,9 +209,13 @@ def put(ref: ti.template(), e, i, col: ti.template(), value):
 
 @ti.func
 def add(ref: ti.template(), e, i, col: ti.template(), value):
-    """Add to column ``col`` (width 1) of row ``i``."""
+    """Add to column ``col`` (width 1) of row ``i``. On a per-env array a plain read and write, not an atomic
+    add: every kernel that writes an env's rows runs that env on one thread (Taichi makes ``+=`` atomic
+    unless it can see that the loop index alone picks the row, which the step's spread env loop hides:
+    ``step.env_spread``)."""
     if ti.static(ref.per_env):
-        ref.arr[e, ref.off + i * ti.static(ref.block.stride) + col] += value
+        k = ref.off + i * ti.static(ref.block.stride) + col
+        ref.arr[e, k] = ref.arr[e, k] + value
     else:
         ref.arr[ref.off + i * ti.static(ref.block.stride) + col] += value
 

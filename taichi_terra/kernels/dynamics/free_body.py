@@ -19,8 +19,8 @@ def link_velocity(u: ti.template(), e, us):
 @ti.func
 def add_link_velocity(u: ti.template(), e, us, dv, dw):
     for k in ti.static(range(3)):
-        u[e, us + k] += dv[k]
-        u[e, us + 3 + k] += dw[k]
+        u[e, us + k] = u[e, us + k] + dv[k]  # (plain adds: an env's rows are its thread's alone; schema.add)
+        u[e, us + 3 + k] = u[e, us + 3 + k] + dw[k]
 
 
 @ti.func
@@ -72,7 +72,7 @@ def integrate_link(q: ti.template(), u: ti.template(), e, qs, us, dt):
     """Semi-implicit Euler: position by the new velocity, orientation by the exponential map."""
     v, w = link_velocity(u, e, us)
     for k in ti.static(range(3)):
-        q[e, qs + k] += dt * v[k]
+        q[e, qs + k] = q[e, qs + k] + dt * v[k]
     quat = quat_integrate(vec4(q[e, qs + 3], q[e, qs + 4], q[e, qs + 5], q[e, qs + 6]), w, dt)
     for k in ti.static(range(4)):
         q[e, qs + 3 + k] = quat[k]
