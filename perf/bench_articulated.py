@@ -93,10 +93,12 @@ def _tree_only_kernel():
                 tree_integrate(D, e, t, dt)
 
     @ti.kernel
-    def run(n: ti.i32, model_i: nd, model_f: nd, q: nd, u: nd, control: nd, scratch_f: nd, scratch_i: nd):
-        for e in range(q.shape[0]):
-            trees(StepData(model_i, model_i=model_i, model_f=model_f, q=q, u=u, control=control,
-                           scratch_f=scratch_f, scratch_i=scratch_i), e, n)
+    def run(n: ti.i32, spread: ti.i32, model_i: nd, model_f: nd, q: nd, u: nd, control: nd, scratch_f: nd,
+            scratch_i: nd):
+        for i in range(q.shape[0] * spread):  # (as the step kernel's env loop: step.env_spread)
+            if i % spread == 0:
+                trees(StepData(model_i, model_i=model_i, model_f=model_f, q=q, u=u, control=control,
+                               scratch_f=scratch_f, scratch_i=scratch_i), i // spread, n)
 
     return run
 
@@ -118,7 +120,10 @@ def measure(build, n_envs: int, steps: int, repeats: int, warmup: int, tree_only
     ti.sync()
     snap = world.checkpoint()
     m, s, c, x = world._model, world._state, world._control, world._scratch
-    tree_only(1, m.model_i, m.model_f, s.q, s.u, c.control, x.scratch_f, x.scratch_i)
+    from taichi_terra.kernels.step import env_spread
+
+    spread = env_spread(n_envs, "cpu", ti.lang.impl.current_cfg().cpu_max_num_threads, False)
+    tree_only(1, spread, m.model_i, m.model_f, s.q, s.u, c.control, x.scratch_f, x.scratch_i)
     world.restore(snap)
     rates, tree_rates, peers = [], [], []
     for _ in range(repeats):
@@ -133,7 +138,7 @@ def measure(build, n_envs: int, steps: int, repeats: int, warmup: int, tree_only
         world.restore(snap)  # (the tree stages of the last step's factored trees, on the same window)
         ti.sync()
         t = time.perf_counter()
-        tree_only(steps, m.model_i, m.model_f, s.q, s.u, c.control, x.scratch_f, x.scratch_i)
+        tree_only(steps, spread, m.model_i, m.model_f, s.q, s.u, c.control, x.scratch_f, x.scratch_i)
         ti.sync()
         tree_rates.append(n_envs * steps / (time.perf_counter() - t))
     world.restore(snap)
