@@ -112,6 +112,17 @@ def _push_dof(D: ti.template(), e, t, d, scale):
 
 
 @ti.func
+def _group_of_four(D: ti.template(), e, r, end):
+    """How many of the joint rows ``r ..`` (at most four, before ``end``) belong to row ``r``'s tree (a tree's
+    rows are consecutive)."""
+    t = get(D.row_i, e, r, ROW_I.side_b)
+    count = 1
+    while count < 4 and r + count < end and get(D.row_i, e, r + count, ROW_I.side_b) == t:
+        count += 1
+    return count
+
+
+@ti.func
 def joint_row_responses(D: ti.template(), e, r0, n):
     """Each joint row's dof column ``M~^-1 e_d`` with the step's final factor, and the row's ``W``: the
     rows of a tree four at a time (:func:`~..dynamics.tree_solve.tree_inverse_columns`; a group of fewer repeats
@@ -119,9 +130,7 @@ def joint_row_responses(D: ti.template(), e, r0, n):
     r = r0
     while r < r0 + n:
         t, d, _sign = _row_dof(D, e, r)
-        count = 1
-        while count < 4 and r + count < r0 + n and get(D.row_i, e, r + count, ROW_I.side_b) == t:
-            count += 1
+        count = _group_of_four(D, e, r, r0 + n)
         dofs = ti.Vector([d, d, d, d])
         for a in ti.static(range(1, 4)):
             dofs[a] = get(D.row_i, e, r + ti.min(a, count - 1), ROW_I.slot)
@@ -190,9 +199,7 @@ def warm_start_joint_rows(D: ti.template(), e, r0, n, on):
     r = r0
     while r < r0 + n:
         t = get(D.row_i, e, r, ROW_I.side_b)
-        count = 1
-        while count < 4 and r + count < r0 + n and get(D.row_i, e, r + count, ROW_I.side_b) == t:
-            count += 1
+        count = _group_of_four(D, e, r, r0 + n)
         dofs = ti.Vector([0, 0, 0, 0])
         pushes = ti.Vector([0.0, 0.0, 0.0, 0.0])  # (zero past the group's rows)
         for a in ti.static(range(4)):
