@@ -104,8 +104,8 @@ def _simulate_kernel(serial: bool, trees: bool):
     articulated-tree stages in (a world without trees does not pay their compile time)."""
 
     @ti.kernel
-    def simulate(n_steps: ti.i32, spread: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd, u: nd, state_f: nd, state_i: nd,
-                 control: nd, scratch_f: nd, scratch_i: nd, soil_rev: nd):
+    def simulate(n_steps: ti.i32, spread: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd, u: nd,
+                 state_f: nd, state_i: nd, control: nd, scratch_f: nd, scratch_i: nd, soil_rev: nd):
         """Advance every env by ``n_steps`` steps (a call costs one kernel launch however many steps it
         takes); ``spread`` loop iterations per env (:func:`env_spread`)."""
         ti.loop_config(serialize=serial)

@@ -15,9 +15,10 @@ transform is needed between links (Featherstone, *Rigid Body Dynamics Algorithms
   root accelerating upwards at ``-g``;
 - ``u* = u + (M + dt K_d + dt^2 K_p)^-1 dt (tau + K_p (q_t - q - dt u) + K_d (u_t - u) - h)``: the PD drives and
   joint damping taken implicitly (``reference/solver_math.md``, "Implicit PD"): one factor ``U U^T``
-  (eliminated from the leaves, as sparse as the tree) per tree and step where rows act on the tree (their responses need ``M~^-1``), and otherwise the
-  articulated-body algorithm, which solves the same system in O(links) without forming ``M`` (the
-  60-link chain's tree stages 2x faster); a drive beyond its joint's effort limit is held at the limit.
+  (eliminated from the leaves, as sparse as the tree) per tree and step where rows act on the tree (their
+  responses need ``M~^-1``), and otherwise the articulated-body algorithm, which solves the same system in
+  O(links) without forming ``M`` (the 60-link chain's tree stages 2x faster); a drive beyond its joint's
+  effort limit is held at the limit.
   Both solves are in ``tree_solve.py``.
 """
 import taichi as ti

@@ -3,7 +3,8 @@ drive and damping terms, ``dynamics/tree.py``): ``M~ x = b`` for the velocity up
 for the solver rows.
 
 - Where rows act on the tree this step: the factor ``M~ = U U^T`` (``tree_factor``; ``U`` upper
-  triangular, eliminated from the leaves so that it is as sparse as the tree makes ``M``) and its solves: one right-hand side in the per-dof workspace (``tree_solve``), a link's six response columns
+  triangular, eliminated from the leaves so that it is as sparse as the tree makes ``M``) and its solves:
+  one right-hand side in the per-dof workspace (``tree_solve``), a link's six response columns
   (``tree_solve_columns``), four unit columns for joint rows (``tree_inverse_columns``); or, where the rows
   need many columns, all of ``M~^-1`` at once (``tree_full_inverse``).
 - Otherwise: the articulated-body algorithm (``tree_solve_articulated``), O(links) without forming ``M``.
