@@ -355,3 +355,78 @@ def test_steep_capsule_touches_the_nearest_triangle_of_a_bumpy_map():
     # locates its minimum along the segment only to within about a millimetre (the distance is flat there)
     seg_point = c.positions[deepest] + c.normals[deepest] * (r - c.depths[deepest])
     assert np.linalg.norm(seg_point - where) < 2e-3
+
+
+def _closest_points_on_triangles(p, a, b, c):
+    """Closest point to ``p`` on each triangle (rows of a, b, c, counter-clockwise seen from +z): the
+    projection where it falls inside, else the nearest point of the nearest edge."""
+    n = np.cross(b - a, c - a)
+    n /= np.linalg.norm(n, axis=1)[:, None]
+    h = np.einsum("ij,ij->i", p - a, n)
+    q = p - h[:, None] * n
+    inside = np.ones(len(a), bool)
+    for e0, e1 in ((a, b), (b, c), (c, a)):
+        inside &= np.einsum("ij,ij->i", np.cross(e1 - e0, q - e0), n) >= 0.0
+    best, where = np.full(len(a), np.inf), q.copy()
+    for e0, e1 in ((a, b), (b, c), (c, a)):
+        d = e1 - e0
+        s = np.clip(np.einsum("ij,ij->i", p - e0, d) / np.einsum("ij,ij->i", d, d), 0.0, 1.0)
+        on = e0 + s[:, None] * d
+        dist = np.linalg.norm(p - on, axis=1)
+        closer = ~inside & (dist < best)
+        best[closer], where[closer] = dist[closer], on[closer]
+    return where, n, inside
+
+
+def test_spheres_on_a_bumpy_map_touch_every_local_minimum_of_the_distance():
+    """Reference: the contact rule of a sphere on a height map, applied by brute force to all 512 triangles: a
+    contact where the distance from the centre to the surface has a local minimum within the margin (a
+    triangle's closest point, kept on an edge or a vertex only where no triangle touching it comes closer, and
+    once where two triangles share it), at depth r minus that distance. 48 spheres in 48 envs, at random places among the bumps and near the
+    grid's samples and edges, where the edge and vertex points must be filtered."""
+    n, size = 17, 1.6
+    xs = np.linspace(-size / 2, size / 2, n)
+    hz = 0.03 * np.sin(7.0 * xs)[None, :] * np.cos(5.0 * xs)[:, None]  # [y, x]
+    n_envs = 48
+    world = tt.World(dt=1e-3, gravity=(0.0, 0.0, 0.0), n_envs=n_envs)
+    world.add_heightmap(n, n, size, size, 0.0, 0.0, hz.ravel())
+    r = 0.04  # (with the margin, its box spans at most two cells of 0.1 m)
+    margin = world.solver.contact_margin
+    ball = world.add_sphere(r, 1.0)
+    rng = np.random.default_rng(3)
+    xy = rng.uniform(-0.6, 0.6, (n_envs, 2))
+    xy[:16] = xs[rng.integers(2, n - 2, (16, 2))] + rng.uniform(-0.02, 0.02, (16, 2))  # near samples
+    xy[16:24, 0] = xs[rng.integers(2, n - 2, 8)] + rng.uniform(-1e-3, 1e-3, 8)  # near the lines between
+    surface = 0.03 * np.sin(7.0 * xy[:, 0]) * np.cos(5.0 * xy[:, 1])
+    centres = np.c_[xy, surface + r + rng.uniform(-0.01, 0.004, n_envs)]
+    ball.set_position(centres)
+    world.step(1)  # (the contacts of the step, found before it moves the spheres)
+    tri = []
+    for iy in range(n - 1):
+        for ix in range(n - 1):
+            v = lambda i, j: np.array([xs[i], xs[j], hz[j, i]])  # noqa: E731
+            tri += [(v(ix, iy), v(ix + 1, iy), v(ix + 1, iy + 1)), (v(ix, iy), v(ix + 1, iy + 1), v(ix, iy + 1))]
+    a, b, c = (np.array(t) for t in zip(*tri))
+    tol = 1e-9 * 0.2
+    n_edge = n_filtered = 0
+    for env in range(n_envs):
+        centre = centres[env]
+        foot, normal, inside = _closest_points_on_triangles(centre, a, b, c)
+        dist = np.linalg.norm(centre - foot, axis=1)
+        above = np.einsum("ij,ij->i", centre - a, normal) > 0.0
+        want = []
+        for k in np.flatnonzero(above & (dist < r + margin)):
+            if not inside[k]:  # an edge or vertex point: no triangle touching it may come closer
+                touching = np.linalg.norm(_closest_points_on_triangles(foot[k], a, b, c)[0] - foot[k], axis=1) < tol
+                if np.any(touching & (dist < dist[k] - tol)):
+                    n_filtered += 1
+                    continue
+                n_edge += 1
+            if all(np.linalg.norm(foot[k] - point) >= 1e-9 for point, _ in want):  # (two sides of one edge: one)
+                want.append((foot[k], r - dist[k]))
+        got = world.get_contacts(env)
+        assert len(got) == len(want), (env, len(got), len(want))
+        for point, depth in want:
+            k = int(np.argmin(np.linalg.norm(got.positions - point, axis=1)))
+            assert np.linalg.norm(got.positions[k] - point) < 1e-12 and got.depths[k] == pytest.approx(depth, abs=1e-12)
+    assert n_edge > 0 and n_filtered > 0  # (the filter kept edge or vertex points and dropped others)

@@ -164,24 +164,46 @@ def segment_triangle_contacts(p0, p1, a, b, c, tn):
 
 
 @ti.func
-def is_local_closest(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct, d, tol):
-    """Whether the surface point ``ct`` of a triangle of cell (ix, iy) is a local minimum of the distance
-    from ``cs`` over the whole height map: no triangle touching ``ct`` (in the 3x3 cells around) comes
-    strictly closer. Filters edge and vertex contacts of flat or concave creases, which would otherwise
-    act as bumps when a body rolls across triangle edges. Only cells within ``2 tol`` of ``ct`` across
-    the map can hold a triangle touching it (one or two per axis, of the 3x3 around)."""
+def in_triangle_xy(x0, y0, dx, dy, ix, iy, t, x, y, slack):
+    """Whether map-frame (x, y) lies in the map-plane projection of triangle ``t`` of cell (ix, iy), widened by
+    ``slack`` [m] (``hm_triangle``: triangle 0 is the cell's half below its diagonal, 1 the half above)."""
+    u = (x - (x0 + ix * dx)) / dx
+    v = (y - (y0 + iy * dy)) / dy
+    su = slack / dx
+    sv = slack / dy
+    inside = u >= -su and v >= -sv and u <= 1.0 + su and v <= 1.0 + sv
+    if t == 0:
+        inside = inside and v <= u + su + sv
+    else:
+        inside = inside and u <= v + su + sv
+    return inside
+
+
+@ti.func
+def is_local_closest(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy, t_own, cs, ct, d, tol):
+    """Whether the surface point ``ct`` of triangle ``t_own`` of cell (ix, iy) is a local minimum of the
+    distance from ``cs`` over the whole height map: no triangle touching ``ct`` (in the 3x3 cells around)
+    comes strictly closer. Filters edge and vertex contacts of flat or concave creases, which would otherwise
+    act as bumps when a body rolls across triangle edges. Only cells within ``2 tol`` of ``ct`` across the map
+    can hold a triangle touching it (one or two per axis, of the 3x3 around).
+
+    ``ct`` lies on the map's surface, which is continuous: a triangle touches it exactly where its projection
+    on the map plane holds ``ct``'s (x, y), so that cheap test picks the neighbours (within ``tol``), and
+    only those are searched for a closer point. The own triangle's closest point to ``cs`` is ``ct``
+    itself, so it is not searched again."""
     ok = True
     jx0, jx1 = cell_range(ct[0] - 2.0 * tol, ct[0] + 2.0 * tol, x0, dx, nx)
     jy0, jy1 = cell_range(ct[1] - 2.0 * tol, ct[1] + 2.0 * tol, y0, dy, ny)
     for jy in range(ti.max(iy - 1, jy0), ti.min(iy + 1, jy1) + 1):
         for jx in range(ti.max(ix - 1, jx0), ti.min(ix + 1, jx1) + 1):
             for t in range(2):
-                if ok:  # (one closer triangle settles it: the rest are not tested)
+                # (one closer triangle settles it: the rest are not tested)
+                if ok and (jx != ix or jy != iy or t != t_own) and in_triangle_xy(x0, y0, dx, dy, jx, jy, t,
+                                                                                  ct[0], ct[1], tol):
                     a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, jx, jy, t)
                     if is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2]):
-                        if (closest_point_triangle(ct, a, b, c) - ct).norm() < tol:
-                            if (closest_point_triangle(cs, a, b, c) - cs).norm() < d - tol:
-                                ok = False
+                        if (closest_point_triangle(cs, a, b, c) - cs).norm() < d - tol:
+                            ok = False
     return ok
 
 

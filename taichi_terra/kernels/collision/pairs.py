@@ -41,6 +41,7 @@ from ..common.layout import (
     SPHERE,
 )
 from ..common.math import (
+    closest_point_triangle,
     is_finite,
     vec3,
 )
@@ -54,6 +55,7 @@ from .heightmap import (
     hm_surface,
     hm_triangle,
     hm_vertex,
+    in_triangle_xy,
     is_local_closest,
     segment_triangle_contacts,
     vertex_range,
@@ -236,6 +238,101 @@ def hide_occluded_soil_points(D: ti.template(), e, n_static):
                 put(D.soil_claim, e, s0 + get(D.feature, e, pr[PAIR.slot0] + k, FEATURE.now), SOIL_CLAIM.slot, 0)
 
 
+_WINDOW = 3  # [cells per axis] a sphere whose box spans at most this many cells keeps its triangles' distances
+
+
+@ti.func
+def _box_reaches(lo, hi_, x0, y0, dx, dy, ix, iy, t):
+    """Whether the map-plane projection of triangle ``t`` of cell (ix, iy) meets the box lo..hi_ (x, y only).
+    In cell units (0 to 1 across the cell) triangle 0 is the half v <= u, triangle 1 the half u <= v: the box's
+    part of the cell meets the first where its lowest v is at most its highest u, the second where its lowest u
+    is at most its highest v. A triangle it misses is farther along x or y than the box's padding."""
+    u0 = ti.math.clamp((lo[0] - (x0 + ix * dx)) / dx, 0.0, 1.0)
+    u1 = ti.math.clamp((hi_[0] - (x0 + ix * dx)) / dx, 0.0, 1.0)
+    v0 = ti.math.clamp((lo[1] - (y0 + iy * dy)) / dy, 0.0, 1.0)
+    v1 = ti.math.clamp((hi_[1] - (y0 + iy * dy)) / dy, 0.0, 1.0)
+    return (v0 <= u1) if t == 0 else (u0 <= v1)
+
+
+@ti.func
+def _map_triangle_contacts(D: ti.template(), e, p, base, cap, off, nx, ny, x0, y0, dx, dy, ix, iy, t, p0, p1, z_low,
+                           infl, margin, o, rm):
+    """Contacts of a sphere-swept segment p0p1 (map frame, radius ``infl``) with triangle ``t`` of cell
+    (ix, iy): its closest pair, or the two ends of a parallel overlap, within ``margin`` of touching. Holes and
+    triangles wholly below ``z_low`` give none. A pair on the triangle's boundary is kept where it is a local
+    minimum of the distance over the map (``is_local_closest``)."""
+    a, b, c = hm_triangle(D.heights, off, nx, x0, y0, dx, dy, ix, iy, t)
+    if is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2]) and z_low <= ti.max(a[2], b[2], c[2]):
+        nn = (b - a).cross(c - a)
+        tn = nn / nn.norm()
+        n_cp, cs0, ct0, cs1, ct1 = segment_triangle_contacts(p0, p1, a, b, c, tn)
+        for j in range(n_cp):
+            cs = cs0 if j == 0 else cs1
+            ct = ct0 if j == 0 else ct1
+            d = (cs - ct).norm()
+            keep = tn.dot(cs - a) > 0.0 and d < infl + margin and d > 1e-12
+            # a closest point on the triangle's boundary must be a local minimum over the map
+            tol = 1e-9 * (dx + dy)
+            if keep and (cs - tn * tn.dot(cs - a) - ct).norm() > tol:
+                keep = is_local_closest(D.heights, off, nx, ny, x0, y0, dx, dy, ix, iy, t, cs, ct, d, tol)
+            if keep:
+                emit(D, e, p, base, cap, o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
+                     FEAT_TRIANGLE + 2 * (2 * (iy * nx + ix) + t) + j, True)
+
+
+@ti.func
+def _sphere_map_contacts(D: ti.template(), e, p, base, cap, off, nx, ny, x0, y0, dx, dy, ix0, ix1, iy0, iy1, lo, hi_, c,
+                         infl, margin, o, rm):
+    """``_map_triangle_contacts`` for a sphere (centre ``c``, map frame) over the triangles of cells ix0..ix1 x
+    iy0..iy1 (at most ``_WINDOW`` per axis), with the same contacts in the same order.
+
+    A first pass keeps each triangle's closest point and distance; the second emits the contacts, and a closest
+    point on a triangle's boundary looks its touching neighbours' distances up instead of finding their closest
+    points again. Every triangle that can come closer than the margin is in the window (it meets the box
+    lo..hi_), and any other is given an infinite distance, so the test is ``is_local_closest``'s."""
+    dist = ti.Vector.zero(float, 2 * _WINDOW * _WINDOW) + 1e300
+    foot = ti.Matrix.zero(float, 2 * _WINDOW * _WINDOW, 3)
+    kind = ti.Vector.zero(ti.i32, 2 * _WINDOW * _WINDOW)  # 1: a contact inside its triangle, 2: one on its boundary
+    tol = 1e-9 * (dx + dy)
+    for iy in range(iy0, iy1 + 1):
+        for ix in range(ix0, ix1 + 1):
+            for t in range(2):
+                k = 2 * (_WINDOW * (iy - iy0) + ix - ix0) + t
+                if _box_reaches(lo, hi_, x0, y0, dx, dy, ix, iy, t):
+                    a, b, cc = hm_triangle(D.heights, off, nx, x0, y0, dx, dy, ix, iy, t)
+                    if is_finite(a[2]) and is_finite(b[2]) and is_finite(cc[2]) and lo[2] <= ti.max(a[2], b[2], cc[2]):
+                        nn = (b - a).cross(cc - a)
+                        tn = nn / nn.norm()
+                        ct = closest_point_triangle(c, a, b, cc)
+                        d = (c - ct).norm()
+                        dist[k] = d
+                        for i in ti.static(range(3)):
+                            foot[k, i] = ct[i]
+                        if tn.dot(c - a) > 0.0 and d < infl + margin and d > 1e-12:
+                            kind[k] = 2 if (c - tn * tn.dot(c - a) - ct).norm() > tol else 1
+    for iy in range(iy0, iy1 + 1):
+        for ix in range(ix0, ix1 + 1):
+            for t in range(2):
+                k = 2 * (_WINDOW * (iy - iy0) + ix - ix0) + t
+                if kind[k] != 0:
+                    ct = vec3(foot[k, 0], foot[k, 1], foot[k, 2])
+                    d = dist[k]
+                    keep = True
+                    if kind[k] == 2:  # a local minimum: no triangle touching ct comes closer by more than tol
+                        jx0, jx1 = cell_range(ct[0] - 2.0 * tol, ct[0] + 2.0 * tol, x0, dx, nx)
+                        jy0, jy1 = cell_range(ct[1] - 2.0 * tol, ct[1] + 2.0 * tol, y0, dy, ny)
+                        for jy in range(ti.max(iy - 1, jy0, iy0), ti.min(iy + 1, jy1, iy1) + 1):
+                            for jx in range(ti.max(ix - 1, jx0, ix0), ti.min(ix + 1, jx1, ix1) + 1):
+                                for u in range(2):
+                                    j = 2 * (_WINDOW * (jy - iy0) + jx - ix0) + u
+                                    if keep and j != k and dist[j] < d - tol and in_triangle_xy(
+                                            x0, y0, dx, dy, jx, jy, u, ct[0], ct[1], tol):
+                                        keep = False
+                    if keep:
+                        emit(D, e, p, base, cap, o + rm @ ct, rm @ ((c - ct) / d), infl - d,
+                             FEAT_TRIANGLE + 2 * (2 * (iy * nx + ix) + t), True)
+
+
 # --------------------------------------------------------------------------- one pair
 @ti.func
 def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
@@ -311,30 +408,16 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
                 iy0, iy1 = cell_range(lo[1], hi_[1], y0, dy, ny)
                 if ti.min(p0[2], p1[2]) > z_cut:  # (the whole segment is too high)
                     ix1 = ix0 - 1
-                for iy in range(iy0, iy1 + 1):
-                    for ix in range(ix0, ix1 + 1):
-                        for t in range(2):
-                            a, b, c = hm_triangle(D.heights, off, nx, x0, y0, dx, dy, ix, iy, t)
-                            # skip holes and triangles entirely below the swept sphere
-                            if (is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2])
-                                    and lo[2] <= ti.max(a[2], b[2], c[2])):
-                                nn = (b - a).cross(c - a)
-                                tn = nn / nn.norm()
-                                n_cp, cs0, ct0, cs1, ct1 = segment_triangle_contacts(p0, p1, a, b, c, tn)
-                                for j in range(n_cp):
-                                    cs = cs0 if j == 0 else cs1
-                                    ct = ct0 if j == 0 else ct1
-                                    d = (cs - ct).norm()
-                                    keep = tn.dot(cs - a) > 0.0 and d < infl + margin and d > 1e-12
-                                    # a closest point on the triangle's boundary must be a local minimum over the map
-                                    tol = 1e-9 * (dx + dy)
-                                    if keep and (cs - tn * tn.dot(cs - a) - ct).norm() > tol:
-                                        keep = is_local_closest(D.heights, off, nx, ny, x0, y0, dx, dy, ix, iy, cs, ct,
-                                                                d, tol)
-                                    if keep:
-                                        emit(D, e, p, base, cap,
-                                             o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
-                                             FEAT_TRIANGLE + 2 * (2 * (iy * nx + ix) + t) + j, True)
+                if stype == SPHERE and ix1 - ix0 < _WINDOW and iy1 - iy0 < _WINDOW:
+                    _sphere_map_contacts(D, e, p, base, cap, off, nx, ny, x0, y0, dx, dy, ix0, ix1, iy0, iy1, lo, hi_,
+                                         p0, infl, margin, o, rm)
+                else:
+                    for iy in range(iy0, iy1 + 1):
+                        for ix in range(ix0, ix1 + 1):
+                            for t in range(2):
+                                if _box_reaches(lo, hi_, x0, y0, dx, dy, ix, iy, t):
+                                    _map_triangle_contacts(D, e, p, base, cap, off, nx, ny, x0, y0, dx, dy, ix, iy,
+                                                           t, p0, p1, lo[2], infl, margin, o, rm)
             else:
                 # sample D.point of the shape against the triangle below each of them
                 n_extra = 2 if stype == CYLINDER else 0
