@@ -242,6 +242,15 @@ _WINDOW = 3  # [cells per axis] a sphere whose box spans at most this many cells
 
 
 @ti.func
+def _cell_reaches(hm_heights: ti.template(), off, nx, ix, iy, z_low):
+    """Whether a sample of cell (ix, iy) lies at or above ``z_low`` (a hole's sample never does): a triangle of
+    a cell that does not lies wholly below it."""
+    i = off + iy * nx + ix
+    return (z_low <= hm_heights[i] or z_low <= hm_heights[i + 1] or z_low <= hm_heights[i + nx]
+            or z_low <= hm_heights[i + nx + 1])
+
+
+@ti.func
 def _box_reaches(lo, hi_, x0, y0, dx, dy, ix, iy, t):
     """Whether the map-plane projection of triangle ``t`` of cell (ix, iy) meets the box lo..hi_ (x, y only).
     In cell units (0 to 1 across the cell) triangle 0 is the half v <= u, triangle 1 the half u <= v: the box's
@@ -296,9 +305,10 @@ def _sphere_map_contacts(D: ti.template(), e, p, base, cap, off, nx, ny, x0, y0,
     tol = 1e-9 * (dx + dy)
     for iy in range(iy0, iy1 + 1):
         for ix in range(ix0, ix1 + 1):
+            reach = _cell_reaches(D.heights, off, nx, ix, iy, lo[2])
             for t in range(2):
                 k = 2 * (_WINDOW * (iy - iy0) + ix - ix0) + t
-                if _box_reaches(lo, hi_, x0, y0, dx, dy, ix, iy, t):
+                if reach and _box_reaches(lo, hi_, x0, y0, dx, dy, ix, iy, t):
                     a, b, cc = hm_triangle(D.heights, off, nx, x0, y0, dx, dy, ix, iy, t)
                     if is_finite(a[2]) and is_finite(b[2]) and is_finite(cc[2]) and lo[2] <= ti.max(a[2], b[2], cc[2]):
                         nn = (b - a).cross(cc - a)
@@ -414,10 +424,11 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
                 else:
                     for iy in range(iy0, iy1 + 1):
                         for ix in range(ix0, ix1 + 1):
-                            for t in range(2):
-                                if _box_reaches(lo, hi_, x0, y0, dx, dy, ix, iy, t):
-                                    _map_triangle_contacts(D, e, p, base, cap, off, nx, ny, x0, y0, dx, dy, ix, iy,
-                                                           t, p0, p1, lo[2], infl, margin, o, rm)
+                            if _cell_reaches(D.heights, off, nx, ix, iy, lo[2]):
+                                for t in range(2):
+                                    if _box_reaches(lo, hi_, x0, y0, dx, dy, ix, iy, t):
+                                        _map_triangle_contacts(D, e, p, base, cap, off, nx, ny, x0, y0, dx, dy, ix,
+                                                               iy, t, p0, p1, lo[2], infl, margin, o, rm)
             else:
                 # sample D.point of the shape against the triangle below each of them
                 n_extra = 2 if stype == CYLINDER else 0
