@@ -264,6 +264,18 @@ def _box_reaches(lo, hi_, x0, y0, dx, dy, ix, iy, t):
 
 
 @ti.func
+def _pair_kind(cs, ct, a, tn, d, reach, tol):
+    """How a closest pair (segment or centre point ``cs``, triangle point ``ct``, distance ``d``) of a triangle
+    with vertex ``a`` and unit normal ``tn`` counts: 0 not a contact (``cs`` below the triangle's plane, farther
+    than ``reach`` or touching), 1 a contact inside the triangle, 2 one on its boundary (an edge or a vertex,
+    kept only where it is a local minimum over the map; ``tol`` [m] tells the two apart)."""
+    kind = 0
+    if tn.dot(cs - a) > 0.0 and d < reach and d > 1e-12:
+        kind = 2 if (cs - tn * tn.dot(cs - a) - ct).norm() > tol else 1
+    return kind
+
+
+@ti.func
 def _map_triangle_contacts(D: ti.template(), e, p, base, cap, off, nx, ny, x0, y0, dx, dy, ix, iy, t, p0, p1, z_low,
                            infl, margin, o, rm):
     """Contacts of a sphere-swept segment p0p1 (map frame, radius ``infl``) with triangle ``t`` of cell
@@ -279,10 +291,10 @@ def _map_triangle_contacts(D: ti.template(), e, p, base, cap, off, nx, ny, x0, y
             cs = cs0 if j == 0 else cs1
             ct = ct0 if j == 0 else ct1
             d = (cs - ct).norm()
-            keep = tn.dot(cs - a) > 0.0 and d < infl + margin and d > 1e-12
-            # a closest point on the triangle's boundary must be a local minimum over the map
             tol = 1e-9 * (dx + dy)
-            if keep and (cs - tn * tn.dot(cs - a) - ct).norm() > tol:
+            kind = _pair_kind(cs, ct, a, tn, d, infl + margin, tol)
+            keep = kind == 1
+            if kind == 2:  # a closest point on the triangle's boundary must be a local minimum over the map
                 keep = is_local_closest(D.heights, off, nx, ny, x0, y0, dx, dy, ix, iy, t, cs, ct, d, tol)
             if keep:
                 emit(D, e, p, base, cap, o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
@@ -318,8 +330,7 @@ def _sphere_map_contacts(D: ti.template(), e, p, base, cap, off, nx, ny, x0, y0,
                         dist[k] = d
                         for i in ti.static(range(3)):
                             foot[k, i] = ct[i]
-                        if tn.dot(c - a) > 0.0 and d < infl + margin and d > 1e-12:
-                            kind[k] = 2 if (c - tn * tn.dot(c - a) - ct).norm() > tol else 1
+                        kind[k] = _pair_kind(c, ct, a, tn, d, infl + margin, tol)
     for iy in range(iy0, iy1 + 1):
         for ix in range(ix0, ix1 + 1):
             for t in range(2):
