@@ -297,20 +297,11 @@ def test_heightmap_contacts_start_within_the_margin_above_the_highest_sample(sha
 
 
 def _point_triangle_distance(p, a, b, c):
-    """Exact distance [m] from each point of ``p`` (k, 3) to triangle abc: to the plane where the point's
-    projection falls inside, else to the nearest edge."""
-    n = np.cross(b - a, c - a)
-    n /= np.linalg.norm(n)
-    h = (p - a) @ n
-    q = p - np.outer(h, n)
-    inside = np.ones(len(p), bool)
-    for e0, e1 in ((a, b), (b, c), (c, a)):
-        inside &= np.cross(e1 - e0, q - e0) @ n >= 0.0
-    best = np.full(len(p), np.inf)
-    for e0, e1 in ((a, b), (b, c), (c, a)):
-        s = np.clip((p - e0) @ (e1 - e0) / ((e1 - e0) @ (e1 - e0)), 0.0, 1.0)
-        best = np.minimum(best, np.linalg.norm(p - (e0 + np.outer(s, e1 - e0)), axis=1))
-    return np.where(inside, np.abs(h), best)
+    """Exact distance [m] from each point of ``p`` (k, 3) to triangle abc (``_closest_points_on_triangles``
+    with the one triangle given to every point)."""
+    k = len(p)
+    tile = lambda v: np.broadcast_to(v, (k, 3))  # noqa: E731
+    return np.linalg.norm(p - _closest_points_on_triangles(p, tile(a), tile(b), tile(c))[0], axis=1)
 
 
 def test_steep_capsule_touches_the_nearest_triangle_of_a_bumpy_map():
@@ -382,8 +373,8 @@ def test_spheres_on_a_bumpy_map_touch_every_local_minimum_of_the_distance():
     """Reference: the contact rule of a sphere on a height map, applied by brute force to all 512 triangles: a
     contact where the distance from the centre to the surface has a local minimum within the margin (a
     triangle's closest point, kept on an edge or a vertex only where no triangle touching it comes closer, and
-    once where two triangles share it), at depth r minus that distance. 48 spheres in 48 envs, at random places among the bumps and near the
-    grid's samples and edges, where the edge and vertex points must be filtered."""
+    once where two triangles share it), at depth r minus that distance. 48 spheres in 48 envs, at random places
+    among the bumps and near the grid's samples and edges, where the edge and vertex points must be filtered."""
     n, size = 17, 1.6
     xs = np.linspace(-size / 2, size / 2, n)
     hz = 0.03 * np.sin(7.0 * xs)[None, :] * np.cos(5.0 * xs)[:, None]  # [y, x]
