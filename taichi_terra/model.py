@@ -201,9 +201,12 @@ class Model:
                           "tree_mass": sum(t.get_dof() ** 2 for t in trees),
                           "tree_factor": sum(t.get_dof() ** 2 for t in trees),
                           "tree_inverse": sum(t.get_dof() ** 2 for t in trees), "tree_dof": n_tree_u,
-                          "link_response": sum(len(r) * t.get_dof() for t, r in zip(trees, tree_rows))},
+                          "link_response": sum(len(r) * t.get_dof() for t, r in zip(trees, tree_rows)),
+                          "block_matrix": A.BLOCK_ROWS ** 2 if trees else 0,
+                          "block_vector": A.BLOCK_ROWS if trees else 0},
             "scratch_i": {"row": self.n_slots + n_solver_rows, "sweep": nb,
-                          "soil_claim": n_soil if trees else 0, "tree_step": self.n_trees},
+                          "soil_claim": n_soil if trees else 0, "tree_step": self.n_trees,
+                          "block": A.BLOCK_ROWS if trees else 0, "block_state": 1},
             "soil_rev": {"row_revision": n_soil_rows},
         }
         self.layouts = {a.name: a.layout(rows[a.name]) for a in A.ARENAS}

@@ -628,6 +628,72 @@ def test_sweeps_stop_on_settled_velocities_near_the_converged_solution():
         assert np.abs(u - reference).max() < 10 * tol
 
 
+def test_contact_block_reaches_the_row_by_row_solution_in_fewer_sweeps():
+    """Reference: the converged solution of the same step swept row by row (``contact_block=False``,
+    tolerance 1e-14, no sweep cap). Solving the four sticking feet together leaves the generalized velocities
+    within 10 tolerances of it, as the row-by-row sweeps do (the same bound as above: the stop test is the
+    same), while the quadruped settles on the bumpy map; over the same 200 steps it takes at most half the
+    row-by-row sweeps (about 7 per step one by one, 2 to 3 with the block once the feet stick)."""
+    world, system, _bed = _standing_quadruped("heightmap")
+    tol = world.solver.tolerance
+    world.step(100)
+    start = world.checkpoint()
+    sweeps = {}
+    for together in (True, False):
+        world.restore(start)
+        world.solver.contact_block = together
+        total = 0
+        for _ in range(200):
+            world.step(1)
+            total += world.get_solver_sweeps().sum()
+        sweeps[together] = total
+    assert sweeps[True] <= 0.5 * sweeps[False]
+    world.restore(start)
+    world.solver.contact_block = True
+    for steps in (1, 150, 250):
+        world.step(steps)
+        snap = world.checkpoint()
+        world.step(1)
+        u = system.get_generalized_velocity()
+        world.restore(snap)
+        world.solver.tolerance, world.solver.max_sweeps, world.solver.contact_block = 1e-14, 100000, False
+        world.step(1)
+        reference = system.get_generalized_velocity()
+        world.restore(snap)
+        world.solver.tolerance, world.solver.max_sweeps, world.solver.contact_block = tol, 100, True
+        assert np.abs(u - reference).max() < 10 * tol
+
+
+def test_contact_block_is_refused_where_the_contacts_are_redundant():
+    """Reference: the row-by-row sweeps, bit for bit. A fixed-base arm of two hinged links about y lies with
+    the sphere at each link's end on the ground, both sticking (friction 2): six contact rows on two dofs, so
+    the block's 6 x 6 Delassus matrix has rank two (plus the 1e-9 regularization of each row) and its factor
+    is refused; the sweeps then take every row one by one, exactly as with the block switched off."""
+    sphere = '<collision><origin xyz="0.4 0 0"/><geometry><sphere radius="0.05"/></geometry></collision>'
+    links = "".join(f'<link name="l{k}"><inertial><origin xyz="0.2 0 0"/><mass value="1"/><inertia ixx="1e-3" '
+                    f'iyy="1e-2" izz="1e-2" ixy="0" ixz="0" iyz="0"/></inertial>{sphere}</link>' for k in (1, 2))
+    joints = ('<joint name="j1" type="continuous"><parent link="base"/><child link="l1"/><axis xyz="0 1 0"/></joint>'
+              '<joint name="j2" type="continuous"><parent link="l1"/><child link="l2"/><origin xyz="0.4 0 0"/>'
+              '<axis xyz="0 1 0"/></joint>')
+    runs = []
+    for together in (True, False):
+        world = tt.World(dt=1e-3, n_envs=2)
+        world.set_default_material(2.0, 0.0)  # (at 0.8 the outer sphere slides at the edge of its cone)
+        world.add_ground()
+        arm = world.add_articulated_system(_link_urdf("arm2", joints, links), base="fixed",
+                                           position=(0.0, 0.0, 0.0499))
+        world.solver.contact_block = together
+        world.step(200)
+        runs.append(np.concatenate([arm.get_generalized_coordinate(), arm.get_generalized_velocity()], axis=1))
+        if together:
+            contacts = world.get_contacts(0)
+            assert {link for _system, link in contacts.link_b} == {"l1", "l2"}
+            assert world._scratch.block("scratch_i", "block_state", "count")[0, 0, 0] == 2
+            assert world._scratch.block("scratch_i", "block_state", "mask")[0, 0, 0] == 3  # both stick
+            assert world._scratch.block("scratch_i", "block_state", "usable")[0, 0, 0] == 0  # and were refused
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
 def test_capsule_ends_inside_a_sphere_of_their_link_are_trimmed():
     """Reference: set geometry. Each shank capsule (r = 0.02 m, 0.25 m) ends at the centre of its 0.025 m foot
     sphere: it is shortened there by R - r = 5 mm, so that every point of the capsule as written lies in the

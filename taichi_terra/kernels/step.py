@@ -64,6 +64,7 @@ from .dynamics.tree import record_drive_forces, tree_dynamics, tree_free_velocit
 from .dynamics.tree_solve import tree_factor
 from .soil.history import commit_soil, soil_point
 from .soil.law import solve_soil_row
+from .solver.block import contact_block_sweep, setup_contact_block
 from .solver.contact import clamp_to_cone, solve_rigid_row
 from .solver.impact import resolve_impacts
 from .solver.limits import (
@@ -322,7 +323,7 @@ def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
                     lam = vec3(0.0, 0.0, 0.0)
             else:
                 lam = clamp_to_cone(lam, get(D.row_f, e, r, ROW_F.friction))
-            apply_impulse(D, e, ri[ROW_I.side_a], ri[ROW_I.side_b], ra, rb, frame @ lam)
+            apply_impulse(D, e, r, ri[ROW_I.side_a], ri[ROW_I.side_b], ra, rb, frame @ lam)
         if not impacted:
             putn(D.row_f, e, r, ROW_F.impulse, lam)
 
@@ -338,37 +339,50 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
     the net change since the last sweep reached the row (its velocity before its update, against the one
     the previous sweep saw there). The second ends the sweeps where redundant rows (four feet on the
     ground under locked joints) keep trading impulse along directions that move nothing: the impulses
-    then drift while every velocity has settled."""
+    then drift while every velocity has settled.
+
+    Each sweep first solves the sticking contacts of trees together (``solver/block.py``); the rows it
+    solved skip their one-by-one update in that sweep."""
+    if ti.static(D.trees):
+        setup_contact_block(D, e, n_rows, get(D.settings_i, e, 0, SETTINGS_I.contact_block))
     sweeps = 0
     done = False
     while sweeps < max_sweeps and not done:
         sweeps += 1
         local = 0.0  # largest velocity change a row's own update made in this sweep
         net = 0.0  # largest change of a row's velocity since the last sweep reached it
+        solved = 0  # the contact-block members solved together in this sweep (bit per member)
+        if ti.static(D.trees):
+            local, net, solved = contact_block_sweep(D, e)
         for r in range(n_rows):
             ri = row(D.row_i, e, r)
-            s = ri[ROW_I.slot]
-            frame, ra, rb = row_geometry(D, e, r)
-            side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
-            vloc = frame.transpose() @ relative_velocity(D, e, side_a, side_b, ra, rb)
-            net = ti.max(net, (vloc - get3(D.row_f, e, r, ROW_F.seen)).norm())
-            putn(D.row_f, e, r, ROW_F.seen, vloc)
-            w = get33(D.row_f, e, r, ROW_F.delassus)
-            lam = get3(D.row_f, e, r, ROW_F.impulse)
-            new = lam
-            if ri[ROW_I.kind] == ROW_SOIL:
-                m = get(D.pair, e, ri[ROW_I.pair], PAIR.other)
-                mat, st = soil_point(D, e, m, get(D.feature, e, s, FEATURE.now) - FEAT_SOIL)
-                new = solve_soil_row(w, lam, vloc, st[1] - get(D.contact, e, s, CONTACT.depth), st[1], st[2],
-                                     get(D.contact, e, s, CONTACT.area), get(D.row_f, e, r, ROW_F.width), dt, mat)
-            else:
-                new = solve_rigid_row(w, lam, vloc, get(D.row_f, e, r, ROW_F.target),
-                                      get(D.row_f, e, r, ROW_F.friction))
-            d = new - lam
-            if d.norm() > 0.0:
-                apply_impulse(D, e, side_a, side_b, ra, rb, frame @ d)
-                putn(D.row_f, e, r, ROW_F.impulse, new)
-                local = ti.max(local, w[0, 0] * d.norm())
+            together = False
+            if ti.static(D.trees):
+                together = ri[ROW_I.block] >= 0 and ((solved >> ri[ROW_I.block]) & 1) != 0
+            if not together:
+                s = ri[ROW_I.slot]
+                frame, ra, rb = row_geometry(D, e, r)
+                side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
+                vloc = frame.transpose() @ relative_velocity(D, e, side_a, side_b, ra, rb)
+                net = ti.max(net, (vloc - get3(D.row_f, e, r, ROW_F.seen)).norm())
+                putn(D.row_f, e, r, ROW_F.seen, vloc)
+                w = get33(D.row_f, e, r, ROW_F.delassus)
+                lam = get3(D.row_f, e, r, ROW_F.impulse)
+                new = lam
+                if ri[ROW_I.kind] == ROW_SOIL:
+                    m = get(D.pair, e, ri[ROW_I.pair], PAIR.other)
+                    mat, st = soil_point(D, e, m, get(D.feature, e, s, FEATURE.now) - FEAT_SOIL)
+                    new = solve_soil_row(w, lam, vloc, st[1] - get(D.contact, e, s, CONTACT.depth), st[1], st[2],
+                                         get(D.contact, e, s, CONTACT.area), get(D.row_f, e, r, ROW_F.width), dt,
+                                         mat)
+                else:
+                    new = solve_rigid_row(w, lam, vloc, get(D.row_f, e, r, ROW_F.target),
+                                          get(D.row_f, e, r, ROW_F.friction))
+                d = new - lam
+                if d.norm() > 0.0:
+                    apply_impulse(D, e, r, side_a, side_b, ra, rb, frame @ d)
+                    putn(D.row_f, e, r, ROW_F.impulse, new)
+                    local = ti.max(local, w[0, 0] * d.norm())
         if ti.static(D.trees):
             if n_joint_rows > 0:
                 joint_local, joint_net = solve_joint_rows(D, e, n_rows, n_joint_rows)

@@ -37,11 +37,12 @@ SETTINGS_I = Block("settings_i", [
     ("n_static_pairs", 1), ("pool0", 1), ("n_materials", 1), ("sweep_axis", 1), ("max_sweeps", 1),
     ("warm_start", 1), ("terrain_warm_start", 1), ("n_soil_samples", 1), ("n_bodies", 1), ("n_maps", 1),
     ("max_shape_pairs", 1), ("n_slots", 1), ("n_trees", 1), ("n_free_bodies", 1), ("n_pins", 1),
-    ("broadphase", 1)],
+    ("broadphase", 1), ("contact_block", 1)],
     "integer settings: static pairs (a shape with the ground or a map), first slot of the shared contact pool, "
     "materials, broadphase sweep axis (0-2), solver sweeps at most, warm-start flags (0/1), soil samples, bodies, "
     "maps, size of the shape-pair table, contact slots per env, articulated trees, free bodies (the first bodies), "
-    "pins, whether any two bodies may touch (0: the step skips the broadphase)")
+    "pins, whether any two bodies may touch (0: the step skips the broadphase), whether the sweeps solve the "
+    "sticking contacts of trees together (0/1, solver/block.py)")
 BODY_I = Block("body", [("shape", 1), ("point0", 1), ("n_points", 1), ("plane0", 1), ("n_planes", 1), ("q0", 1),
                         ("u0", 1), ("material", 1), ("joint", 1)],
                "per body (free bodies first, then the shapes on tree links): shape type (layout.py), first and count "
@@ -175,10 +176,11 @@ ROW_F = Block("row", [("delassus", 9), ("impulse", 3), ("target", 1), ("bounce",
               "and restitution coefficients of its material pair (0 for soil rows), fixed for the step once "
               "the rows are built; the row's velocity [m/s] (a joint row's: [m/s] or [rad/s], first entry) as "
               "the last sweep found it before updating the row (the sweeps' stop test)")
-ROW_I = Block("row", [("kind", 1), ("slot", 1), ("pair", 1), ("side_a", 1), ("side_b", 1), ("impacted", 1)],
+ROW_I = Block("row", [("kind", 1), ("slot", 1), ("pair", 1), ("side_a", 1), ("side_b", 1), ("impacted", 1),
+                     ("block", 1)],
               "per row: kind (layout.py ROW_*), contact slot, pair, link of each side (-1: static), took an "
-              "impact impulse this step (0/1); joint rows (solver/limits.py) and pins (solver/pins.py) say "
-              "what these mean for them")
+              "impact impulse this step (0/1), member of the contact block (solver/block.py; -1: not); joint "
+              "rows (solver/limits.py) and pins (solver/pins.py) say what these mean for them")
 FRAME = Block("frame", [("position", 3), ("rotation", 9), ("anchor", 3), ("motion", 6),
                         ("velocity", 6), ("bias", 6)],
               "per tree joint, of the link it moves, at the start of the step: world origin [m] and rotation (row "
@@ -188,7 +190,7 @@ FRAME = Block("frame", [("position", 3), ("rotation", 9), ("anchor", 3), ("motio
               "velocity-product part of its spatial acceleration")
 LINK_DYN = Block("link_dyn", [("mass", 1), ("moment", 3), ("inertia", 9), ("force", 6), ("transmitted", 6),
                               ("phi", 36), ("ready", 1), ("articulated", 36), ("articulated_force", 6),
-                              ("column", 6), ("acceleration", 6)],
+                              ("column", 6), ("acceleration", 6), ("point_row", 1), ("point_offset", 3)],
                  "per tree joint: the composite rigid body of the subtree it moves (mass [kg], first moment about "
                  "the reference point [kg m], world inertia about it [kg m^2]; the link's own in a tree that takes "
                  "the articulated-body algorithm this step) and the bias force it transmits "
@@ -199,11 +201,30 @@ LINK_DYN = Block("link_dyn", [("mass", 1), ("moment", 3), ("inertia", 9), ("forc
                  "the reference point) and whether it and the link's response columns are computed this step (0/1); "
                  "the articulated-body algorithm's articulated inertia of the subtree (6x6 row by row, ground "
                  "coordinates about the reference point) and its force, the joint's column U = I^A S and the "
-                 "link's spatial acceleration (a tree without rows this step, dynamics/tree_solve.py)")
-LINK_RESPONSE = Block("link_response", [("column", 6)],
+                 "link's spatial acceleration (a tree without rows this step, dynamics/tree_solve.py); the first "
+                 "contact or soil row of the step on the link (-1: none yet) and that row's point offset from the "
+                 "reference point [m], whose point response LINK_RESPONSE.point holds")
+LINK_RESPONSE = Block("link_response", [("column", 6), ("point", 3)],
                       "per tree link, one row per dof of its tree: B = M~^-1 J^T, the velocity change of the tree per "
-                      "unit spatial impulse (moment about the reference point, force) on the link; computed when a "
-                      "row first pushes on the link in a step")
+                      "unit spatial impulse (moment about the reference point, force) on the link, computed when a "
+                      "row first pushes on the link in a step; and B A, the velocity change per unit world impulse "
+                      "at the point of the link's first row (LINK_DYN.point_row, A = [skew(r); I])")
+#: contact rows at most in one env's contact block (solver/block.py)
+BLOCK_ROWS = 6
+BLOCK_MATRIX = Block("block_matrix", [("delassus", 9), ("factor", 9)],
+                     "per env, BLOCK_ROWS x BLOCK_ROWS 3x3 blocks (row by row): the contact block's Delassus "
+                     "matrix in the rows' contact frames (both triangles) and the block Cholesky factor L of its "
+                     "sticking members' submatrix (packed; lower blocks, the diagonal ones inverted)")
+BLOCK_VECTOR = Block("block_vector", [("velocity", 3), ("impulse", 3)],
+                     "per env, BLOCK_ROWS entries: each sticking member's velocity error [m/s] and solved impulse "
+                     "change [N s] in its contact frame, packed")
+BLOCK_I = Block("block", [("row", 1), ("sticking", 1)],
+                "per env, BLOCK_ROWS entries: the row of each contact-block member; the member at each packed "
+                "position of the factored submatrix")
+BLOCK_STATE = Block("block_state", [("count", 1), ("built", 1), ("mask", 1), ("usable", 1)],
+                    "per env: contact-block members this step, Delassus matrix built (0/1), the sticking members "
+                    "(bit k: member k) the factor is for (-1: none) and their number, or 0 where that submatrix "
+                    "was not positive definite")
 TREE_MASS = Block("tree_mass", [("mass", 1)],
                   "per tree, nv x nv row by row: the mass matrix M (lower triangle; the rest is not written)")
 TREE_FACTOR = Block("tree_factor", [("factor", 1)],
@@ -244,8 +265,8 @@ STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, 
 CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
-                                               LINK_RESPONSE], "scratch")
-SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP], "scratch")
+                                               LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR], "scratch")
+SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP, BLOCK_I, BLOCK_STATE], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
 #: every array of the rigid world, in the step kernel's argument order
@@ -323,7 +344,9 @@ _REF_NAMES = {
     ("scratch_f", "tree_dof"): "tree_dof", ("model_i", "pin"): "pin_i", ("model_f", "pin"): "pin_f",
     ("state_f", "pin"): "pin_state", ("scratch_f", "link_response"): "link_response",
     ("state_f", "joint_state"): "joint_state", ("scratch_i", "soil_claim"): "soil_claim",
-    ("scratch_i", "tree_step"): "tree_step",
+    ("scratch_i", "tree_step"): "tree_step", ("scratch_f", "block_matrix"): "block_matrix",
+    ("scratch_f", "block_vector"): "block_vector", ("scratch_i", "block"): "block_i",
+    ("scratch_i", "block_state"): "block_state",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 

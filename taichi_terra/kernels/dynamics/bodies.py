@@ -28,6 +28,7 @@ from .tree import FLOATING_ENTRY, motion_column, n_dofs
 from .tree_solve import tree_solve_columns
 
 vec6 = ti.types.vector(6, float)
+mat3 = ti.math.mat3
 
 
 @ti.func
@@ -127,7 +128,8 @@ def link_responses(D: ti.template(), e, j):
     """Make sure the link of joint row ``j`` has its response columns ``B = M~^-1 J^T`` (nv x 6) and its
     spatial response ``Phi = J B`` (6x6) for this step's factor: one six-column solve the first time a row
     needs them in a step, none after. With them a push on the link costs 6 nv operations, not a triangular
-    solve. Called for the sides of the rows as they are built and again after the free velocities (an effort
+    solve (3 nv through the point columns of the link's first row, made again here when the factor changed).
+    Called for the sides of the rows as they are built and again after the free velocities (an effort
     limit may have changed the factor)."""
     if get(D.link_dyn, e, j, LINK_DYN.ready) == 0.0:
         t = get(D.joint_i, e, j, JOINT_I.tree)
@@ -152,6 +154,89 @@ def link_responses(D: ti.template(), e, j):
             for i in ti.static(range(6)):
                 put(D.link_dyn, e, j, LINK_DYN.phi + 6 * k + i, phi[k, i])
         put(D.link_dyn, e, j, LINK_DYN.ready, 1.0)
+        if get(D.link_dyn, e, j, LINK_DYN.point_row) >= 0.0:
+            _point_columns(D, e, j)
+
+
+@ti.func
+def _point_columns(D: ti.template(), e, j):
+    """``B A`` (nv x 3) of the link of joint row ``j`` for its first row's point (``LINK_DYN.point_offset`` r):
+    row ``d`` is ``b_w x r + b_v`` for row ``(b_w, b_v)`` of ``B``, as ``b . (r x p, p) = (b_w x r + b_v) . p``."""
+    r0 = get(D.joint_i, e, j, JOINT_I.response0)
+    nv = get(D.tree, e, get(D.joint_i, e, j, JOINT_I.tree), TREE.nv)
+    r = get3(D.link_dyn, e, j, LINK_DYN.point_offset)
+    for d in range(nv):
+        b = getn(D.link_response, e, r0 + d, LINK_RESPONSE.column, 6)
+        putn(D.link_response, e, r0 + d, LINK_RESPONSE.point,
+             vec3(b[1] * r[2] - b[2] * r[1] + b[3], b[2] * r[0] - b[0] * r[2] + b[4], b[0] * r[1] - b[1] * r[0] + b[5]))
+
+
+@ti.func
+def forget_link_points(D: ti.template(), e, n_trees):
+    """No link of env ``e``'s trees has a point row yet this step (before the rows are built)."""
+    for t in range(n_trees):
+        j0, n = get(D.tree, e, t, TREE.joint0), get(D.tree, e, t, TREE.n_joints)
+        for k in range(n):
+            put(D.link_dyn, e, j0 + k, LINK_DYN.point_row, -1.0)
+
+
+@ti.func
+def claim_link_point(D: ti.template(), e, j, r, offset):
+    """Row ``r``, at ``offset`` [m] from the tree's reference point, becomes the point row of the link of joint
+    row ``j`` if the link has none yet this step (its responses made ready): its pushes then take ``B A``,
+    3 nv operations instead of 6 nv."""
+    if get(D.link_dyn, e, j, LINK_DYN.point_row) < 0.0:
+        put(D.link_dyn, e, j, LINK_DYN.point_row, ti.cast(r, float))
+        putn(D.link_dyn, e, j, LINK_DYN.point_offset, offset)
+        _point_columns(D, e, j)
+
+
+@ti.func
+def point_cross_response(D: ti.template(), e, j, r, jp):
+    """The world velocity change (3x3) of the point at offset ``r`` [m] on the link of joint row ``j`` per unit
+    world impulse at the point row of the link of ``jp`` (another link, responses and point columns ready):
+    ``G^T (B A)`` with ``G``'s row ``d`` the point's velocity per unit ``u_d`` (nonzero on the link's path to
+    the root only), so it walks that path once. Zero for links of different trees."""
+    out = mat3(0.0)
+    if get(D.joint_i, e, j, JOINT_I.tree) == get(D.joint_i, e, jp, JOINT_I.tree):
+        r0 = get(D.joint_i, e, jp, JOINT_I.response0)
+        c = tree_reference(D, e, j)
+        jj = j
+        while jj >= 0:
+            ji = row(D.joint_i, e, jj)
+            jtype = ji[JOINT_I.type]
+            d0 = r0 + ji[JOINT_I.dof]
+            if jtype == JOINT_FLOATING:  # linear dofs move the point along their axis, angular ones e_a x r
+                for a in ti.static(range(3)):
+                    col = getn(D.link_response, e, d0 + a, LINK_RESPONSE.point, 3)
+                    for k in ti.static(range(3)):
+                        out[a, k] += col[k]
+                for a in ti.static(range(3)):
+                    col = getn(D.link_response, e, d0 + 3 + a, LINK_RESPONSE.point, 3)
+                    g = vec3(ti.cast(a == 0, float), ti.cast(a == 1, float), ti.cast(a == 2, float)).cross(r)
+                    out += g.outer_product(col)
+            elif jtype != JOINT_FIXED_ROOT:
+                sm = motion_column(D, e, jj, jtype, 0, c)
+                g = vec3(sm[3], sm[4], sm[5]) + vec3(sm[0], sm[1], sm[2]).cross(r)
+                out += g.outer_product(getn(D.link_response, e, d0, LINK_RESPONSE.point, 3))
+            jj = ji[JOINT_I.parent]
+    return out
+
+
+@ti.func
+def push_link_point(D: ti.template(), e, j, r, offset, imp, scale):
+    """``u += scale M~^-1 J^T A imp`` for a world impulse ``imp`` [N s] of row ``r`` at ``offset`` [m] on the link
+    of joint row ``j``: through the link's point columns when ``r`` is its point row, else through ``B``."""
+    if get(D.link_dyn, e, j, LINK_DYN.point_row) == ti.cast(r, float):
+        t = get(D.joint_i, e, j, JOINT_I.tree)
+        u0, nv = get(D.tree, e, t, TREE.u0), get(D.tree, e, t, TREE.nv)
+        r0 = get(D.joint_i, e, j, JOINT_I.response0)
+        p = scale * imp
+        for d in range(nv):
+            add(D.u_tree, e, u0 + d, 0, getn(D.link_response, e, r0 + d, LINK_RESPONSE.point, 3).dot(p))
+    else:
+        moment = offset.cross(imp)
+        push_link(D, e, j, ti.Vector([moment[0], moment[1], moment[2], imp[0], imp[1], imp[2]]), scale)
 
 
 @ti.func

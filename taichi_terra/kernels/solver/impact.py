@@ -76,7 +76,7 @@ def resolve_impacts(D: ti.template(), e, n_rows, dt, threshold, tolerance, max_s
                     old = get(D.row_f, e, r, ROW_F.impulse)
                     new = ti.max(0.0, old - (vn - target) / w)
                     if new != old:
-                        apply_impulse(D, e, side_a, side_b, ra, rb, n * (new - old))
+                        apply_impulse(D, e, r, side_a, side_b, ra, rb, n * (new - old))
                         put(D.row_f, e, r, ROW_F.impulse, new)
                         largest = ti.max(largest, w * ti.abs(new - old))
     # every row that took an impulse separates at least as fast as the waves left it

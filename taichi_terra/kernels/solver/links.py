@@ -9,9 +9,10 @@ A shape on a link of an articulated tree (``BODY_I.joint`` >= 0) maps ``p`` at o
 reference point to the spatial impulse ``(r x p, p)`` and through the link's response columns
 ``B = M~^-1 J^T`` (nv x 6, one six-column solve with the tree's factor the first time a row touches the
 link in a step) to ``du``: 6 nv operations per push; the point's response is ``A^T Phi A`` with the link's spatial
-response ``Phi = J B``. The sweep only talks to links through the
-functions here (``row_offsets``, ``relative_velocity``, ``apply_impulse``, ``row_response``), by body index,
-so both kinds (and the next ones) share it unchanged.
+response ``Phi = J B``. The first row on a link in a step also gets ``B A`` for its own point (nv x 3, the
+link's point columns), so its pushes cost 3 nv operations; the contact block (``block.py``) is made of such
+rows. The sweep only talks to links through the functions here (``row_offsets``, ``relative_velocity``,
+``apply_impulse``, ``row_response``), by body index, so both kinds (and the next ones) share it unchanged.
 """
 import taichi as ti
 
@@ -23,11 +24,12 @@ from ..common.schema import get, get33, row
 from ..dynamics.bodies import (
     body_pose,
     carrier_joint,
+    claim_link_point,
     link_cross_phi,
     link_phi,
     link_responses,
     link_spatial_velocity,
-    push_link,
+    push_link_point,
     tree_reference,
 )
 from ..dynamics.free_body import add_link_velocity, link_velocity
@@ -65,17 +67,10 @@ def link_point_velocity(D: ti.template(), e, link, r):
 
 
 @ti.func
-def _point_force(r, imp):
-    """The spatial impulse (moment about the reference point, impulse) of ``imp`` [N s] at offset ``r``."""
-    moment = r.cross(imp)
-    return ti.Vector([moment[0], moment[1], moment[2], imp[0], imp[1], imp[2]])
-
-
-@ti.func
-def link_push(D: ti.template(), e, link, r, imp, sign):
+def link_push(D: ti.template(), e, link, r, imp, sign, row_index):
     """``u += sign M^-1 J^T imp`` for an impulse ``imp`` [N s] at offset ``r`` on ``link``: for a free body
     the link-space response ``(imp / m, I_w^-1 (r x imp))``; for a tree link the tree's factored mass
-    matrix."""
+    matrix, through the link's point columns when row ``row_index`` (-1: none) is the link's point row."""
     j = carrier_joint(D, e, link)
     if j < 0:
         inv_m = get(D.link, e, link, LINK.inv_mass)
@@ -85,7 +80,7 @@ def link_push(D: ti.template(), e, link, r, imp, sign):
             dv, dw = -dv, -dw
         add_link_velocity(D.u, e, get(D.body_i, e, link, BODY_I.u0), dv, dw)
     elif ti.static(D.trees):
-        push_link(D, e, j, _point_force(r, imp), ti.cast(sign, float))
+        push_link_point(D, e, j, row_index, r, imp, ti.cast(sign, float))
 
 
 @ti.func
@@ -134,6 +129,19 @@ def prepare_sides(D: ti.template(), e, a, b):
 
 
 @ti.func
+def claim_points(D: ti.template(), e, r, a, b, ra, rb):
+    """Row ``r`` (sides ready) becomes the point row of each tree link among its sides that has none yet this
+    step (``dynamics/bodies.py``, ``claim_link_point``)."""
+    if ti.static(D.trees):
+        for k in ti.static(range(2)):
+            side = b if k == 0 else a
+            if side >= 0:
+                j = carrier_joint(D, e, side)
+                if j >= 0:
+                    claim_link_point(D, e, j, r, rb if k == 0 else ra)
+
+
+@ti.func
 def row_offsets(D: ti.template(), e, a, b, point):
     """Offsets [m] of a row's world ``point`` from the centres of mass of its sides ``a`` (``-1``: static) and
     ``b``."""
@@ -150,11 +158,11 @@ def relative_velocity(D: ti.template(), e, a, b, ra, rb):
 
 
 @ti.func
-def apply_impulse(D: ti.template(), e, a, b, ra, rb, imp):
-    """``u += M^-1 J^T imp``: +imp on side b, -imp on side a, at the row's point [N s]."""
-    link_push(D, e, b, rb, imp, 1)
+def apply_impulse(D: ti.template(), e, r, a, b, ra, rb, imp):
+    """``u += M^-1 J^T imp``: +imp on side b, -imp on side a, at the point of row ``r`` [N s]."""
+    link_push(D, e, b, rb, imp, 1, r)
     if a >= 0:
-        link_push(D, e, a, ra, imp, -1)
+        link_push(D, e, a, ra, imp, -1, r)
 
 
 @ti.func

@@ -24,8 +24,9 @@ from ..common.arrays import (
 )
 from ..common.layout import PAIR_SHAPES, PAIR_SOIL, ROW_CONTACT, ROW_SOIL
 from ..common.schema import get, get3, get33, put, put33, putn, row
+from ..dynamics.bodies import forget_link_points
 from .contact import contact_frame, normal_target
-from .links import prepare_sides, row_offsets, row_response, soil_footprint_width
+from .links import claim_points, prepare_sides, row_offsets, row_response, soil_footprint_width
 
 
 @ti.func
@@ -54,6 +55,8 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
     width (soil rows), and its material pair's friction and restitution. Returns the number of rows."""
     n_pairs = n_static + get(D.env, e, 0, ENV.shape_pairs)
     n_rows = 0
+    if ti.static(D.trees):
+        forget_link_points(D, e, get(D.settings_i, e, 0, SETTINGS_I.n_trees))
     for p in range(n_pairs):
         kind, a, b, base = pair_entry(D, e, p, n_static)
         count = get(D.pair_count, e, p, PAIR_COUNT.count)
@@ -76,6 +79,7 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
             putn(D.row_f, e, r, ROW_F.offset_a, ra)
             putn(D.row_f, e, r, ROW_F.offset_b, rb)
             prepare_sides(D, e, a, b)
+            claim_points(D, e, r, a, b, ra, rb)
             put33(D.row_f, e, r, ROW_F.delassus, frame.transpose() @ row_response(D, e, a, b, ra, rb) @ frame)
             mu, restitution = 0.0, 0.0
             if kind == PAIR_SOIL:

@@ -1,0 +1,229 @@
+"""The contact block: the sticking contacts of articulated trees solved together in each sweep.
+
+Contacts on the links of one tree are coupled through its joints and its floating base: an impulse under
+one foot of a quadruped moves the other three. Row by row, the sweep then reduces the error by only about a
+third per sweep (a quadruped standing on four feet: 6 to 8 sweeps per step to the 1e-6 m/s tolerance, 15
+in its transients); solved together, the feet settle in one.
+
+The block holds up to ``BLOCK_ROWS`` rigid contact rows of an env against static geometry, each on a tree
+link whose point columns it owns (``dynamics/bodies.py``, ``claim_link_point``), with friction. Its Delassus
+matrix ``K`` (the rows' 3x3 blocks in their contact frames) has the rows' own blocks on its diagonal and
+``F_k^T G_k^T (B A)_l F_l`` between two rows ``k`` and ``l`` on one tree (``point_cross_response``); it is
+built when first needed in a step.
+
+At each sweep the members whose impulse lies strictly inside its friction cone with a positive normal part
+stick. If two or more do, the block solves ``K_SS dlambda = -(v_S - target_S)`` for them together: the
+impulse change that brings every sticking point to its target velocity (the normal one, zero slip), given
+what every other row does. The result is taken only if each new impulse stays in its cone; then it is the
+exact solution of those rows' projected Gauss-Seidel block, and the sweep goes on with the other rows.
+Otherwise (a contact starts to slip or lift, ``K_SS`` is not positive definite: redundant contacts on one
+rigid link) the rows take their usual one-by-one updates in that sweep. The fixed point, and so the result
+to within the sweep tolerance, is the same; only fewer sweeps reach it. ``K_SS`` is factored (Cholesky) once
+per step and set of sticking members.
+"""
+import taichi as ti
+
+from ...backend import ti_real
+from ..common.arrays import BLOCK_I, BLOCK_MATRIX, BLOCK_ROWS, BLOCK_STATE, BLOCK_VECTOR, LINK_DYN, ROW_F, ROW_I
+from ..common.layout import ROW_CONTACT
+from ..common.schema import get, get3, get33, put, put33, putn
+from ..dynamics.bodies import carrier_joint, point_cross_response
+from .links import apply_impulse, relative_velocity
+from .rows import row_geometry
+
+_INSIDE = 1.0 - 1e-9  # a member sticks while |lambda_t| < _INSIDE mu lambda_n
+
+
+def _pivot() -> float:
+    """A squared Cholesky pivot below this times its entry of ``K``'s diagonal: the submatrix is taken as
+    singular. (A quadruped's four feet have 0.66 at least, with ``K``'s condition number about 7; the 1e-9
+    regularization of a row whose link cannot move along some direction stays far below; in f32 rounding
+    alone leaves about 1e-6.)"""
+    return 1e-6 if ti_real() == ti.f64 else 1e-3
+
+
+mat3 = ti.math.mat3
+vec3 = ti.math.vec3
+
+
+@ti.func
+def setup_contact_block(D: ti.template(), e, n_rows, on):
+    """Pick env ``e``'s contact-block members among its ``n_rows`` contact and soil rows (none where ``on`` is
+    0; rows are marked ``ROW_I.block``; the matrix is built later, when first needed)."""
+    count = 0
+    for r in range(n_rows):
+        put(D.row_i, e, r, ROW_I.block, -1)
+        if on != 0 and count < BLOCK_ROWS and get(D.row_i, e, r, ROW_I.kind) == ROW_CONTACT and \
+                get(D.row_i, e, r, ROW_I.side_a) < 0 and get(D.row_f, e, r, ROW_F.friction) > 0.0:
+            j = carrier_joint(D, e, get(D.row_i, e, r, ROW_I.side_b))
+            if j >= 0:
+                if get(D.link_dyn, e, j, LINK_DYN.point_row) == ti.cast(r, float):
+                    put(D.row_i, e, r, ROW_I.block, count)
+                    put(D.block_i, e, count, BLOCK_I.row, r)
+                    count += 1
+    put(D.block_state, e, 0, BLOCK_STATE.count, count)
+    put(D.block_state, e, 0, BLOCK_STATE.built, 0)
+    put(D.block_state, e, 0, BLOCK_STATE.mask, -1)
+
+
+@ti.func
+def _build_matrix(D: ti.template(), e, count):
+    """``K``: each member's own Delassus block on the diagonal, the cross blocks between members."""
+    for k in range(count):
+        rk = get(D.block_i, e, k, BLOCK_I.row)
+        put33(D.block_matrix, e, k * BLOCK_ROWS + k, BLOCK_MATRIX.delassus, get33(D.row_f, e, rk, ROW_F.delassus))
+        fk, _ak, bk = row_geometry(D, e, rk)
+        jk = carrier_joint(D, e, get(D.row_i, e, rk, ROW_I.side_b))
+        for l in range(k + 1, count):
+            rl = get(D.block_i, e, l, BLOCK_I.row)
+            fl, _al, _bl = row_geometry(D, e, rl)
+            jl = carrier_joint(D, e, get(D.row_i, e, rl, ROW_I.side_b))
+            w = fk.transpose() @ point_cross_response(D, e, jk, bk, jl) @ fl  # velocity at k per impulse at l
+            put33(D.block_matrix, e, k * BLOCK_ROWS + l, BLOCK_MATRIX.delassus, w)
+            put33(D.block_matrix, e, l * BLOCK_ROWS + k, BLOCK_MATRIX.delassus, w.transpose())
+    put(D.block_state, e, 0, BLOCK_STATE.built, 1)
+
+
+@ti.func
+def _chol3(a, k):
+    """Inverse of the lower Cholesky factor of the symmetric 3x3 ``a`` (a Schur complement of the diagonal
+    block ``k`` of ``K``), and whether ``a`` is positive definite: each squared pivot above ``_pivot()``
+    times its entry of ``k``'s diagonal."""
+    ok = True
+    l = mat3(0.0)
+    rec = vec3(0.0, 0.0, 0.0)  # 1 / l_jj
+    for j in ti.static(range(3)):
+        d = a[j, j]
+        for m in ti.static(range(j)):
+            d -= l[j, m] * l[j, m]
+        if d <= ti.static(_pivot()) * k[j, j]:
+            ok = False
+            d = 1.0
+        l[j, j] = ti.sqrt(d)
+        rec[j] = 1.0 / l[j, j]
+        for i in ti.static(range(j + 1, 3)):
+            v = a[i, j]
+            for m in ti.static(range(j)):
+                v -= l[i, m] * l[j, m]
+            l[i, j] = v * rec[j]
+    inv = mat3(0.0)  # forward substitution on the identity
+    for c in ti.static(range(3)):
+        inv[c, c] = rec[c]
+        for i in ti.static(range(c + 1, 3)):
+            v = 0.0
+            for m in ti.static(range(c, i)):
+                v -= l[i, m] * inv[m, c]
+            inv[i, c] = v * rec[i]
+    return inv, ok
+
+
+@ti.func
+def _factor(D: ti.template(), e, mask, count):
+    """Block Cholesky factor ``L`` of ``K``'s submatrix for the members in ``mask``, packed by 3x3 blocks: the
+    diagonal blocks hold ``L_aa^-1``. Returns the number of sticking members, or 0 where the submatrix is not
+    positive definite."""
+    m = 0
+    for k in range(count):  # the packed position's member
+        if (mask >> k) & 1:
+            put(D.block_i, e, m, BLOCK_I.sticking, k)
+            m += 1
+    ok = True
+    for a in range(m):
+        if ok:
+            ka = get(D.block_i, e, a, BLOCK_I.sticking)
+            kaa = get33(D.block_matrix, e, ka * BLOCK_ROWS + ka, BLOCK_MATRIX.delassus)
+            s = kaa
+            for b in range(a):
+                lab = get33(D.block_matrix, e, a * BLOCK_ROWS + b, BLOCK_MATRIX.factor)
+                s -= lab @ lab.transpose()
+            inv, fine = _chol3(s, kaa)
+            if not fine:
+                ok = False
+            put33(D.block_matrix, e, a * BLOCK_ROWS + a, BLOCK_MATRIX.factor, inv)
+            for i in range(a + 1, m):
+                ki = get(D.block_i, e, i, BLOCK_I.sticking)
+                t = get33(D.block_matrix, e, ki * BLOCK_ROWS + ka, BLOCK_MATRIX.delassus)
+                for b in range(a):
+                    t -= get33(D.block_matrix, e, i * BLOCK_ROWS + b, BLOCK_MATRIX.factor) @ \
+                        get33(D.block_matrix, e, a * BLOCK_ROWS + b, BLOCK_MATRIX.factor).transpose()
+                put33(D.block_matrix, e, i * BLOCK_ROWS + a, BLOCK_MATRIX.factor, t @ inv.transpose())
+    if not ok:
+        m = 0
+    return m
+
+
+@ti.func
+def _solve(D: ti.template(), e, m):
+    """``impulse <- -(L L^T)^-1 velocity`` over the ``m`` packed members."""
+    for a in range(m):
+        y = -get3(D.block_vector, e, a, BLOCK_VECTOR.velocity)
+        for b in range(a):
+            y -= get33(D.block_matrix, e, a * BLOCK_ROWS + b, BLOCK_MATRIX.factor) @ \
+                get3(D.block_vector, e, b, BLOCK_VECTOR.impulse)
+        putn(D.block_vector, e, a, BLOCK_VECTOR.impulse,
+             get33(D.block_matrix, e, a * BLOCK_ROWS + a, BLOCK_MATRIX.factor) @ y)
+    for aa in range(m):
+        a = m - 1 - aa
+        x = get3(D.block_vector, e, a, BLOCK_VECTOR.impulse)
+        for i in range(a + 1, m):
+            x -= get33(D.block_matrix, e, i * BLOCK_ROWS + a, BLOCK_MATRIX.factor).transpose() @ \
+                get3(D.block_vector, e, i, BLOCK_VECTOR.impulse)
+        putn(D.block_vector, e, a, BLOCK_VECTOR.impulse,
+             get33(D.block_matrix, e, a * BLOCK_ROWS + a, BLOCK_MATRIX.factor).transpose() @ x)
+
+
+@ti.func
+def contact_block_sweep(D: ti.template(), e):
+    """The block's part of a sweep: solve the sticking members together, if two or more stick and the
+    solution keeps every impulse in its cone. Returns ``(local, net, done)``: the largest velocity change
+    the update made and the largest change of a member's velocity since the last sweep (as the sweep
+    measures its rows), and a mask of the members solved (their rows skip this sweep's one-by-one update)."""
+    local = 0.0
+    net = 0.0
+    done = 0
+    count = get(D.block_state, e, 0, BLOCK_STATE.count)
+    mask = 0
+    n = 0
+    for k in range(count):
+        r = get(D.block_i, e, k, BLOCK_I.row)
+        lam = get3(D.row_f, e, r, ROW_F.impulse)
+        if lam[0] > 0.0 and lam[1] * lam[1] + lam[2] * lam[2] < (_INSIDE * get(D.row_f, e, r, ROW_F.friction) *
+                                                                 lam[0]) ** 2:
+            mask |= 1 << k
+            n += 1
+    if n >= 2:
+        if get(D.block_state, e, 0, BLOCK_STATE.built) == 0:
+            _build_matrix(D, e, count)
+        if get(D.block_state, e, 0, BLOCK_STATE.mask) != mask:
+            put(D.block_state, e, 0, BLOCK_STATE.mask, mask)
+            put(D.block_state, e, 0, BLOCK_STATE.usable, _factor(D, e, mask, count))
+        m = get(D.block_state, e, 0, BLOCK_STATE.usable)
+        if m > 0:
+            for a in range(m):
+                r = get(D.block_i, e, get(D.block_i, e, a, BLOCK_I.sticking), BLOCK_I.row)
+                frame, ra, rb = row_geometry(D, e, r)
+                vloc = frame.transpose() @ relative_velocity(D, e, -1, get(D.row_i, e, r, ROW_I.side_b), ra, rb)
+                putn(D.block_vector, e, a, BLOCK_VECTOR.velocity, vloc - vec3(get(D.row_f, e, r, ROW_F.target), 0.0,
+                                                                             0.0))
+            _solve(D, e, m)
+            feasible = True
+            for a in range(m):
+                r = get(D.block_i, e, get(D.block_i, e, a, BLOCK_I.sticking), BLOCK_I.row)
+                new = get3(D.row_f, e, r, ROW_F.impulse) + get3(D.block_vector, e, a, BLOCK_VECTOR.impulse)
+                if new[0] <= 0.0 or new[1] * new[1] + new[2] * new[2] > (get(D.row_f, e, r, ROW_F.friction) *
+                                                                         new[0]) ** 2:
+                    feasible = False
+            if feasible:
+                for a in range(m):
+                    r = get(D.block_i, e, get(D.block_i, e, a, BLOCK_I.sticking), BLOCK_I.row)
+                    frame, ra, rb = row_geometry(D, e, r)
+                    d = get3(D.block_vector, e, a, BLOCK_VECTOR.impulse)
+                    vloc = get3(D.block_vector, e, a, BLOCK_VECTOR.velocity) + \
+                        vec3(get(D.row_f, e, r, ROW_F.target), 0.0, 0.0)
+                    net = ti.max(net, (vloc - get3(D.row_f, e, r, ROW_F.seen)).norm())
+                    putn(D.row_f, e, r, ROW_F.seen, vloc)
+                    apply_impulse(D, e, r, -1, get(D.row_i, e, r, ROW_I.side_b), ra, rb, frame @ d)
+                    putn(D.row_f, e, r, ROW_F.impulse, get3(D.row_f, e, r, ROW_F.impulse) + d)
+                    local = ti.max(local, get(D.row_f, e, r, ROW_F.delassus) * d.norm())
+                done = mask
+    return local, net, done
