@@ -534,6 +534,10 @@ def test_bad_urdf_or_placement_adds_nothing():
     with pytest.raises(URDFError, match="joint 'j'"):
         world.add_articulated_system('<robot name="r"><link name="a"/><joint name="j" type="revolute">'
                                      '<parent link="a"/><child link="missing"/></joint></robot>')
+    with pytest.raises(URDFError, match="track 'belt': a track needs at least one <drive>"):
+        world.add_articulated_system((DATA / "arm6.urdf").read_text().replace(
+            "</robot>", '<track name="belt" link="base_link" width="0.1"><axis xyz="0 1 0"/>'
+                        '<wheel xyz="0 0 0" radius="0.1"/><wheel xyz="0.5 0 0" radius="0.1"/></track></robot>'))
     with pytest.raises(ValueError, match="base must be"):
         world.add_articulated_system((DATA / "arm6.urdf").read_text(), base="welded")
     with pytest.raises(ValueError, match="position must be"):

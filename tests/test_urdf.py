@@ -261,18 +261,19 @@ def test_matches_pinocchio(source, base):
 
 
 def test_unknown_elements_are_kept():
-    """Reference: the XML written here: unknown children of <robot> come back untouched, in file order."""
+    """Reference: the XML written here: unknown children of <robot> come back untouched, in file order
+    (``<track>``, which ``tracks.py`` reads, is kept as well: see ``test_tracks.py``)."""
     xml = robot(
         link("a"),
-        '<track name="left" type="rubber" pitch="0.05"><segment n="40" width="0.2"/>'
-        '<wheel link="a" role="drive">sprocket</wheel></track>',
+        '<belt name="left" type="rubber" pitch="0.05"><segment n="40" width="0.2"/>'
+        '<wheel link="a" role="drive">sprocket</wheel></belt>',
         '<gazebo reference="a"><mu1>0.8</mu1></gazebo>',
         '<transmission name="t"><type>SimpleTransmission</type></transmission>',
     )
     model = parse_urdf(xml)
     track, gazebo, transmission = model.extras
     assert isinstance(track, ET.Element)
-    assert track.tag == "track" and track.attrib == {"name": "left", "type": "rubber", "pitch": "0.05"}
+    assert track.tag == "belt" and track.attrib == {"name": "left", "type": "rubber", "pitch": "0.05"}
     segment, wheel = list(track)
     assert segment.tag == "segment" and segment.attrib == {"n": "40", "width": "0.2"}
     assert wheel.attrib == {"link": "a", "role": "drive"} and wheel.text == "sprocket"

@@ -33,7 +33,8 @@ Conventions and leniencies:
   the root when ``base="fixed"``) must have a positive mass and a symmetric positive definite inertia
   whose principal moments satisfy the triangle inequality.
 * Every child of ``<robot>`` other than ``<link>`` and ``<joint>`` (``<material>``, ``<transmission>``,
-  ``<gazebo>``, ``<track>``, ...) is kept untouched in :attr:`ArticulatedModel.extras`.
+  ``<gazebo>``, ``<track>``, ...) is kept untouched in :attr:`ArticulatedModel.extras`. ``<track>`` elements
+  are also read, checked and given their belt geometry (``tracks.py``): :attr:`ArticulatedModel.tracks`.
 
 Every problem raises :class:`URDFError`, whose message names the file (or ``<string>``), the element
 and the rule broken.
@@ -158,6 +159,8 @@ class ArticulatedModel:
         merged: ``{link name: (link, position (3,) [m], rotation (3, 3))}`` for each link merged away by
             fixed joints: the kept link it now belongs to and its frame's placement in that link's frame.
         source: the file name, or "<string>".
+        tracks: the ``<track>`` elements, checked, with their belt geometry
+            (:class:`~taichi_terra.bodies.tracks.Track`).
     """
 
     name: str
@@ -168,6 +171,7 @@ class ArticulatedModel:
     extras: list[ET.Element]
     merged: dict[str, tuple[str, np.ndarray, np.ndarray]]
     source: str
+    tracks: list = field(default_factory=list)
 
     @property
     def n_dof(self) -> int:
@@ -308,8 +312,11 @@ class _Parser:
         kept_links, kept_joints, merged = self.merge(order, links, parent_joint)
         for link in kept_links[1 if base == "fixed" else 0:]:
             self.check_movable(link, merged)
-        return ArticulatedModel(name=name, root=order[0], links=kept_links, joints=kept_joints, base=base,
-                                extras=extras, merged=merged, source=self.fname)
+        model = ArticulatedModel(name=name, root=order[0], links=kept_links, joints=kept_joints, base=base,
+                                 extras=extras, merged=merged, source=self.fname)
+        from .tracks import parse_tracks
+
+        return replace(model, tracks=parse_tracks(model))
 
     # ---------------------------------------------------------------- attributes
 
