@@ -347,13 +347,16 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
         setup_contact_block(D, e, n_rows, get(D.settings_i, e, 0, SETTINGS_I.contact_block))
     sweeps = 0
     done = False
+    use_block = 1  # the contact block is on in this step's sweeps
+    last_net = 0.0
     while sweeps < max_sweeps and not done:
         sweeps += 1
         local = 0.0  # largest velocity change a row's own update made in this sweep
         net = 0.0  # largest change of a row's velocity since the last sweep reached it
         solved = 0  # the contact-block members solved together in this sweep (bit per member)
         if ti.static(D.trees):
-            local, net, solved = contact_block_sweep(D, e)
+            if use_block != 0:
+                local, net, solved = contact_block_sweep(D, e)
         for r in range(n_rows):
             ri = row(D.row_i, e, r)
             together = False
@@ -394,6 +397,12 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
                 net = ti.max(net, pin_net)
         # (the first sweep has no earlier velocities to compare with)
         done = local <= tolerance or (sweeps > 1 and net <= tolerance)
+        if ti.static(D.trees):  # Coulomb friction is not a minimization, so solving some rows together can
+            # cycle where one by one converges (a foot slipping while others stick): once a sweep's net change
+            # stops shrinking, the rest of the step sweeps row by row
+            if sweeps > 2 and net >= last_net:
+                use_block = 0
+            last_net = net
     return sweeps
 
 
