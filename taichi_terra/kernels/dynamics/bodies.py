@@ -228,12 +228,7 @@ def push_link_point(D: ti.template(), e, j, r, offset, imp, scale):
     """``u += scale M~^-1 J^T A imp`` for a world impulse ``imp`` [N s] of row ``r`` at ``offset`` [m] on the link
     of joint row ``j``: through the link's point columns when ``r`` is its point row, else through ``B``."""
     if get(D.link_dyn, e, j, LINK_DYN.point_row) == ti.cast(r, float):
-        t = get(D.joint_i, e, j, JOINT_I.tree)
-        u0, nv = get(D.tree, e, t, TREE.u0), get(D.tree, e, t, TREE.nv)
-        r0 = get(D.joint_i, e, j, JOINT_I.response0)
-        p = scale * imp
-        for d in range(nv):
-            add(D.u_tree, e, u0 + d, 0, getn(D.link_response, e, r0 + d, LINK_RESPONSE.point, 3).dot(p))
+        _push_columns(D, e, j, LINK_RESPONSE.point, scale * imp)
     else:
         moment = offset.cross(imp)
         push_link(D, e, j, ti.Vector([moment[0], moment[1], moment[2], imp[0], imp[1], imp[2]]), scale)
@@ -312,12 +307,18 @@ def push_link(D: ti.template(), e, j, force, scale):
     """``u += scale B force``: the tree's velocity change for the spatial impulse ``force`` (moment about the
     tree's reference point [N m s], impulse [N s]) on the link of joint row ``j`` (its responses made ready
     by :func:`link_responses`)."""
+    _push_columns(D, e, j, LINK_RESPONSE.column, scale * force)
+
+
+@ti.func
+def _push_columns(D: ti.template(), e, j, col: ti.template(), value):
+    """``u += C value`` for the link of joint row ``j``, ``C`` its response columns ``col`` (``LINK_RESPONSE``
+    ``column``: ``B``, nv x 6; ``point``: ``B A``, nv x 3) and ``value`` as many entries wide."""
     t = get(D.joint_i, e, j, JOINT_I.tree)
     u0, nv = get(D.tree, e, t, TREE.u0), get(D.tree, e, t, TREE.nv)
     r0 = get(D.joint_i, e, j, JOINT_I.response0)
-    f = scale * force
     for d in range(nv):
-        add(D.u_tree, e, u0 + d, 0, getn(D.link_response, e, r0 + d, LINK_RESPONSE.column, 6).dot(f))
+        add(D.u_tree, e, u0 + d, 0, getn(D.link_response, e, r0 + d, col, ti.static(value.n)).dot(value))
 
 
 @ti.func
