@@ -137,7 +137,8 @@ _RULES = [
     (tracked(side_track(), collision='<collision><geometry><cylinder radius="0.17" length="0.05"/></geometry>'
                                      '</collision>'),
      "wheel link 'sprocket_link' has its own collision geometry"),
-    (tracked(side_track(wheels='<wheel joint="sprocket" radius="0.178"/>')), "a track needs at least two <wheel>, got 1"),
+    (tracked(side_track(wheels='<wheel joint="sprocket" radius="0.178"/>')),
+     "a track needs at least two <wheel>, got 1"),
     (tracked(side_track(attrs='link="flipper"')), "wheel joint 'sprocket' is not a child joint of link 'flipper'"),
     (tracked(side_track(axis="")), "<track> lacks its <axis>"),
     (tracked(side_track(wheels='<wheel joint="sprocket" radius="0"/><wheel xyz="-0.5 0.14 0" radius="1"/>')),

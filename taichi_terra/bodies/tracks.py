@@ -199,10 +199,10 @@ def _parse_track(model: ArticulatedModel, elem: ET.Element) -> Track:
     if not drives:
         raise _error(model, name, "a track needs at least one <drive> (an idler belt: a passive joint with no "
                                   "gains)")
-    track = Track(name=name, link=link, axis=axis, width=width, thickness=thickness, material=elem.get("material"),
-                  color=color, visual=visual_text == "true", wheels=wheels, drives=drives)
-    _belt_geometry(model, track)
-    return track
+    wrapped, shapes = _belt_geometry(model, name, wheels, axis, width, thickness)
+    return Track(name=name, link=link, axis=axis, width=width, thickness=thickness, material=elem.get("material"),
+                 color=color, visual=visual_text == "true", wheels=wheels, drives=drives, wrapped=wrapped,
+                 shapes=shapes)
 
 
 def _plane_basis(axis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -213,35 +213,36 @@ def _plane_basis(axis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return e1, np.cross(axis, e1)
 
 
-def _belt_geometry(model: ArticulatedModel, track: Track) -> None:
-    """Check the wheels' layout and fill ``track.wrapped`` and ``track.shapes``."""
-    centers = np.array([w.center for w in track.wheels])
-    radii = np.array([w.radius for w in track.wheels]) + track.thickness
+def _belt_geometry(model: ArticulatedModel, name: str, wheels: list[TrackWheel], axis: np.ndarray, width: float,
+                   thickness: float) -> tuple[list[int], list[CollisionShape]]:
+    """Check the wheels' layout; the wrapped wheels and the belt's shapes (:class:`Track`)."""
+    centers = np.array([w.center for w in wheels])
+    radii = np.array([w.radius for w in wheels]) + thickness
     scale = max(float(np.ptp(centers, axis=0).max()), float(radii.max()))
-    off = (centers - centers[0]) @ track.axis
+    off = (centers - centers[0]) @ axis
     if np.abs(off).max() > _PLANE_RTOL * scale:
         k = int(np.argmax(np.abs(off)))
-        raise _error(model, track.name, f"wheel {k} lies {abs(off[k]):.3g} m off the plane of the first wheel, normal to "
-                                        f"the axis (all wheels must be in one plane)")
-    e1, e2 = _plane_basis(track.axis)
+        raise _error(model, name, f"wheel {k} lies {abs(off[k]):.3g} m off the plane of the first wheel, normal "
+                                  f"to the axis (all wheels must be in one plane)")
+    e1, e2 = _plane_basis(axis)
     c2 = np.stack([(centers - centers[0]) @ e1, (centers - centers[0]) @ e2], axis=1)
     n = len(c2)
     for i in range(n):
         for j in range(n):
-            if i != j and np.linalg.norm(c2[i] - c2[j]) + track.wheels[i].radius <= \
-                    track.wheels[j].radius * (1.0 + _GEOM_RTOL):
-                raise _error(model, track.name, f"wheel {i} lies inside wheel {j}")
+            if i != j and np.linalg.norm(c2[i] - c2[j]) + wheels[i].radius <= \
+                    wheels[j].radius * (1.0 + _GEOM_RTOL):
+                raise _error(model, name, f"wheel {i} lies inside wheel {j}")
     runs = _hull_of_discs(c2, radii, _GEOM_RTOL * scale)
     on_hull = {k for _i, _j, _nrm, touching in runs for k in touching}
     for i in range(n):
         if i not in on_hull:
-            raise _error(model, track.name, f"wheel {i} lies inside the belt (a rigid belt wraps the convex hull of "
-                                            f"its wheels: move the wheel out to the belt or remove it)")
+            raise _error(model, name, f"wheel {i} lies inside the belt (a rigid belt wraps the convex hull of "
+                                      f"its wheels: move the wheel out to the belt or remove it)")
     # every run starts where the one before it ended, on an arc of that wheel (the runs' normals differ); the
     # wheels between a run's ends only touch it
-    rot = np.stack([e1, e2, track.axis], axis=1)  # a cylinder's axis (its z) along the track axis
+    rot = np.stack([e1, e2, axis], axis=1)  # a cylinder's axis (its z) along the track axis
     wrapped = [i for i, _j, _nrm, _t in runs]
-    shapes = [CollisionShape("cylinder", np.array([radii[i], track.width]), centers[i].copy(), rot) for i in wrapped]
+    shapes = [CollisionShape("cylinder", np.array([radii[i], width]), centers[i].copy(), rot) for i in wrapped]
     for i, j, nrm, _touching in runs:
         a = c2[i] + radii[i] * nrm
         b = c2[j] + radii[j] * nrm
@@ -252,10 +253,9 @@ def _belt_geometry(model: ArticulatedModel, track: Track) -> None:
         t3 = t2[0] * e1 + t2[1] * e2
         n3 = nrm[0] * e1 + nrm[1] * e2
         center = centers[0] + mid2[0] * e1 + mid2[1] * e2
-        box_rot = np.stack([t3, track.axis, n3], axis=1)  # x along the run, y along the axis, z outwards
-        shapes.append(CollisionShape("box", np.array([length, track.width, depth]), center, box_rot))
-    object.__setattr__(track, "wrapped", wrapped)
-    object.__setattr__(track, "shapes", shapes)
+        box_rot = np.stack([t3, axis, n3], axis=1)  # x along the run, y along the axis, z outwards
+        shapes.append(CollisionShape("box", np.array([length, width, depth]), center, box_rot))
+    return wrapped, shapes
 
 
 def _hull_of_discs(c: np.ndarray, r: np.ndarray, tol: float) -> list[tuple[int, int, np.ndarray, list[int]]]:
