@@ -149,7 +149,7 @@ def link_responses(D: ti.template(), e, j):
                          motion_column(D, e, jj, ji[JOINT_I.type], a, c))
                 jj = ji[JOINT_I.parent]
             tree_solve_columns(D, e, t, r0)
-        phi = _path_response(D, e, j, r0, c, True)
+        phi = _path_response(D, e, j, r0, c, True, LINK_RESPONSE.column, 6)
         for k in ti.static(range(6)):
             for i in ti.static(range(6)):
                 put(D.link_dyn, e, j, LINK_DYN.phi + 6 * k + i, phi[k, i])
@@ -195,31 +195,16 @@ def claim_link_point(D: ti.template(), e, j, r, offset):
 def point_cross_response(D: ti.template(), e, j, r, jp):
     """The world velocity change (3x3) of the point at offset ``r`` [m] on the link of joint row ``j`` per unit
     world impulse at the point row of the link of ``jp`` (another link, responses and point columns ready):
-    ``G^T (B A)`` with ``G``'s row ``d`` the point's velocity per unit ``u_d`` (nonzero on the link's path to
-    the root only), so it walks that path once. Zero for links of different trees."""
+    ``A^T J (B A)``, ``J (B A)`` summed along the path of ``j``'s link only. Zero for links of different
+    trees."""
     out = mat3(0.0)
     if get(D.joint_i, e, j, JOINT_I.tree) == get(D.joint_i, e, jp, JOINT_I.tree):
-        r0 = get(D.joint_i, e, jp, JOINT_I.response0)
-        c = tree_reference(D, e, j)
-        jj = j
-        while jj >= 0:
-            ji = row(D.joint_i, e, jj)
-            jtype = ji[JOINT_I.type]
-            d0 = r0 + ji[JOINT_I.dof]
-            if jtype == JOINT_FLOATING:  # linear dofs move the point along their axis, angular ones e_a x r
-                for a in ti.static(range(3)):
-                    col = getn(D.link_response, e, d0 + a, LINK_RESPONSE.point, 3)
-                    for k in ti.static(range(3)):
-                        out[a, k] += col[k]
-                for a in ti.static(range(3)):
-                    col = getn(D.link_response, e, d0 + 3 + a, LINK_RESPONSE.point, 3)
-                    g = vec3(ti.cast(a == 0, float), ti.cast(a == 1, float), ti.cast(a == 2, float)).cross(r)
-                    out += g.outer_product(col)
-            elif jtype != JOINT_FIXED_ROOT:
-                sm = motion_column(D, e, jj, jtype, 0, c)
-                g = vec3(sm[3], sm[4], sm[5]) + vec3(sm[0], sm[1], sm[2]).cross(r)
-                out += g.outer_product(getn(D.link_response, e, d0, LINK_RESPONSE.point, 3))
-            jj = ji[JOINT_I.parent]
+        x = _path_response(D, e, j, get(D.joint_i, e, jp, JOINT_I.response0), tree_reference(D, e, j), False,
+                           LINK_RESPONSE.point, 3)
+        for c in ti.static(range(3)):  # A^T x = x_v - r x x_w, column by column
+            col = vec3(x[3, c], x[4, c], x[5, c]) - r.cross(vec3(x[0, c], x[1, c], x[2, c]))
+            for i in ti.static(range(3)):
+                out[i, c] = col[i]
     return out
 
 
@@ -337,30 +322,33 @@ def link_cross_phi(D: ti.template(), e, ja, jb):
     """``Phi_ba = J_b M~^-1 J_a^T`` (6x6): the spatial velocity change of the link of joint row ``jb`` per unit
     spatial impulse on the link of ``ja``, both of one tree (a contact between two of its links; ``ja``'s
     responses made ready by :func:`link_responses`)."""
-    return _path_response(D, e, jb, get(D.joint_i, e, ja, JOINT_I.response0), tree_reference(D, e, ja), False)
+    return _path_response(D, e, jb, get(D.joint_i, e, ja, JOINT_I.response0), tree_reference(D, e, ja), False,
+                          LINK_RESPONSE.column, 6)
 
 
 @ti.func
-def _path_response(D: ti.template(), e, j, r0, c, symmetric: ti.template()):
-    """``J B = sum of S_d B_d^T`` over the dofs ``d`` on the path from joint row ``j``'s link to the root
-    (6x6): the spatial velocity change of that link per unit spatial impulse on the link whose response
-    columns ``B`` start at ``LINK_RESPONSE`` row ``r0``. ``symmetric``: ``B`` is this same link's, so the
-    product ``J M~^-1 J^T`` is symmetric: its lower triangle is summed and copied to the upper."""
-    out = ti.Matrix.zero(float, 6, 6)
+def _path_response(D: ti.template(), e, j, r0, c, symmetric: ti.template(), col: ti.template(),
+                   width: ti.template()):
+    """``J C = sum of S_d C_d^T`` over the dofs ``d`` on the path from joint row ``j``'s link to the root
+    (6 x ``width``), ``C`` the ``LINK_RESPONSE`` columns ``col`` of another link from row ``r0``: with ``B``
+    (``column``, 6 wide) the spatial velocity change of the link per unit spatial impulse on that one; with
+    ``B A`` (``point``, 3 wide) per unit world impulse at its point row. ``symmetric``: ``C`` is this same
+    link's ``B``, so ``J M~^-1 J^T`` is symmetric: its lower triangle is summed and copied to the upper."""
+    out = ti.Matrix.zero(float, 6, width)
     jj = j
     while jj >= 0:
         ji = row(D.joint_i, e, jj)
         jtype = ji[JOINT_I.type]
-        if jtype == JOINT_FLOATING:  # unit columns: dof a adds B's row a to the row of the entry it moves
+        if jtype == JOINT_FLOATING:  # unit columns: dof a adds C's row a to the row of the entry it moves
             for a in ti.static(range(6)):
-                b = getn(D.link_response, e, r0 + ji[JOINT_I.dof] + a, LINK_RESPONSE.column, 6)
-                for k in ti.static(range(FLOATING_ENTRY[a] + 1 if symmetric else 6)):
+                b = getn(D.link_response, e, r0 + ji[JOINT_I.dof] + a, col, width)
+                for k in ti.static(range(FLOATING_ENTRY[a] + 1 if symmetric else width)):
                     out[ti.static(FLOATING_ENTRY[a]), k] += b[k]
         elif jtype != JOINT_FIXED_ROOT:
             s = motion_column(D, e, jj, jtype, 0, c)
-            b = getn(D.link_response, e, r0 + ji[JOINT_I.dof], LINK_RESPONSE.column, 6)
+            b = getn(D.link_response, e, r0 + ji[JOINT_I.dof], col, width)
             for k in ti.static(range(6)):
-                for i in ti.static(range(k + 1 if symmetric else 6)):
+                for i in ti.static(range(k + 1 if symmetric else width)):
                     out[k, i] += s[k] * b[i]
         jj = ji[JOINT_I.parent]
     if ti.static(symmetric):
