@@ -6,7 +6,8 @@ bed, where its feet leave footprints.
 
 The robot (``scenes/assets/quadruped.urdf``: a box trunk and four legs of hip abduction, hip flexion and knee,
 each foot a sphere on its shank) is an articulated system with a floating base. Its drives are PD (kp 300
-N m/rad, kd 20 N m s/rad, implicit in the step) towards a trot, set every 10 ms: the diagonal leg pairs swing
+N m/rad, kd 20 N m s/rad, implicit in the step, each held to an effort limit of 80 N m: the trot asks up
+to about 60 N m of a knee when its foot lands) towards a trot, set every 10 ms: the diagonal leg pairs swing
 in antiphase at 1.6 Hz, each hip about its standing angle by +-0.22 rad, each knee bending by up to 0.5 rad
 while its leg swings forward; after 5.6 s it stops and stands. Nothing closes the loop: the same targets on
 flat ground walk it straight at about 0.7 m/s.

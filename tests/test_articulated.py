@@ -1012,3 +1012,32 @@ def test_effort_limit_holds_a_stiff_drive_at_its_limit():
     inertia = 0.01 + 1e-9
     np.testing.assert_allclose(arm.get_generalized_velocity()[:, 0], 10 * 1e-3 * 2.0 / inertia, rtol=1e-12)
     np.testing.assert_allclose(arm.get_generalized_force()[:, 0], 2.0, rtol=1e-12)
+
+
+def test_a_drive_stalled_by_a_contact_holds_its_effort_limit():
+    """Reference: statics of a lever. A hinge at height 0.1 m (axis y) carries a 0.5 m arm (1 kg, centre of
+    mass 0.25 m out) with a sphere of 0.05 m at its tip resting on the ground; a stiff PD drive (kp 1e4 N m/rad)
+    asks for an angle below the ground, far beyond its 2 N m effort limit. The velocity update alone sees
+    nothing to push against; the contact holds the arm, so the drive asks for more than its limit after the
+    sweep and is held at it from the next step on: it reports 2 N m, and the frictionless ground pushes on the
+    tip with ``N = (tau + m g 0.25 cos a) / (0.5 cos a)`` (moments about the hinge, the arm at angle ``a``)."""
+    tip = ('<link name="arm"><inertial><origin xyz="0.25 0 0"/><mass value="1"/>'
+           '<inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>'
+           '<collision><origin xyz="0.5 0 0"/><geometry><sphere radius="0.05"/></geometry></collision></link>')
+    joint = ('<joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/><origin xyz="0 0 0.1"/>'
+             '<axis xyz="0 1 0"/><limit lower="-3" upper="3" velocity="100" effort="2"/></joint>')
+    world = tt.World(dt=1e-3, solver=tt.SolverConfig(tolerance=1e-10, max_sweeps=200))
+    world.set_material_pair_prop("ice", "default", 0.0, 0.0)  # (friction at the tip would make it indeterminate)
+    world.add_ground(0.0, material="ice")
+    arm = world.add_articulated_system(_link_urdf("lever", joint, tip), base="fixed")
+    angle = math.asin((0.1 - 0.05) / 0.5)  # the tip sphere on the ground: hinge 0.1 m up, tip 0.05 m up
+    arm.set_generalized_coordinate([angle])
+    arm.set_pd_gains([1e4], [10.0])
+    arm.set_pd_target([angle + 0.5], [0.0])  # (positive about y turns the tip down)
+    world.step(200)
+    assert abs(arm.get_generalized_velocity(0)[0]) < 1e-8
+    assert arm.get_generalized_force(0)[0] == pytest.approx(2.0, rel=1e-12)
+    lever = 0.5 * math.cos(angle)
+    normal = world.get_contacts(0).impulses[:, 2].sum() / 1e-3
+    assert normal == pytest.approx((2.0 + 9.81 * 0.25 * math.cos(angle)) / lever, rel=1e-6)
+

@@ -4,8 +4,9 @@ One thread per env runs its steps back to back; inside an env everything is seri
 so replays are bit-identical and an env's result does not depend on how many envs run beside it. A step
 is these stages, in order (``step_env``):
 
-0. articulated trees: link frames and velocities; after the contacts (1), bias forces and, for a tree some
-   row acts on this step, the mass matrix and its factor with the implicit drive terms (a tree without rows
+0. articulated trees: link frames and velocities; after the contacts (1), bias forces, the drives held at
+   their effort limit since the last step and, for a tree some row acts on this step, the mass matrix and
+   its factor with the implicit drive terms (a tree without rows
    takes the articulated-body algorithm in stage 5 instead; ``dynamics/tree.py``, ``dynamics/tree_solve.py``)
 1. contacts: every static pair's slots (a shape with the ground, a height map, a soil bed's quadrature
    points; a tree link with several shapes loads each bed sample through its lowest one), the broadphase's
@@ -60,7 +61,7 @@ from .common.schema import add, get, get3, get33, put, put33, put_row, putn, row
 from .dynamics.bodies import carrier_joint
 from .dynamics.free_body import free_velocity, integrate_link, link_inv_inertia
 from .dynamics.inverse import transmitted_wrenches
-from .dynamics.tree import record_drive_forces, tree_dynamics, tree_free_velocity, tree_integrate, tree_kinematics
+from .dynamics.tree import hold_drives, record_drive_forces, tree_dynamics, tree_free_velocity, tree_integrate, tree_kinematics
 from .dynamics.tree_solve import tree_factor
 from .soil.history import commit_soil, soil_point
 from .soil.law import solve_soil_row
@@ -191,6 +192,7 @@ def step_env(D: ti.template(), e, trees: ti.template()):
             j0 = get(D.tree, e, t, TREE.joint0)
             factored = get(D.tree_step, e, t, TREE_STEP.factored) != 0
             tree_dynamics(D, e, t, get3(D.frame, e, j0, FRAME.position), gravity, factored)
+            hold_drives(D, e, t)
             if factored:
                 tree_factor(D, e, t, dt)
     tolerance = sf[SETTINGS_F.tolerance]

@@ -146,10 +146,13 @@ TREE_U = Block("tree", [("velocity", 1)],
                "per joint [rad/s or m/s]")
 PIN_STATE = Block("pin", [("impulse", 3)],
                   "per pin: the last step's impulse on side b's point [N s], world frame (side a takes its opposite)")
-JOINT_STATE = Block("joint_state", [("limit", 1), ("friction", 1)],
+JOINT_STATE = Block("joint_state", [("limit", 1), ("friction", 1), ("held", 1)],
                     "per joint (a row of the joint block): the last step's impulses of its position-limit row "
                     "(signed: positive pushes towards larger coordinates) and of its Coulomb friction row "
-                    "[N m s or N s]")
+                    "[N m s or N s]; the sign (+1, -1; 0: none) of the effort limit its drive is held at in the "
+                    "next step, because at the end of the last one the drive asked for more than its limit "
+                    "(dynamics/tree.py)")
+
 ROW_REVISION = Block("row_revision", [("revision", 1)],
                      "per soil-bed sample row: advances whenever a surface height in the row changes")
 

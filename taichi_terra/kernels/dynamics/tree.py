@@ -28,6 +28,7 @@ from ..common.arrays import (
     FRAME,
     JOINT_F,
     JOINT_I,
+    JOINT_STATE,
     LINK_DYN,
     SETTINGS_F,
     SETTINGS_I,
@@ -283,6 +284,33 @@ def tree_dynamics(D: ti.template(), e, t, c, gravity, mass_matrix):
 
 
 @ti.func
+def hold_drives(D: ti.template(), e, t):
+    """The drives of tree ``t`` that asked for more than their effort limit at the end of the last step
+    (``JOINT_STATE.held``) are held at it in this one (``TREE_DOF.saturated``; before the factor, which then
+    leaves their gains out). The velocity update checks the drives against their limits too, but before the
+    rows act: a drive stalled by a load (a tracked robot against a wall, a leg pushing on a rock) asks for
+    more than its limit only once the rows have held it back, so that is checked after the sweep
+    (:func:`record_drive_forces`) and takes effect from the next step on."""
+    tr = row(D.tree, e, t)
+    j0, u0 = tr[TREE.joint0], tr[TREE.u0]
+    for k in range(tr[TREE.n_joints]):
+        ji = row(D.joint_i, e, j0 + k)
+        if ji[JOINT_I.type] >= JOINT_REVOLUTE:
+            held = get(D.joint_state, e, j0 + k, JOINT_STATE.held)
+            if held != 0.0:
+                put(D.tree_dof, e, u0 + ji[JOINT_I.dof], TREE_DOF.saturated, held)
+
+
+@ti.func
+def _asked(D: ti.template(), e, ji, u0, ud, dt):
+    """The force [N m or N] the feed-forward term and the PD drive of 1-dof joint ``ji`` ask for at the
+    end-of-step velocity ``ud`` (effort limit not applied)."""
+    dr = row(D.drive, e, u0 + ji[JOINT_I.dof])
+    return dr[DRIVE.force] + dr[DRIVE.kp] * (dr[DRIVE.position_target] - tree_coord(D, e, ji[JOINT_I.q])
+                                             - dt * ud) + dr[DRIVE.kd] * (dr[DRIVE.velocity_target] - ud)
+
+
+@ti.func
 def drive_force(D: ti.template(), e, j, ji, u0, a, ud, dt):
     """The generalized force on dof ``a`` of joint ``j`` at velocity ``ud``, as (drive, damping): the drive is
     the feed-forward force plus, for a joint (not a floating root), the PD drive at the end of the step, or
@@ -394,15 +422,24 @@ def _joint_free_velocity(D: ti.template(), e, t, dt):
 def record_drive_forces(D: ti.template(), e, t, dt):
     """``TREE_DOF.applied`` <- the generalized force the drives and damping of tree ``t`` applied in the step,
     at the velocities the sweep ended with: the implicit drive responds to the contact and joint impulses
-    too (its gains are in the factor every row's response uses)."""
+    too (its gains are in the factor every row's response uses). ``JOINT_STATE.held`` <- for each drive with
+    an effort limit, the sign of what it asks for at these velocities where that is beyond the limit (0
+    where it is within): the next step holds it there (:func:`hold_drives`)."""
     tr = row(D.tree, e, t)
     j0, u0 = tr[TREE.joint0], tr[TREE.u0]
     for k in range(tr[TREE.n_joints]):
         ji = row(D.joint_i, e, j0 + k)
         for a in range(n_dofs(ji[JOINT_I.type])):
             d = u0 + ji[JOINT_I.dof] + a
-            tau, damping = drive_force(D, e, j0 + k, ji, u0, a, tree_vel(D, e, d), dt)
+            ud = tree_vel(D, e, d)
+            tau, damping = drive_force(D, e, j0 + k, ji, u0, a, ud, dt)
             put(D.tree_dof, e, d, TREE_DOF.applied, tau + damping)
+        if ji[JOINT_I.type] >= JOINT_REVOLUTE:
+            asked = _asked(D, e, ji, u0, tree_vel(D, e, u0 + ji[JOINT_I.dof]), dt)
+            held = 0.0
+            if ti.abs(asked) > get(D.joint_f, e, j0 + k, JOINT_F.effort_limit):
+                held = ti.math.sign(asked)
+            put(D.joint_state, e, j0 + k, JOINT_STATE.held, held)
 
 
 @ti.func
