@@ -372,9 +372,11 @@ class World(TerrainBuilder, ArticulatedBuilder, RayCaster, ContactQueries, BodyS
                             for b, (t, k) in model.body_link_index.items()}
         self._state = State(model, ne, q0, u0, soil0, sys_q, sys_u)
         self._control = Control(model, ne)
-        if nb:
-            self._control.set_block("control", "body_load", "force", f0)
-            self._control.set_block("control", "body_load", "torque", t0)
+        if nb:  # (the free bodies' rows: the shapes on links after them take no load)
+            for col, value in (("force", f0), ("torque", t0)):
+                load = np.zeros((ne, model.n_bodies, 3))
+                load[:, :nb] = value
+                self._control.set_block("control", "body_load", col, load)
         if self._systems:
             self._control.set_block("control", "drive", None,
                                     np.concatenate([s._init["drive"] for s in self._systems], axis=1))

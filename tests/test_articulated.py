@@ -1041,3 +1041,22 @@ def test_a_drive_stalled_by_a_contact_holds_its_effort_limit():
     normal = world.get_contacts(0).impulses[:, 2].sum() / 1e-3
     assert normal == pytest.approx((2.0 + 9.81 * 0.25 * math.cos(angle)) / lever, rel=1e-6)
 
+
+def test_free_bodies_keep_their_own_loads_beside_link_shapes():
+    """Reference: Newton's second law, ``v = F t / m``, for two free boxes with their own external forces in a
+    world whose articulated system carries three collision shapes (the body-load rows of the shapes on links
+    come after the free bodies'; a world with more shapes on links than free bodies was once refused at build,
+    and one with fewer gave the free bodies' loads to the links' rows)."""
+    shapes = "".join(f'<collision><origin xyz="{k} 0 0"/><geometry><sphere radius="0.1"/></geometry></collision>'
+                     for k in range(3))
+    robot = (f'<robot name="three"><link name="base"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" '
+             f'izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>{shapes}</link></robot>')
+    world = tt.World(dt=1e-3, gravity=(0.0, 0.0, 0.0))
+    boxes = [world.add_box(0.1, 0.1, 0.1, mass) for mass in (1.0, 2.0)]
+    for k, box in enumerate(boxes):
+        box.set_position((0.0, 2.0 + k, 0.0))
+        box.set_external_force((1.0 + k, 0.0, 0.0))
+    world.add_articulated_system(robot, position=(0.0, -2.0, 0.0))
+    world.step(100)
+    for k, box in enumerate(boxes):
+        np.testing.assert_allclose(box.get_linear_velocity(0), [(1.0 + k) * 0.1 / box.mass, 0.0, 0.0], rtol=1e-12)
