@@ -26,6 +26,9 @@ class ContactSet:
     #: body or static geometry (bodies on links are numbered after the free bodies)
     link_a: list = field(default_factory=list)
     link_b: list = field(default_factory=list)
+    #: (k,) True where the contact coincided with a deeper one of the same belt on the same static geometry
+    #: and was solved as that one: it reports a zero impulse (``spec/tracks.md``, "Contacts that coincide")
+    merged: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
     def __len__(self) -> int:
         return len(self.depths)
@@ -63,7 +66,7 @@ class ContactQueries:
         s = self._state
         contact = s.block("state_f", "contact")[env]
         arrays = {name: contact[:, CONTACT.columns[name][0]:sum(CONTACT.columns[name])]
-                  for name in ("position", "normal", "depth", "impulse")}
+                  for name in ("position", "normal", "depth", "impulse", "merged")}
         idx, a_list, b_list, labels = [], [], [], []
         for base, count, a, b, label in self._pair_slots(int(env)):
             idx.extend(range(base, base + count))
@@ -75,7 +78,8 @@ class ContactQueries:
         return ContactSet(arrays["position"][idx].reshape(-1, 3), arrays["normal"][idx].reshape(-1, 3),
                           arrays["depth"][idx, 0], arrays["impulse"][idx].reshape(-1, 3),
                           np.array(a_list, dtype=np.int64), np.array(b_list, dtype=np.int64), labels,
-                          [links.get(a) for a in a_list], [links.get(b) for b in b_list])
+                          [links.get(a) for a in a_list], [links.get(b) for b in b_list],
+                          arrays["merged"][idx, 0] != 0.0)
 
     def get_shape_pairs(self, env: int = 0) -> np.ndarray:
         """The shape-shape pairs the broadphase kept in the last step for ``env``: body index pairs

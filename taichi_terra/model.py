@@ -109,10 +109,11 @@ class Model:
     the layouts of every array of the world: the row count of each block follows from the scene."""
 
     def __init__(self, shapes, materials, body_materials, ground, heightmaps, max_shape_pairs=None,
-                 max_shape_contacts=None, trees=(), link_bodies=(), pins=()):
+                 max_shape_contacts=None, trees=(), link_bodies=(), pins=(), tracks=()):
         """``shapes`` and ``body_materials``: the free bodies'; ``link_bodies``: the shapes on tree links as
-        ``(tree index, link index, Shape, position, rotation, material index)``, placed after the free
-        bodies; ``pins``: :class:`~taichi_terra.bodies.pin.Pin` objects."""
+        ``(tree index, link index, Shape, position, rotation, material index, track index)`` (track -1: not
+        a belt), placed after the free bodies; ``pins``: :class:`~taichi_terra.bodies.pin.Pin` objects;
+        ``tracks``: ``(tree index, link index, drive dofs within the tree, gains, width)`` per track."""
         self.real = np_real()
         n_free = len(shapes)
         self.n_free = n_free
@@ -135,6 +136,7 @@ class Model:
         n_tree_q = sum(t.get_generalized_coordinate_dim() for t in trees)
         n_tree_u = sum(t.get_dof() for t in trees)
         self.n_pins = len(pins)
+        self.n_tracks = len(tracks)
         n_solver_rows = 2 * n_joints + self.n_pins  # beyond the contact slots: joint limits, friction, pins
         self.n_bodies = nb
         self.nq = A.Q_FREE.stride * n_free
@@ -186,10 +188,11 @@ class Model:
         n_pair_rows = self.n_pairs + self.max_shape_pairs
         rows = {
             "model_i": {"offsets": 1, "settings_i": 1, "body": nb, "pair": self.n_pairs, "map": len(heightmaps),
-                        "tree": self.n_trees, "joint": n_joints, "dof": n_tree_u, "pin": self.n_pins},
+                        "tree": self.n_trees, "joint": n_joints, "dof": n_tree_u, "pin": self.n_pins,
+                        "track": self.n_tracks},
             "model_f": {"settings_f": 1, "body": nb, "inertia": nb, "point": n_points, "plane": n_planes,
                         "pair_material": self.n_pairs + self.n_materials ** 2, "map": len(heightmaps),
-                        "joint": n_joints, "pin": self.n_pins},
+                        "joint": n_joints, "pin": self.n_pins, "track": self.n_tracks},
             "heights": {"sample": n_samples},
             "q": {"free_body": n_free, "tree": n_tree_q}, "u": {"free_body": n_free, "tree": n_tree_u},
             "state_f": {"contact": self.n_slots, "soil": n_soil, "pin": self.n_pins, "joint_state": n_joints},
@@ -203,7 +206,7 @@ class Model:
                           "tree_inverse": sum(t.get_dof() ** 2 for t in trees), "tree_dof": n_tree_u,
                           "link_response": sum(len(r) * t.get_dof() for t, r in zip(trees, tree_rows)),
                           "block_matrix": A.BLOCK_ROWS ** 2 if trees else 0,
-                          "block_vector": A.BLOCK_ROWS if trees else 0},
+                          "block_vector": A.BLOCK_ROWS if trees else 0, "track_dyn": self.n_tracks},
             "scratch_i": {"row": self.n_slots + n_solver_rows, "sweep": nb,
                           "soil_claim": n_soil if trees else 0, "tree_step": self.n_trees,
                           "block": A.BLOCK_ROWS if trees else 0, "block_state": 1},
@@ -231,6 +234,7 @@ class Model:
                 tree, link = link_bodies[b - n_free][:2]
                 body[b, A.BODY_I.q0] = body[b, A.BODY_I.u0] = -1
                 body[b, A.BODY_I.joint] = self.tree_joint0[tree] + link
+            body[b, A.BODY_I.track] = link_bodies[b - n_free][6] if b >= n_free else -1
             body[b, A.BODY_I.material] = body_materials[b]
             n_pts += len(sh.points)
             n_pls += len(sh.planes)
@@ -247,7 +251,8 @@ class Model:
                            ("n_materials", self.n_materials), ("n_soil_samples", n_soil), ("n_bodies", nb),
                            ("n_maps", len(heightmaps)), ("max_shape_pairs", self.max_shape_pairs),
                            ("n_slots", self.n_slots), ("n_trees", self.n_trees), ("n_free_bodies", n_free),
-                           ("n_pins", self.n_pins), ("broadphase", int(self.broadphase))):
+                           ("n_pins", self.n_pins), ("broadphase", int(self.broadphase)),
+                           ("n_tracks", self.n_tracks)):
             settings[getattr(A.SETTINGS_I, col)] = value
         self._pack_trees(li, trees, tree_rows)
         pin_i = li.view(self.data_i, "pin")
@@ -255,6 +260,13 @@ class Model:
             sa, la, sb, lb = pin.rows()
             pin_i[k, A.PIN_I.joint_a] = self.tree_joint0[sa] + la
             pin_i[k, A.PIN_I.joint_b] = -1 if sb < 0 else self.tree_joint0[sb] + lb
+        track_i = li.view(self.data_i, "track")
+        for k, (tree, link, dofs, gains, width) in enumerate(tracks):
+            assert 1 <= len(dofs) <= A.TRACK_DRIVES  # (the URDF loader's rule, bodies/tracks.py)
+            padded = list(dofs) + [dofs[-1]] * (A.TRACK_DRIVES - len(dofs))
+            track_i[k, A.TRACK_I.tree], track_i[k, A.TRACK_I.joint] = tree, self.tree_joint0[tree] + link
+            track_i[k, A.TRACK_I.n_drives] = len(dofs)
+            track_i[k, A.TRACK_I.dof:A.TRACK_I.dof + A.TRACK_DRIVES] = padded
         # ---- model_f
         lf = self.layouts["model_f"]
         self.data_f = lf.empty(self.real)
@@ -276,6 +288,10 @@ class Model:
         for k, pin in enumerate(pins):
             pin_f[k, A.PIN_F.point_a:A.PIN_F.point_a + 3] = pin.point_a
             pin_f[k, A.PIN_F.point_b:A.PIN_F.point_b + 3] = pin.point_b
+        track_f = lf.view(self.data_f, "track")
+        for k, (_tree, _link, dofs, gains, width) in enumerate(tracks):
+            track_f[k, A.TRACK_F.gain:A.TRACK_F.gain + len(gains)] = gains
+            track_f[k, A.TRACK_F.width] = width
         hmap = lf.view(self.data_f, "map")
         for m, hm in enumerate(heightmaps):
             if getattr(hm, "is_soil", False):

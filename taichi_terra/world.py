@@ -351,11 +351,17 @@ class World(TerrainBuilder, ArticulatedBuilder, RayCaster, ContactQueries, BodyS
         from .state import Control, Scratch, State
 
         default = self.materials.index(DEFAULT_MATERIAL)
-        link_bodies = [(t, link, shape, pos, rot, default) for t, system in enumerate(self._systems)
-                       for link, shape, pos, rot in system.collision_bodies()]
+        link_bodies, tracks = [], []
+        for t, system in enumerate(self._systems):
+            system._body0 = len(self._bodies) + len(link_bodies)
+            mats = [default if tr.material is None else self.materials.add(tr.material) for tr in system.model.tracks]
+            for (link, shape, pos, rot), k in zip(system.collision_bodies(), system.collision_body_tracks()):
+                link_bodies.append((t, link, shape, pos, rot, default if k < 0 else mats[k],
+                                    -1 if k < 0 else len(tracks) + k))
+            tracks += [(t, link, dofs, gains, width) for link, dofs, gains, width in system.track_rows()]
         model = Model([b.shape for b in self._bodies], self.materials, self._body_materials, self._ground,
                       self._heightmaps, self._max_shape_pairs, self._max_shape_contacts, self._systems, link_bodies,
-                      self._pins)
+                      self._pins, tracks)
         ne, nb = self._n_envs, len(self._bodies)
         if nb:
             q0 = np.concatenate([d["q"] for d in self._init], axis=1)

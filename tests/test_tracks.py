@@ -162,3 +162,24 @@ def test_a_flipper_belt_on_the_wheel_link_is_not_the_wheels_own_geometry():
             '<wheel xyz="0.35 0 0" radius="0.088"/><drive joint="flipper_joint" gain="-0.178"/></track>')
     for xml in (tracked(side + flip), tracked(flip + side)):
         assert sorted(t.name for t in parse_urdf(xml).tracks) == ["flip", "left"]
+
+
+def test_the_belt_loop_is_the_hull_of_the_grown_wheels_and_its_marks_move_with_the_belt():
+    """Reference: the loop around two wheels of 0.193 m (with the belt) 1 m apart is two 1 m runs and two half
+    circles: 2 + 2 pi 0.193 m long. Tread marks are spread evenly around it, lie on the outer surface (on a
+    run 0.193 m from the wheel plane's centre line, on an arc 0.193 m from its wheel centre), span the width,
+    and a travel of d moves each one d along the loop: on the upper run, forwards (+x)."""
+    (track,) = parse_urdf(tracked(side_track())).tracks
+    assert track.perimeter() == pytest.approx(2.0 + 2.0 * math.pi * 0.193, rel=1e-12)
+    marks = track.marks(0.0, 0.1)
+    assert len(marks) == round(track.perimeter() / 0.1)
+    np.testing.assert_allclose(marks[:, 1, :] - marks[:, 0, :], [[0.0, 0.08, 0.0]] * len(marks), atol=1e-12)
+    mid = marks.mean(axis=1) - [0.0, 0.14, 0.0]  # (the belt's mid-plane is y = 0.14)
+    x, z = mid[:, 0], mid[:, 2]
+    on_run = np.abs(x) <= 0.5 + 1e-12
+    np.testing.assert_allclose(np.abs(z[on_run]), 0.193, atol=1e-12)
+    ends = ~on_run
+    np.testing.assert_allclose(np.hypot(np.abs(x[ends]) - 0.5, z[ends]), 0.193, atol=1e-12)
+    top = np.flatnonzero(on_run & (z > 0) & (x < 0.4))[0]
+    moved = track.marks(0.05, 0.1).mean(axis=1)[top]
+    np.testing.assert_allclose(moved - marks.mean(axis=1)[top], [0.05, 0.0, 0.0], atol=1e-12)

@@ -74,6 +74,7 @@ class ArticulatedSystem:
         self._link_names = [link.name for link in model.links]
         self._joint_names = [j.name for j in model.joints]
         self._rows = None  # (first q row, first u row, first joint row) once built
+        self._body0 = None  # world index of its first collision body once built
         #: whether every step computes the wrenches the joints transmit (``set_compute_inverse_dynamics``)
         self.computes_inverse_dynamics = False
         #: whether its links collide with each other (``add_articulated_system(self_collision=...)``)
@@ -167,7 +168,66 @@ class ArticulatedSystem:
                     shape = S.mesh(hull, mass)
                     pos = pos + rot @ np.asarray(hull.center_mass, np.float64)
                 out.append((k, shape, pos, rot))
+        for track in self.model.tracks:  # the belts, track by track (a track's bodies are consecutive)
+            k = self.model.link_index(track.link)
+            for c in track.shapes:
+                p = np.asarray(c.params, np.float64)
+                shape = S.box(p[0], p[1], p[2], 1.0) if c.kind == "box" else S.cylinder(p[0], p[1], 1.0)
+                out.append((k, shape, np.asarray(c.position, np.float64), np.asarray(c.rotation, np.float64)))
         return out
+
+    def collision_body_tracks(self) -> list[int]:
+        """For each of :meth:`collision_bodies`, the index of the track (in :meth:`get_tracks`) whose belt it
+        is part of, or -1."""
+        out = [-1] * sum(len(link.collisions) for link in self.model.links)
+        for i, track in enumerate(self.model.tracks):
+            out += [i] * len(track.shapes)
+        return out
+
+    # ------------------------------------------------------------------ tracks
+    def get_tracks(self) -> list[dict]:
+        """The tracks (``<track>`` elements, ``spec/tracks.md``), in the file's order, each a dict:
+        ``name``, ``link`` (the link carrying the belt, after fixed joints are merged), ``axis`` (unit, link
+        frame, shape (3,)), ``width`` [m], ``thickness`` [m], ``material`` (name or None), ``drives`` (a list
+        of ``{"joint", "gain", "velocity_index"}``: the joint, its gain [m/rad or m/m] and the index of its
+        velocity in the generalized velocities) and ``collision_bodies`` (the world body indices of the
+        belt's shapes, once the world is built; before that, their indices in :meth:`collision_bodies`)."""
+        tracks = []
+        bodies = self.collision_body_tracks()
+        first = self._body0 if self._body0 is not None else 0
+        for i, t in enumerate(self.model.tracks):
+            tracks.append({
+                "name": t.name, "link": t.link, "axis": np.array(t.axis), "width": t.width,
+                "thickness": t.thickness, "material": t.material,
+                "drives": [{"joint": d.joint, "gain": d.gain,
+                            "velocity_index": self.get_generalized_velocity_index(d.joint)} for d in t.drives],
+                "collision_bodies": [first + b for b, k in enumerate(bodies) if k == i]})
+        return tracks
+
+    def get_track_index(self, name: str) -> int:
+        """The index of the track called ``name`` in :meth:`get_tracks`, or -1."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, got {type(name).__name__}")
+        for i, t in enumerate(self.model.tracks):
+            if t.name == name:
+                return i
+        return -1
+
+    def get_track_speed(self, index: int, env: int | None = None):
+        """The belt speed ``s = g^T u`` [m/s] of track ``index``: a float (``env=i``) or shape (n_envs,)."""
+        n = len(self.model.tracks)
+        if type(index) is not int and not isinstance(index, np.integer):
+            raise TypeError(f"index must be an int, got {type(index).__name__}")
+        if not 0 <= int(index) < n:
+            raise ValueError(f"index must be in [0, {n}) (the system has {n} tracks), got {index}")
+        u = self.get_generalized_velocity(env)
+        s = sum(d.gain * u[..., self.get_generalized_velocity_index(d.joint)] for d in self.model.tracks[index].drives)
+        return float(s) if env is not None else np.asarray(s, np.float64)
+
+    def track_rows(self) -> list[tuple]:
+        """One entry per track for the model: (link index, drive dofs within the system, gains, width)."""
+        return [(self.model.link_index(t.link), [self.get_generalized_velocity_index(d.joint) for d in t.drives],
+                 [d.gain for d in t.drives], t.width) for t in self.model.tracks]
 
     # ------------------------------------------------------------------ state
     def _check_env(self, env):

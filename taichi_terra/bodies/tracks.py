@@ -20,8 +20,8 @@ direction a positive belt speed runs it).
 ``material``, ``color`` ("r g b a"), ``visual`` ("true"/"false"); ``<axis xyz>``; two or more ``<wheel>``
 with ``radius`` [m] (> 0) and either ``joint`` (a movable child joint of the link: the centre is its origin
 and its axis must be parallel to the track's) or ``xyz`` (a point in the link frame); one or more
-``<drive joint gain>`` (a revolute, continuous or prismatic joint; a finite, nonzero gain: belt speed per
-unit joint velocity [m/rad or m/m]).
+``<drive joint gain>`` (at most four; a revolute, continuous or prismatic joint; a finite, nonzero gain:
+belt speed per unit joint velocity [m/rad or m/m]).
 """
 from __future__ import annotations
 
@@ -38,6 +38,8 @@ _GEOM_RTOL = 1e-9
 #: wheel centres further than this, relative to the track's size, from the first wheel's plane are off it
 _PLANE_RTOL = 1e-6
 _MOVABLE = ("revolute", "continuous", "prismatic")
+#: drives of one track at most (the step holds them in fixed slots: kernels/common/arrays.py TRACK_DRIVES)
+MAX_DRIVES = 4
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,6 +93,38 @@ class Track:
     drives: list[TrackDrive]
     wrapped: list[int] = field(default_factory=list)
     shapes: list[CollisionShape] = field(default_factory=list)
+    loop: list = field(default_factory=list)
+
+    def perimeter(self) -> float:
+        """Length of the belt's outer surface around the loop [m]."""
+        return float(sum(np.linalg.norm(p[2] - p[1]) if p[0] == "run" else p[2] * p[4] for p in self.loop))
+
+    def marks(self, travel: float, spacing: float) -> np.ndarray:
+        """Tread marks across the belt's outer surface in the link frame, shape (k, 2, 3) [m]: k about
+        ``spacing`` [m] apart (evenly, a whole number around the loop), each from one edge of the belt to
+        the other, moved ``travel`` [m] along the loop in the direction a positive belt speed runs it (the
+        belt's travel is ``g^T q`` of its drives' coordinates)."""
+        perimeter = self.perimeter()
+        k = max(1, int(round(perimeter / spacing)))
+        at = np.mod(np.arange(k) * (perimeter / k) + travel, perimeter)
+        points = np.empty((k, 3))
+        start = 0.0
+        for piece in self.loop:
+            if piece[0] == "run":
+                length = float(np.linalg.norm(piece[2] - piece[1]))
+                inside = (at >= start) & (at < start + length)
+                f = (at[inside] - start) / length
+                points[inside] = piece[1] + f[:, None] * (piece[2] - piece[1])
+            else:
+                _kind, centre, radius, n0, sweep = piece
+                length = radius * sweep
+                inside = (at >= start) & (at < start + length)
+                angle = (at[inside] - start) / radius
+                side = np.cross(self.axis, n0)
+                points[inside] = centre + radius * (np.cos(angle)[:, None] * n0 + np.sin(angle)[:, None] * side)
+            start += length
+        half = 0.5 * self.width * self.axis
+        return np.stack([points - half, points + half], axis=1)
 
 
 def parse_tracks(model: ArticulatedModel) -> list[Track]:
@@ -199,10 +233,12 @@ def _parse_track(model: ArticulatedModel, elem: ET.Element) -> Track:
     if not drives:
         raise _error(model, name, "a track needs at least one <drive> (an idler belt: a passive joint with no "
                                   "gains)")
-    wrapped, shapes = _belt_geometry(model, name, wheels, axis, width, thickness)
+    if len(drives) > MAX_DRIVES:
+        raise _error(model, name, f"a track takes at most {MAX_DRIVES} <drive> elements, got {len(drives)}")
+    wrapped, shapes, loop = _belt_geometry(model, name, wheels, axis, width, thickness)
     return Track(name=name, link=link, axis=axis, width=width, thickness=thickness, material=elem.get("material"),
                  color=color, visual=visual_text == "true", wheels=wheels, drives=drives, wrapped=wrapped,
-                 shapes=shapes)
+                 shapes=shapes, loop=loop)
 
 
 def _plane_basis(axis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -214,8 +250,10 @@ def _plane_basis(axis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _belt_geometry(model: ArticulatedModel, name: str, wheels: list[TrackWheel], axis: np.ndarray, width: float,
-                   thickness: float) -> tuple[list[int], list[CollisionShape]]:
-    """Check the wheels' layout; the wrapped wheels and the belt's shapes (:class:`Track`)."""
+                   thickness: float) -> tuple[list[int], list[CollisionShape], list]:
+    """Check the wheels' layout; the wrapped wheels, the belt's shapes and the loop of its outer surface
+    (:class:`Track`): counter-clockwise seen from ``+axis``, a ``("run", start, end)`` per straight run and an
+    ``("arc", centre, radius, start direction, angle)`` around each wrapped wheel, in the link frame."""
     centers = np.array([w.center for w in wheels])
     radii = np.array([w.radius for w in wheels]) + thickness
     scale = max(float(np.ptp(centers, axis=0).max()), float(radii.max()))
@@ -255,7 +293,14 @@ def _belt_geometry(model: ArticulatedModel, name: str, wheels: list[TrackWheel],
         center = centers[0] + mid2[0] * e1 + mid2[1] * e2
         box_rot = np.stack([t3, axis, n3], axis=1)  # x along the run, y along the axis, z outwards
         shapes.append(CollisionShape("box", np.array([length, width, depth]), center, box_rot))
-    return wrapped, shapes
+    loop = []
+    to3 = lambda v2: v2[0] * e1 + v2[1] * e2  # noqa: E731
+    for k, (i, j, nrm, _touching) in enumerate(runs):
+        loop.append(("run", centers[0] + to3(c2[i] + radii[i] * nrm), centers[0] + to3(c2[j] + radii[j] * nrm)))
+        nxt = runs[(k + 1) % len(runs)][2]  # the arc around wheel j turns from this run's normal to the next's
+        sweep = math.atan2(nrm[0] * nxt[1] - nrm[1] * nxt[0], nrm @ nxt) % (2.0 * math.pi)
+        loop.append(("arc", centers[0] + to3(c2[j]), float(radii[j]), to3(nrm), sweep))
+    return wrapped, shapes, loop
 
 
 def _hull_of_discs(c: np.ndarray, r: np.ndarray, tol: float) -> list[tuple[int, int, np.ndarray, list[int]]]:

@@ -13,7 +13,8 @@ is these stages, in order (``step_env``):
    shape-shape pairs, then those pairs' contacts (``find_contacts``)
 2. link responses: the world inverse inertia and the inverse mass of every free body at the start of the step
 3. rows: one row per contact with its kind, sides, frame, offsets, Delassus block, target and friction
-   (``solver/rows.py``; later stages read the row's geometry from there)
+   (``solver/rows.py``; later stages read the row's geometry from there); a contact on a track's belt also
+   pushes the belt's drives (``belts/rows.py``), and coincident contacts of one belt are merged
 4. impacts, in waves, with the velocities before this step's forces (``solver/impact.py``)
 5. free velocities ``u* = u + dt M^-1 (tau - h)`` (``dynamics/free_body.py``; trees: with their drives)
 6. warm starts from the last step's impulse of the same contact feature, joint and pin
@@ -30,6 +31,7 @@ The kernel binds the arrays declared in ``common/arrays.py`` and nothing else.
 """
 import taichi as ti
 
+from .belts.rows import refresh_belts
 from .collision.broadphase import broadphase, shape_pair_capacity
 from .collision.pairs import collide_pair, collide_shape_pair, hide_occluded_soil_points
 from .common.arrays import (
@@ -55,7 +57,7 @@ from .common.arrays import (
     TREE_STEP,
     StepData,
 )
-from .common.layout import FEAT_SOIL, ROW_SOIL
+from .common.layout import FEAT_SOIL, ROW_MERGED, ROW_SOIL
 from .common.math import vec3
 from .common.schema import add, get, get3, get33, put, put33, put_row, putn, row
 from .dynamics.bodies import carrier_joint
@@ -226,6 +228,8 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     if ti.static(trees):
         for t in range(n_trees):
             tree_free_velocity(D, e, t, dt)
+        if si[SETTINGS_I.n_tracks] > 0:
+            refresh_belts(D, e)
         for r in range(n_rows):  # (a drive held at its effort limit rebuilt its tree's factor)
             prepare_sides(D, e, get(D.row_i, e, r, ROW_I.side_a), get(D.row_i, e, r, ROW_I.side_b))
         joint_row_responses(D, e, n_rows, n_limits)
@@ -315,7 +319,8 @@ def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
         is_soil = ri[ROW_I.kind] == ROW_SOIL
         prev = -1
         impacted = ri[ROW_I.impacted] != 0
-        if not impacted and ((rigid_on != 0 and not is_soil) or (soil_on != 0 and is_soil)):
+        merged = ri[ROW_I.kind] == ROW_MERGED
+        if not impacted and not merged and ((rigid_on != 0 and not is_soil) or (soil_on != 0 and is_soil)):
             prev, walk_pair, walk, prev_pair = warm_start_slot(D, e, r, n_static, walk_pair, walk, prev_pair)
         if prev >= 0:
             frame, ra, rb = row_geometry(D, e, r)
@@ -364,11 +369,11 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
             together = False
             if ti.static(D.trees):
                 together = ri[ROW_I.block] >= 0 and ((solved >> ri[ROW_I.block]) & 1) != 0
-            if not together:
+            if not together and ri[ROW_I.kind] != ROW_MERGED:
                 s = ri[ROW_I.slot]
                 frame, ra, rb = row_geometry(D, e, r)
                 side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
-                vloc = frame.transpose() @ relative_velocity(D, e, side_a, side_b, ra, rb)
+                vloc = frame.transpose() @ relative_velocity(D, e, r, side_a, side_b, ra, rb)
                 net = ti.max(net, (vloc - get3(D.row_f, e, r, ROW_F.seen)).norm())
                 putn(D.row_f, e, r, ROW_F.seen, vloc)
                 w = get33(D.row_f, e, r, ROW_F.delassus)
@@ -430,6 +435,7 @@ def store_results(D: ti.template(), e, n_rows, n_static):
         s = get(D.row_i, e, r, ROW_I.slot)
         putn(D.contact, e, s, CONTACT.impulse,
              get33(D.row_f, e, r, ROW_F.frame) @ get3(D.row_f, e, r, ROW_F.impulse))
+        put(D.contact, e, s, CONTACT.merged, ti.cast(get(D.row_i, e, r, ROW_I.kind) == ROW_MERGED, float))
         put(D.feature, e, s, FEATURE.last, get(D.feature, e, s, FEATURE.now))
     for k in range(get(D.env, e, 0, ENV.shape_pairs)):
         put_row(D.prev_shape_pair, e, k, row(D.shape_pair, e, k))

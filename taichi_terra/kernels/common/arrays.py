@@ -6,8 +6,8 @@ The step kernel binds these arrays and nothing else:
 =========== ======= ====== ==========================================================================
 array       role    dtype  blocks
 =========== ======= ====== ==========================================================================
-model_i     model   i32    offsets, settings_i, body, pair, map, tree, joint, pin
-model_f     model   real   settings_f, body, inertia, point, plane, pair_material, map, joint, pin
+model_i     model   i32    offsets, settings_i, body, pair, map, tree, joint, pin, track
+model_f     model   real   settings_f, body, inertia, point, plane, pair_material, map, joint, pin, track
 heights     model   real   sample (every height map's samples, map after map)
 q           state   real   the generalized coordinates: free_body (position, orientation) per body, tree
 u           state   real   the generalized velocities: free_body (linear, angular velocity) per body, tree
@@ -17,7 +17,8 @@ state_i     state   i32    env, pair_count, feature, sweep_order, shape_pair, pr
 control     control real   body_load (external force and torque) per body, drive (per tree dof)
 scratch_f   scratch real   link (world inverse inertia), reach (broadphase spheres), row (solver rows), frame,
                            link_dyn, tree_mass, tree_factor, tree_inverse, tree_dof,
-                           link_response (articulated trees)
+                           link_response (articulated trees), block_matrix, block_vector (contact block),
+                           track_dyn (belts)
 scratch_i   scratch i32    row (kind, slot, pair, sides), sweep (broadphase counts)
 soil_rev    state   i64    revision per soil-bed sample row (for renderers; not checkpointed)
 =========== ======= ====== ==========================================================================
@@ -37,17 +38,18 @@ SETTINGS_I = Block("settings_i", [
     ("n_static_pairs", 1), ("pool0", 1), ("n_materials", 1), ("sweep_axis", 1), ("max_sweeps", 1),
     ("warm_start", 1), ("terrain_warm_start", 1), ("n_soil_samples", 1), ("n_bodies", 1), ("n_maps", 1),
     ("max_shape_pairs", 1), ("n_slots", 1), ("n_trees", 1), ("n_free_bodies", 1), ("n_pins", 1),
-    ("broadphase", 1), ("contact_block", 1)],
+    ("broadphase", 1), ("contact_block", 1), ("n_tracks", 1)],
     "integer settings: static pairs (a shape with the ground or a map), first slot of the shared contact pool, "
     "materials, broadphase sweep axis (0-2), solver sweeps at most, warm-start flags (0/1), soil samples, bodies, "
     "maps, size of the shape-pair table, contact slots per env, articulated trees, free bodies (the first bodies), "
     "pins, whether any two bodies may touch (0: the step skips the broadphase), whether the sweeps solve the "
-    "sticking contacts of trees together (0/1, solver/block.py)")
+    "sticking contacts of trees together (0/1, solver/block.py), tracks (belts on tree links)")
 BODY_I = Block("body", [("shape", 1), ("point0", 1), ("n_points", 1), ("plane0", 1), ("n_planes", 1), ("q0", 1),
-                        ("u0", 1), ("material", 1), ("joint", 1)],
+                        ("u0", 1), ("material", 1), ("joint", 1), ("track", 1)],
                "per body (free bodies first, then the shapes on tree links): shape type (layout.py), first and count "
                "of its sample points and face planes, first column of its coordinates in q and of its velocities "
-               "in u (a free body), material index, the joint row of the link carrying it (-1: a free body)")
+               "in u (a free body), material index, the joint row of the link carrying it (-1: a free body), the track "
+               "whose belt it is a part of (-1: none; belts/rows.py)")
 PAIR = Block("pair", [("kind", 1), ("body", 1), ("other", 1), ("slot0", 1), ("capacity", 1)],
              "per static pair: kind (layout.py PAIR_*), body (the b side), other (height-map index), first "
              "contact slot, slots")
@@ -74,6 +76,11 @@ DOF_I = Block("dof", [("end", 1), ("run", 1), ("up", 1)],
               "run of consecutive dofs that ends at it, each the parent of the next; the dof on the path to the "
               "root just before that run (-1: none). A dof's ancestors are its run, then the run ending at up, "
               "and so on (dynamics/tree_solve.py)")
+#: drives of one track at most (belts/rows.py)
+TRACK_DRIVES = 4
+TRACK_I = Block("track", [("tree", 1), ("joint", 1), ("n_drives", 1), ("dof", TRACK_DRIVES)],
+                "per track: its tree, the joint row of the link carrying the belt, its drives and each drive's dof "
+                "within the tree (unused entries repeat the last)")
 PIN_I = Block("pin", [("joint_a", 1), ("joint_b", 1)],
               "per pin: the joint rows of the links its two points are fixed on (joint_b -1: a fixed world point)")
 SETTINGS_F = Block("settings_f", [
@@ -113,6 +120,9 @@ JOINT_F = Block("joint", [("origin", 3), ("origin_rotation", 9), ("axis", 3), ("
 PIN_F = Block("pin", [("point_a", 3), ("point_b", 3)],
               "per pin: its point on link a in that link's frame [m], its point on link b in link b's frame (a "
               "world point [m] when joint_b is -1)")
+TRACK_F = Block("track", [("gain", TRACK_DRIVES), ("width", 1)],
+                "per track: each drive's gain, the belt speed per unit joint velocity [m/rad or m/m] (0 past the "
+                "drives), and the belt's width [m]")
 SAMPLE = Block("sample", [("height", 1)], "height-map samples [m] (a soil bed's undeformed surface)")
 
 # --------------------------------------------------------------------------- state
@@ -120,9 +130,11 @@ Q_FREE = Block("free_body", [("position", 3), ("orientation", 4)],
                "per free body: centre of mass [m] and unit quaternion (w, x, y, z)")
 U_FREE = Block("free_body", [("linear", 3), ("angular", 3)],
                "per free body: centre-of-mass velocity [m/s] and world angular velocity [rad/s]")
-CONTACT = Block("contact", [("position", 3), ("normal", 3), ("depth", 1), ("impulse", 3), ("area", 1)],
+CONTACT = Block("contact", [("position", 3), ("normal", 3), ("depth", 1), ("impulse", 3), ("area", 1),
+                            ("merged", 1)],
                 "per contact slot: world point [m], unit normal from side a to side b, depth (> 0 overlapping) "
-                "[m], the last step's world impulse [N s], quadrature area of a soil point [m^2]")
+                "[m], the last step's world impulse [N s], quadrature area of a soil point [m^2], 1 where the "
+                "contact coincided with a deeper one of the same belt and took no impulse (belts/rows.py)")
 SOIL = Block("soil", [("sinkage", 1), ("plastic", 1), ("slip", 1), ("loaded", 1)],
              "per soil sample: total sinkage [m], plastic sinkage [m], accumulated slip [m], loaded last step (0/1)")
 ENV = Block("env", [("shape_pairs", 1), ("prev_shape_pairs", 1), ("pairs_dropped", 1), ("sweeps", 1)],
@@ -152,7 +164,6 @@ JOINT_STATE = Block("joint_state", [("limit", 1), ("friction", 1), ("held", 1)],
                     "[N m s or N s]; the sign (+1, -1; 0: none) of the effort limit its drive is held at in the "
                     "next step, because at the end of the last one the drive asked for more than its limit "
                     "(dynamics/tree.py)")
-
 ROW_REVISION = Block("row_revision", [("revision", 1)],
                      "per soil-bed sample row: advances whenever a surface height in the row changes")
 
@@ -171,18 +182,20 @@ REACH = Block("reach", [("centre", 3), ("low", 1), ("high", 1), ("radius", 1)],
               "per body: broadphase sphere centre [m], its interval along the sweep axis [m], grown radius [m]")
 ROW_F = Block("row", [("delassus", 9), ("impulse", 3), ("target", 1), ("bounce", 1), ("width", 1),
                      ("frame", 9), ("offset_a", 3), ("offset_b", 3), ("friction", 1), ("restitution", 1),
-                     ("seen", 3)],
+                     ("seen", 3), ("belt_a", 3), ("belt_b", 3)],
               "per row: Delassus block in the contact frame, impulse in the frame [N s], target normal velocity "
               "[m/s] (rigid rows), bounce target of this step's impact wave [m/s] (< 0: none), footprint "
               "width b of a soil row [m]; for contact and soil rows, the contact frame (n, t1, t2) as columns "
               "(row by row), the point's offsets from the references of side a and side b [m], and the friction "
               "and restitution coefficients of its material pair (0 for soil rows), fixed for the step once "
               "the rows are built; the row's velocity [m/s] (a joint row's: [m/s] or [rad/s], first entry) as "
-              "the last sweep found it before updating the row (the sweeps' stop test)")
+              "the last sweep found it before updating the row (the sweeps' stop test); the world direction t [unit] "
+              "in which the belt surface of each side runs at the point (zero for a side that is no belt)")
 ROW_I = Block("row", [("kind", 1), ("slot", 1), ("pair", 1), ("side_a", 1), ("side_b", 1), ("impacted", 1),
-                     ("block", 1)],
+                     ("block", 1), ("belt_a", 1), ("belt_b", 1)],
               "per row: kind (layout.py ROW_*), contact slot, pair, link of each side (-1: static), took an "
-              "impact impulse this step (0/1), member of the contact block (solver/block.py; -1: not); joint "
+              "impact impulse this step (0/1), member of the contact block (solver/block.py; -1: not), the track "
+              "of each side's belt (-1: none); joint "
               "rows (solver/limits.py) and pins (solver/pins.py) say what these mean for them")
 FRAME = Block("frame", [("position", 3), ("rotation", 9), ("anchor", 3), ("motion", 6),
                         ("velocity", 6), ("bias", 6)],
@@ -228,6 +241,9 @@ BLOCK_STATE = Block("block_state", [("count", 1), ("built", 1), ("mask", 1), ("u
                     "per env: contact-block members this step, Delassus matrix built (0/1), the sticking members "
                     "(bit k: member k) the factor is for (-1: none) and their number, or 0 where that submatrix "
                     "was not positive definite")
+TRACK_DYN = Block("track_dyn", [("gamma", 1), ("ready", 1)],
+                  "per track: g^T M~^-1 g, the belt speed's change per unit belt impulse [1/kg] for this step's "
+                  "factor, and whether it and the drives' rows of M~^-1 are ready this step (0/1)")
 TREE_MASS = Block("tree_mass", [("mass", 1)],
                   "per tree, nv x nv row by row: the mass matrix M (lower triangle; the rest is not written)")
 TREE_FACTOR = Block("tree_factor", [("factor", 1)],
@@ -254,10 +270,10 @@ SWEEP = Block("sweep", [("count", 1), ("start", 1), ("fill", 1)],
               "per body: its shape pairs with higher bodies, first entry in the pair table, entries written")
 
 MODEL_I = Arena("model_i", "i32", False, [Block("offsets", []), SETTINGS_I, BODY_I, PAIR, MAP_I, TREE, JOINT_I,
-                                      DOF_I, PIN_I],
+                                      DOF_I, PIN_I, TRACK_I],
                 "model")
 MODEL_F = Arena("model_f", "real", False, [SETTINGS_F, BODY_F, INERTIA, POINT, PLANE, PAIR_MATERIAL, MAP_F, JOINT_F,
-                                          PIN_F],
+                                          PIN_F, TRACK_F],
                 "model")
 HEIGHTS = Arena("heights", "real", False, [SAMPLE], "model")
 Q = Arena("q", "real", True, [Q_FREE, TREE_Q], "state")
@@ -268,7 +284,7 @@ STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, 
 CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
-                                               LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR], "scratch")
+                                               LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, TRACK_DYN], "scratch")
 SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP, BLOCK_I, BLOCK_STATE], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
@@ -349,7 +365,8 @@ _REF_NAMES = {
     ("state_f", "joint_state"): "joint_state", ("scratch_i", "soil_claim"): "soil_claim",
     ("scratch_i", "tree_step"): "tree_step", ("scratch_f", "block_matrix"): "block_matrix",
     ("scratch_f", "block_vector"): "block_vector", ("scratch_i", "block"): "block_i",
-    ("scratch_i", "block_state"): "block_state",
+    ("scratch_i", "block_state"): "block_state", ("model_i", "track"): "track_i", ("model_f", "track"): "track_f",
+    ("scratch_f", "track_dyn"): "track_dyn",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 

@@ -7,8 +7,9 @@
 # shape-shape pairs are found each step by the broadphase
 PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES, PAIR_SOIL = 0, 1, 2, 3
 
-# row kinds: what law the solver applies to a row (belt contacts come next)
-ROW_CONTACT, ROW_SOIL, ROW_LIMIT, ROW_JOINT_FRICTION, ROW_PIN = 0, 1, 2, 3, 4
+# row kinds: what law the solver applies to a row; ROW_MERGED: a belt contact that coincides with a deeper
+# one of the same belt (belts/rows.py) and takes no impulse
+ROW_CONTACT, ROW_SOIL, ROW_LIMIT, ROW_JOINT_FRICTION, ROW_PIN, ROW_MERGED = 0, 1, 2, 3, 4, 5
 
 # shape types (mirror bodies.shapes.ShapeType)
 SPHERE, BOX, CAPSULE, CYLINDER, MESH = 0, 1, 2, 3, 4

@@ -4,7 +4,8 @@ For a tree with ``TREE.inverse_dynamics`` set, once the sweep has fixed the step
 link's spatial acceleration is the step's ``a = (V(u+) - V(u)) / dt + c`` (``V`` from the motion columns at
 the start of the step, ``c`` the velocity-product term of ``FRAME.bias``), and Newton-Euler gives the force
 it needed, ``f = I (a - a_g) + v x* I v`` (``a_g`` gravity). Less the external impulses the solver's rows put
-on it (contacts and soil points on its shapes, pins) over ``dt``, summed from the leaves to the root, this is
+on it (contacts and soil points on its shapes, pins, and the pull of a belt on the drive joints it runs
+through, ``belts/rows.py``) over ``dt``, summed from the leaves to the root, this is
 the wrench the joint passed from the parent into the subtree, constraint forces included: its projection on
 the joint's axis is what the drive, the damping and the joint's limit and friction rows applied, and a
 floating root transmits no wrench. Stored as the moment about the joint's anchor and the force
@@ -12,8 +13,8 @@ floating root transmits no wrench. Stored as the moment about the joint's anchor
 """
 import taichi as ti
 
-from ..common.arrays import CONTACT, FRAME, JOINT_I, LINK_DYN, ROW_F, ROW_I, TREE
-from ..common.layout import ROW_CONTACT, ROW_PIN, ROW_SOIL
+from ..common.arrays import FRAME, JOINT_I, LINK_DYN, ROW_F, ROW_I, TRACK_DRIVES, TRACK_F, TRACK_I, TREE
+from ..common.layout import JOINT_REVOLUTE, ROW_CONTACT, ROW_PIN, ROW_SOIL
 from ..common.math import vec3
 from ..common.schema import get, get3, get33, getn, putn, row
 from ..solver.pins import pin_ends
@@ -41,6 +42,46 @@ def _add_external(D: ti.template(), e, j, p, imp):
 
 
 @ti.func
+def _add_external_at(D: ti.template(), e, j, r, imp):
+    """Accumulate the impulse ``imp`` [N s] at offset ``r`` [m] from the tree's reference point on the link of
+    joint row ``j`` (-1: none): a contact row's point as its side takes it (on a belt's mid-plane)."""
+    if j >= 0:
+        if _wanted(D, e, j):
+            putn(D.link_dyn, e, j, LINK_DYN.transmitted,
+                 getn(D.link_dyn, e, j, LINK_DYN.transmitted, 6) + spatial(r.cross(imp), imp))
+
+
+@ti.func
+def _add_belt_pull(D: ti.template(), e, k, amount):
+    """The pull of track ``k``'s belt on its drives for a belt impulse ``amount`` [N s] (``t . lambda``): the
+    generalized impulse ``g_d amount`` on each drive's dof, as a pair of equal and opposite spatial
+    impulses on the joint's child link and its parent (a moment about the axis of a revolute joint, a force
+    along a prismatic one's), so the joint's own wrench carries it and no other joint's does."""
+    t = get(D.track_i, e, k, TRACK_I.tree)
+    if get(D.tree, e, t, TREE.inverse_dynamics) != 0:
+        j0, nj = get(D.tree, e, t, TREE.joint0), get(D.tree, e, t, TREE.n_joints)
+        for a in ti.static(range(TRACK_DRIVES)):
+            g = get(D.track_f, e, k, TRACK_F.gain + a)
+            if g != 0.0:
+                d = get(D.track_i, e, k, TRACK_I.dof + a)
+                for kk in range(nj):  # the joint row of dof d
+                    j = j0 + kk
+                    ji = row(D.joint_i, e, j)
+                    if ji[JOINT_I.type] >= JOINT_REVOLUTE and ji[JOINT_I.dof] == d:
+                        s = getn(D.frame, e, j, FRAME.motion, 6)
+                        f = vec6(0.0)
+                        if ji[JOINT_I.type] == JOINT_REVOLUTE:
+                            f = spatial(g * amount * vec3(s[0], s[1], s[2]), vec3(0.0, 0.0, 0.0))
+                        else:
+                            f = spatial(vec3(0.0, 0.0, 0.0), g * amount * vec3(s[3], s[4], s[5]))
+                        putn(D.link_dyn, e, j, LINK_DYN.transmitted, getn(D.link_dyn, e, j, LINK_DYN.transmitted, 6) + f)
+                        if ji[JOINT_I.parent] >= 0:
+                            p = ji[JOINT_I.parent]
+                            putn(D.link_dyn, e, p, LINK_DYN.transmitted,
+                                 getn(D.link_dyn, e, p, LINK_DYN.transmitted, 6) - f)
+
+
+@ti.func
 def transmitted_wrenches(D: ti.template(), e, n_trees, n_rows, n_joint_rows, dt, gravity):
     """Stage 9b (before the positions move): ``LINK_DYN.transmitted`` of every joint of the trees with
     inverse dynamics on, from this step's velocity change and the impulses of its ``n_rows`` contact rows
@@ -57,12 +98,16 @@ def transmitted_wrenches(D: ti.template(), e, n_trees, n_rows, n_joint_rows, dt,
             ri = row(D.row_i, e, r)
             kind = ri[ROW_I.kind]
             if kind == ROW_CONTACT or kind == ROW_SOIL:
-                s = ri[ROW_I.slot]
                 imp = get33(D.row_f, e, r, ROW_F.frame) @ get3(D.row_f, e, r, ROW_F.impulse)
-                p = get3(D.contact, e, s, CONTACT.position)
-                _add_external(D, e, carrier_joint(D, e, ri[ROW_I.side_b]), p, imp)
+                jb = carrier_joint(D, e, ri[ROW_I.side_b])
+                _add_external_at(D, e, jb, get3(D.row_f, e, r, ROW_F.offset_b), imp)
                 if ri[ROW_I.side_a] >= 0:
-                    _add_external(D, e, carrier_joint(D, e, ri[ROW_I.side_a]), p, -imp)
+                    _add_external_at(D, e, carrier_joint(D, e, ri[ROW_I.side_a]), get3(D.row_f, e, r, ROW_F.offset_a),
+                                     -imp)
+                if ri[ROW_I.belt_b] >= 0:
+                    _add_belt_pull(D, e, ri[ROW_I.belt_b], get3(D.row_f, e, r, ROW_F.belt_b).dot(imp))
+                if ri[ROW_I.belt_a] >= 0:
+                    _add_belt_pull(D, e, ri[ROW_I.belt_a], -get3(D.row_f, e, r, ROW_F.belt_a).dot(imp))
             elif kind == ROW_PIN:
                 ja, jb, pa, pb = pin_ends(D, e, ri[ROW_I.pair])
                 imp = get3(D.row_f, e, r, ROW_F.impulse)

@@ -32,7 +32,7 @@ def commit_soil(D: ti.template(), e, n_soil, n_maps, n_rows, dt):
             idx = get(D.feature, e, s, FEATURE.now) - FEAT_SOIL
             mat, st = soil_point(D, e, m, idx)
             frame, ra, rb = row_geometry(D, e, r)
-            vloc = frame.transpose() @ relative_velocity(D, e, ri[ROW_I.side_a], ri[ROW_I.side_b], ra, rb)
+            vloc = frame.transpose() @ relative_velocity(D, e, r, ri[ROW_I.side_a], ri[ROW_I.side_b], ra, rb)
             delta_e = st[SOIL.plastic] - get(D.contact, e, s, CONTACT.depth) - dt * vloc[0]
             pressure = soil_pressure(delta_e, st[SOIL.plastic], get(D.row_f, e, r, ROW_F.width), mat)
             s_p = ti.max(st[SOIL.plastic], delta_e - pressure / mat[SOIL_MATERIAL.elastic_stiffness])

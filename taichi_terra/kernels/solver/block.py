@@ -6,7 +6,8 @@ third per sweep (a quadruped standing on four feet: 6 to 8 sweeps per step to th
 in its transients); solved together, the feet settle in one.
 
 The block holds up to ``BLOCK_ROWS`` rigid contact rows of an env against static geometry, each on a tree
-link whose point columns it owns (``dynamics/bodies.py``, ``claim_link_point``), with friction. Its Delassus
+link whose point columns it owns (``dynamics/bodies.py``, ``claim_link_point``), with friction, and not on a
+belt (a belt's contacts push its drives too, which the cross blocks leave out). Its Delassus
 matrix ``K`` (the rows' 3x3 blocks in their contact frames) has the rows' own blocks on its diagonal and
 ``F_k^T G_k^T (B A)_l F_l`` between two rows ``k`` and ``l`` on one tree (``point_cross_response``); it is
 built when first needed in a step.
@@ -56,7 +57,8 @@ def setup_contact_block(D: ti.template(), e, n_rows, on):
     for r in range(n_rows):
         put(D.row_i, e, r, ROW_I.block, -1)
         if on != 0 and count < BLOCK_ROWS and get(D.row_i, e, r, ROW_I.kind) == ROW_CONTACT and \
-                get(D.row_i, e, r, ROW_I.side_a) < 0 and get(D.row_f, e, r, ROW_F.friction) > 0.0:
+                get(D.row_i, e, r, ROW_I.side_a) < 0 and get(D.row_f, e, r, ROW_F.friction) > 0.0 and \
+                get(D.row_i, e, r, ROW_I.belt_b) < 0:
             j = carrier_joint(D, e, get(D.row_i, e, r, ROW_I.side_b))
             if j >= 0:
                 if get(D.link_dyn, e, j, LINK_DYN.point_row) == ti.cast(r, float):
@@ -204,7 +206,7 @@ def contact_block_sweep(D: ti.template(), e):
             for a in range(m):
                 r = get(D.block_i, e, get(D.block_i, e, a, BLOCK_I.sticking), BLOCK_I.row)
                 frame, ra, rb = row_geometry(D, e, r)
-                vloc = frame.transpose() @ relative_velocity(D, e, -1, get(D.row_i, e, r, ROW_I.side_b), ra, rb)
+                vloc = frame.transpose() @ relative_velocity(D, e, r, -1, get(D.row_i, e, r, ROW_I.side_b), ra, rb)
                 putn(D.block_vector, e, a, BLOCK_VECTOR.velocity, vloc - vec3(get(D.row_f, e, r, ROW_F.target), 0.0,
                                                                              0.0))
             _solve(D, e, m)

@@ -53,7 +53,7 @@ def resolve_impacts(D: ti.template(), e, n_rows, dt, threshold, tolerance, max_s
             if restitution > 0.0:
                 side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
                 _frame, ra, rb = row_geometry(D, e, r)
-                vn = get3(D.contact, e, s, CONTACT.normal).dot(relative_velocity(D, e, side_a, side_b, ra, rb))
+                vn = get3(D.contact, e, s, CONTACT.normal).dot(relative_velocity(D, e, r, side_a, side_b, ra, rb))
                 if is_impact(vn, get(D.contact, e, s, CONTACT.depth), dt, restitution, threshold):
                     put(D.row_f, e, r, ROW_F.bounce, -restitution * vn)
                     more = True
@@ -71,7 +71,7 @@ def resolve_impacts(D: ti.template(), e, n_rows, dt, threshold, tolerance, max_s
                     n = get3(D.contact, e, s, CONTACT.normal)
                     side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
                     _frame, ra, rb = row_geometry(D, e, r)
-                    vn = n.dot(relative_velocity(D, e, side_a, side_b, ra, rb))
+                    vn = n.dot(relative_velocity(D, e, r, side_a, side_b, ra, rb))
                     w = get(D.row_f, e, r, ROW_F.delassus)  # (the normal-normal entry comes first)
                     old = get(D.row_f, e, r, ROW_F.impulse)
                     new = ti.max(0.0, old - (vn - target) / w)
@@ -87,5 +87,5 @@ def resolve_impacts(D: ti.template(), e, n_rows, dt, threshold, tolerance, max_s
             put(D.row_i, e, r, ROW_I.impacted, 1)
             side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
             _frame, ra, rb = row_geometry(D, e, r)
-            vn = get3(D.contact, e, s, CONTACT.normal).dot(relative_velocity(D, e, side_a, side_b, ra, rb))
+            vn = get3(D.contact, e, s, CONTACT.normal).dot(relative_velocity(D, e, r, side_a, side_b, ra, rb))
             put(D.row_f, e, r, ROW_F.target, ti.max(get(D.row_f, e, r, ROW_F.target), vn))

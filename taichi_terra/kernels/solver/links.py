@@ -18,9 +18,10 @@ import taichi as ti
 
 from ..collision.heightmap import hm_pose
 from ..collision.shapes import footprint_width
-from ..common.arrays import BODY_I, JOINT_I, LINK, body_params
+from ..belts.rows import belt_impulse, belt_response, belt_velocity
+from ..common.arrays import BODY_I, JOINT_I, LINK, ROW_F, ROW_I, body_params
 from ..common.math import skew, vec3
-from ..common.schema import get, get33, row
+from ..common.schema import get, get3, get33, row
 from ..dynamics.bodies import (
     body_pose,
     carrier_joint,
@@ -149,29 +150,43 @@ def row_offsets(D: ti.template(), e, a, b, point):
 
 
 @ti.func
-def relative_velocity(D: ti.template(), e, a, b, ra, rb):
-    """Velocity [m/s] of the row's point on side b minus side a (``a < 0``: static geometry)."""
+def relative_velocity(D: ti.template(), e, r, a, b, ra, rb):
+    """Velocity [m/s] of contact or soil row ``r``'s point on side b minus side a (``a < 0``: static
+    geometry), a belt side's surface speed included (``belts/rows.py``)."""
     vrel = link_point_velocity(D, e, b, rb)
     if a >= 0:
         vrel -= link_point_velocity(D, e, a, ra)
+    if ti.static(D.trees):
+        vrel += belt_velocity(D, e, r)
     return vrel
 
 
 @ti.func
 def apply_impulse(D: ti.template(), e, r, a, b, ra, rb, imp):
-    """``u += M^-1 J^T imp``: +imp on side b, -imp on side a, at the point of row ``r`` [N s]."""
+    """``u += M^-1 J^T imp``: +imp on side b, -imp on side a, at the point of row ``r`` [N s] (through a belt
+    side's drives too)."""
     link_push(D, e, b, rb, imp, 1, r)
     if a >= 0:
         link_push(D, e, a, ra, imp, -1, r)
+    if ti.static(D.trees):
+        belt_impulse(D, e, r, imp)
 
 
 @ti.func
-def row_response(D: ti.template(), e, a, b, ra, rb):
-    """The row's ``J M^-1 J^T`` (3x3, world): both sides' point responses summed, less the cross terms when
-    both sides are links of one tree."""
+def row_response(D: ti.template(), e, r, a, b, ra, rb):
+    """Row ``r``'s ``J M^-1 J^T`` (3x3, world): both sides' point responses summed (a belt side's with its
+    drives: ``belts/rows.py``; its belt columns made ready), less the cross terms when both sides are links
+    of one tree (the belts' cross terms between two links of one tree are left out)."""
     kmat = link_response(D, e, b, rb)
     if a >= 0:
         kmat += link_response(D, e, a, ra)
+    if ti.static(D.trees):
+        for k in ti.static(range(2)):
+            side = b if k == 0 else a
+            belt = get(D.row_i, e, r, ROW_I.belt_b if k == 0 else ROW_I.belt_a)
+            if belt >= 0:
+                kmat += belt_response(D, e, belt, carrier_joint(D, e, side), rb if k == 0 else ra,
+                                      get3(D.row_f, e, r, ROW_F.belt_b if k == 0 else ROW_F.belt_a))
         if ti.static(D.trees):  # two links of one tree (self-collision): each side's push moves the other
             ja, jb = carrier_joint(D, e, a), carrier_joint(D, e, b)
             if ja >= 0 and jb >= 0:

@@ -38,7 +38,8 @@ def relax_pair(D: ti.template(), e, r0, r1):
     n = vec3(frame[0, 0], frame[1, 0], frame[2, 0])
     t1 = vec3(frame[0, 1], frame[1, 1], frame[2, 1])
     t2 = vec3(frame[0, 2], frame[1, 2], frame[2, 2])
-    ok = ri0[ROW_I.kind] == ROW_CONTACT
+    # (a belt's contacts push its drives too, and at the belt's mid-plane: left as the sweep found them)
+    ok = ri0[ROW_I.kind] == ROW_CONTACT and ri0[ROW_I.belt_a] < 0 and ri0[ROW_I.belt_b] < 0
     count = 0
     mean = ti.math.vec2(0.0, 0.0)
     size = 0.0
@@ -51,7 +52,7 @@ def relax_pair(D: ti.template(), e, r0, r1):
             mean += d
             count += 1
             _frame, ra, rb = row_geometry(D, e, r)
-            v = relative_velocity(D, e, a, b, ra, rb)
+            v = relative_velocity(D, e, r, a, b, ra, rb)
             if (v - n * n.dot(v)).norm() > STICK_SPEED:
                 ok = False  # sliding: each impulse opposes its own slip
         if (get3(D.contact, e, s, CONTACT.normal) - n).norm() > _SAME:

@@ -26,7 +26,8 @@ from ..common.layout import PAIR_SHAPES, PAIR_SOIL, ROW_CONTACT, ROW_SOIL
 from ..common.schema import get, get3, get33, put, put33, putn, row
 from ..dynamics.bodies import forget_link_points
 from .contact import contact_frame, normal_target
-from .links import claim_points, prepare_sides, row_offsets, row_response, soil_footprint_width
+from ..belts.rows import belt_sides, forget_belts, merge_coincident
+from .links import claim_points, link_offset, prepare_sides, row_offsets, row_response, soil_footprint_width
 
 
 @ti.func
@@ -52,11 +53,16 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
     that order: kind, slot, pair and sides, the contact frame ``F`` and the point's offsets from both sides
     (``row_geometry`` reads them back for the rest of the step), the Delassus block ``W = F^T J M^-1 J^T F``
     in that frame, and the row's target normal velocity and friction coefficient (rigid rows) or footprint
-    width (soil rows), and its material pair's friction and restitution. Returns the number of rows."""
+    width (soil rows), and its material pair's friction and restitution; a contact on a belt also its
+    belt's direction, the belt's mid-plane as its point against static geometry, and a merge with a
+    coincident contact of the same belt (``belts/rows.py``). Returns the number of rows."""
     n_pairs = n_static + get(D.env, e, 0, ENV.shape_pairs)
     n_rows = 0
+    n_tracks = 0
     if ti.static(D.trees):
         forget_link_points(D, e, get(D.settings_i, e, 0, SETTINGS_I.n_trees))
+        n_tracks = get(D.settings_i, e, 0, SETTINGS_I.n_tracks)
+        forget_belts(D, e)
     for p in range(n_pairs):
         kind, a, b, base = pair_entry(D, e, p, n_static)
         count = get(D.pair_count, e, p, PAIR_COUNT.count)
@@ -74,13 +80,19 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
             put(D.row_i, e, r, ROW_I.side_b, b)
             put(D.row_i, e, r, ROW_I.impacted, 0)
             frame = contact_frame(get3(D.contact, e, s, CONTACT.normal))
-            ra, rb = row_offsets(D, e, a, b, get3(D.contact, e, s, CONTACT.position))
+            point = get3(D.contact, e, s, CONTACT.position)
+            prepare_sides(D, e, a, b)
+            ra, rb = row_offsets(D, e, a, b, point)
+            put(D.row_i, e, r, ROW_I.belt_a, -1)
+            put(D.row_i, e, r, ROW_I.belt_b, -1)
+            if ti.static(D.trees):
+                if n_tracks > 0:
+                    rb = link_offset(D, e, b, belt_sides(D, e, r, a, b, point))
             put33(D.row_f, e, r, ROW_F.frame, frame)
             putn(D.row_f, e, r, ROW_F.offset_a, ra)
             putn(D.row_f, e, r, ROW_F.offset_b, rb)
-            prepare_sides(D, e, a, b)
             claim_points(D, e, r, a, b, ra, rb)
-            put33(D.row_f, e, r, ROW_F.delassus, frame.transpose() @ row_response(D, e, a, b, ra, rb) @ frame)
+            put33(D.row_f, e, r, ROW_F.delassus, frame.transpose() @ row_response(D, e, r, a, b, ra, rb) @ frame)
             mu, restitution = 0.0, 0.0
             if kind == PAIR_SOIL:
                 put(D.row_f, e, r, ROW_F.width, width)
@@ -90,6 +102,9 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
                 mu, restitution = row_material(D, e, r, n_static)
             put(D.row_f, e, r, ROW_F.friction, mu)
             put(D.row_f, e, r, ROW_F.restitution, restitution)
+            if ti.static(D.trees):
+                if kind != PAIR_SOIL and a < 0 and get(D.row_i, e, r, ROW_I.belt_b) >= 0:
+                    merge_coincident(D, e, r)
     return n_rows
 
 

@@ -1,0 +1,101 @@
+"""A templated tracked robot: the URDF of a body on two side tracks, with two optional flippers.
+
+:func:`tracked_robot_urdf` writes the robot of ``spec/tracks.md``'s example: a box body carried by two belts,
+one on each side, each wrapped around a front sprocket (a continuous joint that drives it with its pitch
+radius as gain) and a rear idler wheel; with ``flippers=True``, a flipper on each side pivots about the
+sprocket's axis, and its own belt (around a wheel on the pivot and a smaller one at its tip) is run by the
+same sprocket through a pulley: its belt speed relative to the flipper is ``r (u_sprocket - u_flipper)``.
+
+Coordinates (the body frame): x forwards, y to the left, z up; the wheel centres lie in the plane z = 0, so a
+robot standing on flat ground at height ``h`` has its body origin at ``h + wheel_radius + thickness``. Its
+generalized velocities: the floating base's six, then ``left_sprocket``, ``right_sprocket`` and, with
+flippers, ``left_flipper_joint`` and ``right_flipper_joint`` (joint names in :func:`tracked_robot_urdf`'s
+docstring).
+"""
+from __future__ import annotations
+
+from ..validation import check_finite
+
+
+def _inertial(mass: float, ixx: float, iyy: float, izz: float, xyz=(0.0, 0.0, 0.0)) -> str:
+    return (f'<inertial><origin xyz="{xyz[0]!r} {xyz[1]!r} {xyz[2]!r}"/><mass value="{mass!r}"/>'
+            f'<inertia ixx="{ixx!r}" iyy="{iyy!r}" izz="{izz!r}" ixy="0" ixz="0" iyz="0"/></inertial>')
+
+
+def tracked_robot_urdf(*, length: float = 1.0, spacing: float = 0.28, wheel_radius: float = 0.178,
+                       thickness: float = 0.015, width: float = 0.08, body_mass: float = 30.0,
+                       sprocket_mass: float = 1.0, sprocket_inertia: float = 0.016, com_offset: float = 0.0,
+                       effort: float = 200.0, flippers: bool = False, flipper_length: float = 0.35,
+                       material: str | None = None) -> str:
+    """The URDF text of a tracked robot (see the module docstring).
+
+    Args:
+        length: distance between the sprocket and the idler centres [m]: the footprint's length on flat
+            ground.
+        spacing: distance between the two side belts' mid-planes [m].
+        wheel_radius: radius of the sprockets and idlers [m] (the drives' gain: belt speed per sprocket
+            rad/s).
+        thickness, width: the belts' [m].
+        body_mass: the body's mass [kg]; its inertia is that of a box ``length`` x ``spacing`` x 0.2 m. Its
+            collision shape is a box 0.12 m high between the belts, from the wheel centres' plane up, 0.9
+            ``length`` long.
+        sprocket_mass, sprocket_inertia: each sprocket's mass [kg] and its moment of inertia about its
+            axis [kg m^2].
+        com_offset: the body's centre of mass ahead of the footprints' middle [m].
+        effort: the sprockets' effort limit [N m].
+        flippers: add a flipper on each side (joints ``left_flipper_joint``, ``right_flipper_joint``, limits
+            +-pi/2, effort 500 N m) with tracks ``left_flipper`` and ``right_flipper``.
+        flipper_length: distance between a flipper's two wheel centres [m].
+        material: the belts' collision material name, or None.
+
+    Joint names: ``left_sprocket``, ``right_sprocket`` (and the flipper joints); track names: ``left``,
+    ``right`` (and ``left_flipper``, ``right_flipper``).
+    """
+    values = {name: check_finite(name, v) for name, v in (
+        ("length", length), ("spacing", spacing), ("wheel_radius", wheel_radius), ("thickness", thickness),
+        ("width", width), ("body_mass", body_mass), ("sprocket_mass", sprocket_mass),
+        ("sprocket_inertia", sprocket_inertia), ("effort", effort), ("flipper_length", flipper_length))}
+    for name, v in values.items():
+        if v <= 0.0 and name != "thickness":
+            raise ValueError(f"{name} must be > 0, got {v!r}")
+    if thickness < 0.0:
+        raise ValueError(f"thickness must be >= 0, got {thickness!r}")
+    if spacing <= width:
+        raise ValueError(f"spacing must exceed width (the two belts would overlap), got {spacing!r} <= {width!r}")
+    com = check_finite("com_offset", com_offset)
+    mat = f' material="{material}"' if material else ""
+    m, L, h = body_mass, length, 0.2
+    hull = (0.9 * L, spacing - width - 0.02, 0.12)  # the body's collision box, between the belts, above the wheels
+    parts = [f'<robot name="tracked_robot"><link name="base">'
+             + _inertial(m, m * (spacing ** 2 + h ** 2) / 12, m * (L ** 2 + h ** 2) / 12,
+                         m * (L ** 2 + spacing ** 2) / 12, (com, 0.0, 0.0))
+             + f'<collision><origin xyz="0 0 {0.5 * hull[2]!r}"/><geometry><box size="{hull[0]!r} {hull[1]!r} '
+               f'{hull[2]!r}"/></geometry></collision></link>']
+    r_small = 0.5 * wheel_radius
+    for side, y in (("left", 0.5 * spacing), ("right", -0.5 * spacing)):
+        parts.append(f'<link name="{side}_sprocket_link">'
+                     + _inertial(sprocket_mass, 0.6 * sprocket_inertia, sprocket_inertia, 0.6 * sprocket_inertia)
+                     + '</link>'
+                     f'<joint name="{side}_sprocket" type="continuous"><parent link="base"/>'
+                     f'<child link="{side}_sprocket_link"/><origin xyz="{0.5 * L!r} {y!r} 0"/>'
+                     f'<axis xyz="0 1 0"/><limit effort="{effort!r}" velocity="1000"/></joint>')
+        parts.append(f'<track name="{side}" link="base" width="{width!r}" thickness="{thickness!r}"{mat}>'
+                     f'<axis xyz="0 1 0"/><wheel joint="{side}_sprocket" radius="{wheel_radius!r}"/>'
+                     f'<wheel xyz="{-0.5 * L!r} {y!r} 0" radius="{wheel_radius!r}"/>'
+                     f'<drive joint="{side}_sprocket" gain="{wheel_radius!r}"/></track>')
+        if flippers:
+            yf = y + (1.0 if y > 0 else -1.0) * (width + 0.02)
+            fl = flipper_length
+            parts.append(f'<link name="{side}_flipper">'
+                         + _inertial(2.0, 0.005, 0.03, 0.03, (0.4 * fl, 0.0, 0.0)) + '</link>'
+                         f'<joint name="{side}_flipper_joint" type="revolute"><parent link="base"/>'
+                         f'<child link="{side}_flipper"/><origin xyz="{0.5 * L!r} {yf!r} 0"/><axis xyz="0 1 0"/>'
+                         f'<limit lower="-1.5707963" upper="1.5707963" effort="500" velocity="10"/></joint>')
+            parts.append(f'<track name="{side}_flipper" link="{side}_flipper" width="{width!r}" '
+                         f'thickness="{thickness!r}"{mat}><axis xyz="0 1 0"/>'
+                         f'<wheel xyz="0 0 0" radius="{0.9 * wheel_radius!r}"/>'
+                         f'<wheel xyz="{fl!r} 0 0" radius="{r_small!r}"/>'
+                         f'<drive joint="{side}_sprocket" gain="{wheel_radius!r}"/>'
+                         f'<drive joint="{side}_flipper_joint" gain="{-wheel_radius!r}"/></track>')
+    parts.append('</robot>')
+    return "".join(parts)

@@ -1,0 +1,1 @@
+"""Tracks and conveyors in the step: belt rows (``rows.py``)."""

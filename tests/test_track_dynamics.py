@@ -1,0 +1,317 @@
+"""Belts in the step (``kernels/belts/rows.py``, ``spec/tracks.md`` "Dynamics" and "Conveyors"): a contact on a
+belt has the Jacobian ``J_link + t g^T``, so the belt grips, pushes with ``tau / g``, slides beyond ``mu W``,
+does no work, stalls its drives against a wall and carries boxes on a conveyor. Each test names its
+reference: a closed form of rigid-body mechanics with Coulomb friction, or a balance law.
+
+The robot is :func:`~taichi_terra.bodies.tracked_robot.tracked_robot_urdf`'s (32 kg: a 30 kg body and two
+1 kg sprockets of 0.016 kg m^2 about their axes, belts of 1 m footprints 0.28 m apart on wheels of 0.178 m).
+"""
+import numpy as np
+import pytest
+
+import taichi_terra as tt
+from taichi_terra.bodies.tracked_robot import tracked_robot_urdf
+from taichi_terra.bodies.urdf import URDFError
+
+DT = 0.002
+R = 0.178  # sprocket pitch radius = the drives' gain [m]
+THICK = 0.015
+MU = 0.8  # the default friction
+G = 9.81
+TOL = 1e-9  # the solver's sweep tolerance in these worlds [m/s]
+#: Gauss-Seidel stops once no row's velocity moved by more than TOL in a sweep; the velocities it leaves are
+#: within a few TOL of the converged ones (rho / (1 - rho) TOL for a convergence rate rho per sweep): 10 TOL
+#: covers rho up to 0.9
+SETTLED = 10 * TOL
+
+
+def _world(n_envs=1):
+    return tt.World(dt=DT, n_envs=n_envs, solver=tt.SolverConfig(tolerance=TOL, max_sweeps=400))
+SPROCKETS = ("left_sprocket", "right_sprocket")
+
+
+def _robot(world, **kw):
+    return world.add_articulated_system(tracked_robot_urdf(**kw), position=(0.0, 0.0, R + THICK + 1e-4))
+
+
+def _dofs(system, names=SPROCKETS):
+    return [system.get_generalized_velocity_index(n) for n in names]
+
+
+def _velocity_drive(system, target, kd=50.0):
+    """A velocity PD on both sprockets: ``target`` [rad/s], one per env or one for all."""
+    nv = system.get_dof()
+    kd_v, vt = np.zeros(nv), np.zeros((system._world.n_envs, nv))
+    kd_v[_dofs(system)] = kd
+    vt[:, _dofs(system)] = np.asarray(target, float).reshape(-1, 1)
+    system.set_pd_gains(np.zeros(nv), kd_v)
+    system.set_pd_target(np.zeros((system._world.n_envs, system.get_generalized_coordinate_dim())), vt)
+
+
+@pytest.fixture(scope="module")
+def cruising():
+    """Two envs on flat ground, sprockets velocity-controlled at 5 and 3 rad/s, after 0.6 s."""
+    world = _world(2)
+    world.add_ground(0.0)
+    system = _robot(world)
+    _velocity_drive(system, [5.0, 3.0])
+    world.step(300)
+    return world, system
+
+
+def test_gripping_belts_run_the_robot_at_the_sprocket_rim_speed(cruising):
+    """Reference: a belt that grips moves the robot at the belt speed ``s = r u_sprocket`` (spec): 5 rad/s on
+    a 0.178 m pitch radius runs at 0.89 m/s, 3 rad/s at 0.534 m/s; with no load on flat rigid ground the
+    velocity drives hold their targets. Both envs step in one world, each at its own speed."""
+    world, system = cruising
+    u = system.get_generalized_velocity()
+    for env, omega in ((0, 5.0), (1, 3.0)):
+        np.testing.assert_allclose(u[env, _dofs(system)], omega, atol=SETTLED / R)
+        assert u[env, 0] == pytest.approx(R * omega, abs=SETTLED)
+        assert np.abs(u[env, 1:6]).max() < SETTLED
+        for track, sprocket in (("left", 0), ("right", 1)):  # s = g^T u
+            speed = system.get_track_speed(system.get_track_index(track), env=env)
+            assert speed == pytest.approx(R * u[env, _dofs(system)[sprocket]], rel=1e-12)
+            assert speed == pytest.approx(R * omega, abs=SETTLED)
+    np.testing.assert_allclose(system.get_track_speed(0), R * np.array([5.0, 3.0]), atol=SETTLED)
+
+
+def test_ground_carries_the_weight_and_coincident_belt_contacts_are_merged(cruising):
+    """Reference: vertical force balance at constant velocity (the normal impulses sum to ``M g dt``), and the
+    spec's rule for coincident contacts: at each end of a footprint the box of the run and the wheel's
+    cylinder touch at the same place with the same normal; the deeper one carries the impulse, the others
+    report zero and are flagged merged, and no two unmerged contacts of a belt lie within 1 % of its width.
+    The weight balance holds to the momentum the sweep's tolerance leaves, ``M SETTLED``."""
+    world, system = cruising
+    for env in range(2):
+        c = world.get_contacts(env)
+        assert c.impulses[:, 2].sum() == pytest.approx(system.total_mass * G * DT, abs=system.total_mass * SETTLED)
+        assert c.merged.any()
+        assert np.all(c.impulses[c.merged] == 0.0)
+        tracks = system.get_tracks()
+        for track in tracks:
+            mine = np.isin(c.body_b, track["collision_bodies"])
+            kept = c.positions[mine & ~c.merged]
+            gaps = np.linalg.norm(kept[:, None] - kept[None], axis=-1) + np.eye(len(kept))
+            assert gaps.min() > 0.01 * track["width"]
+            for p in c.positions[mine & c.merged]:
+                assert np.linalg.norm(kept - p, axis=1).min() <= 0.01 * track["width"]
+
+
+@pytest.fixture(scope="module")
+def pushed():
+    """From rest, a feed-forward torque on both sprockets: 10 N m in env 0 (grips), 40 N m in env 1 (2 tau / g
+    = 449 N is beyond mu M g = 251 N: slides). Records the contacts and velocities of 25 steps."""
+    world = _world(2)
+    world.add_ground(0.0)
+    system = _robot(world)
+    world.step(50)  # settle on the ground
+    tau = np.zeros((2, system.get_dof()))
+    tau[0, _dofs(system)] = 10.0
+    tau[1, _dofs(system)] = 40.0
+    system.set_generalized_force(tau)
+    u0 = system.get_generalized_velocity()
+    record = []
+    for _ in range(25):
+        world.step()
+        vel = [system.get_frame_velocity("base", env=e) for e in range(2)]
+        record.append((world.get_contacts(0), system.get_generalized_velocity(), vel,
+                       system.get_frame_position("base", env=0), system.get_frame_orientation("base", env=0)))
+    return world, system, u0, record
+
+
+def test_a_drive_torque_pushes_with_tau_over_g_up_to_mu_w(pushed):
+    """Reference (spec, Newton's second law): a gripping belt pushes with ``tau / g`` per drive, and the robot
+    accelerates with its mass plus the reflected inertia ``I / g^2`` of each drive:
+    ``a = (2 tau / g) / (M + 2 I / g^2)`` = 3.4038 m/s^2 at 10 N m (the rotor inertia adds 1.01 kg to 32 kg).
+    Beyond ``mu M g`` the belts slide and the robot accelerates at ``mu g`` while the sprockets spin up.
+    The velocities are the solver's to its tolerance: the acceleration over 25 steps to SETTLED / 0.05 s."""
+    _world, system, u0, record = pushed
+    u = record[-1][1]
+    t = 25 * DT
+    mass, inertia = system.total_mass, 0.016
+    a_grip = (2 * 10.0 / R) / (mass + 2 * inertia / R ** 2)
+    assert (u[0, 0] - u0[0, 0]) / t == pytest.approx(a_grip, abs=SETTLED / t)
+    assert (u[1, 0] - u0[1, 0]) / t == pytest.approx(MU * G, abs=SETTLED / t)
+    rim = R * u[1, _dofs(system)]
+    assert np.all(rim > u[1, 0] + 1.0)  # the belts slide backwards over the ground
+    np.testing.assert_allclose(R * u[0, _dofs(system)], u[0, 0], atol=SETTLED)  # ... and grip in env 0
+
+
+def test_the_belt_does_no_work(pushed):
+    """Reference: the belt is an ideal massless transmission (spec): in every step, the power the ground's
+    traction delivers to the robot's body, ``sum lambda . v_link / dt`` (each contact where the body takes it,
+    on the belt's mid-plane), equals the power the drives deliver into the belts, ``-sum s (t . lambda) / dt``
+    (the belts' pull on the drive joints is ``g (t . lambda)``); the two differ by ``sum lambda . v_c / dt``,
+    which the sticking contacts keep within the solver's tolerance."""
+    _world, system, _u0, record = pushed
+    tracks = system.get_tracks()
+    for contacts, u, vel, origin, rot in record:
+        v, w = vel[0]
+        axis = rot @ np.array([0.0, 1.0, 0.0])
+        traction = drive = bound = 0.0
+        for k, track in enumerate(tracks):
+            s = R * u[0, _dofs(system)[k]]  # (tracks and sprockets: left, right)
+            mid_y = 0.14 if track["name"] == "left" else -0.14
+            for i in np.flatnonzero(np.isin(contacts.body_b, track["collision_bodies"])):
+                lam = contacts.impulses[i]
+                local = rot.T @ (contacts.positions[i] - origin)
+                local[1] = mid_y
+                traction += lam @ (v + np.cross(w, rot @ local)) / DT
+                t_dir = np.cross(axis, -contacts.normals[i])
+                drive -= s * (t_dir @ lam) / DT
+                bound += np.linalg.norm(lam) * SETTLED / DT
+        assert traction > 0.0  # (the robot is being pushed forward)
+        assert traction == pytest.approx(drive, abs=bound)
+
+
+def test_a_robot_against_a_wall_stalls_its_drives_at_their_limit():
+    """Reference: static equilibrium (spec: a robot that cannot move holds its belts still and its drives
+    stall at their torque limit). Velocity drives asking for 5 rad/s with a 20 N m effort limit push the
+    robot against a frictionless wall: the belts stand still, each drive applies 20 N m, each sprocket joint
+    transmits that torque (inverse dynamics, the belt's pull included), and the wall pushes back with the
+    belts' traction 2 tau / g = 224.7 N (to the force the sweep's tolerance leaves, ``M SETTLED / dt``)."""
+    wall = ('<robot name="wall"><link name="slab"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" '
+            'ixy="0" ixz="0" iyz="0"/></inertial><collision><geometry><box size="0.2 2 1"/></geometry></collision>'
+            '</link></robot>')
+    world = _world()
+    world.add_material("floor")
+    world.add_ground(0.0, material="floor")
+    system = _robot(world, effort=20.0, material="rubber")
+    world.add_articulated_system(wall, base="fixed", position=(0.85, 0.0, 0.5))
+    world.set_material_pair_prop("rubber", "floor", MU, 0.0)
+    world.set_material_pair_prop("rubber", "default", 0.0, 0.0)  # the wall's
+    system.set_compute_inverse_dynamics(True)
+    _velocity_drive(system, 5.0)
+    world.step(400)
+    u = system.get_generalized_velocity(0)
+    assert np.abs(u[_dofs(system)]).max() < SETTLED
+    assert abs(system.get_track_speed(0, env=0)) < SETTLED and abs(u[0]) < SETTLED
+    np.testing.assert_allclose(system.get_generalized_force(0)[_dofs(system)], 20.0, rtol=1e-12)
+    torque = system.get_torque_at_joint_in_world_frame(0)
+    names = system.get_joint_names()
+    for name in SPROCKETS:
+        assert torque[names.index(name), 1] == pytest.approx(20.0, abs=R * system.total_mass * SETTLED / DT)
+    c = world.get_contacts(0)
+    on_wall = np.array([a is not None and a[0] == 1 or (b is not None and b[0] == 1)
+                        for a, b in zip(c.link_a, c.link_b)])
+    assert on_wall.any()
+    push = c.impulses[on_wall].sum(axis=0) / DT
+    assert abs(push[0]) == pytest.approx(2 * 20.0 / R, abs=system.total_mass * SETTLED / DT)
+
+
+CONVEYOR = ('<robot name="conveyor"><link name="world"/><joint name="mount" type="fixed"><parent link="world"/>'
+            '<child link="frame"/><origin xyz="0 0 0.5"/></joint><link name="frame"/>'
+            '<link name="roller_link"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" '
+            'ixy="0" ixz="0" iyz="0"/></inertial></link>'
+            '<joint name="roller" type="continuous"><parent link="frame"/><child link="roller_link"/>'
+            '<origin xyz="1 0 0"/><axis xyz="0 1 0"/><limit effort="1000" velocity="100"/></joint>'
+            '<track name="belt" link="frame" width="0.5" thickness="0.02"><axis xyz="0 1 0"/>'
+            '<wheel joint="roller" radius="0.1"/><wheel xyz="-1 0 0" radius="0.1"/>'
+            '<drive joint="roller" gain="0.1"/></track></robot>')
+
+
+def test_a_conveyor_carries_a_box_at_belt_speed_and_its_drive_feels_the_friction():
+    """Reference: Coulomb friction on a box dropped onto a moving belt (the spec's conveyor: a track on a fixed
+    base): while it slides it accelerates at ``mu g`` and the belt's drive holds ``g mu m g`` = 1.57 N m
+    against its friction (roller at 5 rad/s, gain 0.1 m: belt at 0.5 m/s); then the box rides at the belt
+    speed along the upper run (+x) and the drive needs no torque. The drive's torque is the belt's pull
+    ``g mu lambda_n / dt`` plus the roller's ``I du / dt``; the normal impulse ``lambda_n`` is the box's weight
+    to the sweep's tolerance, so the pull is ``g mu m g`` to ``g mu m SETTLED / dt``."""
+    world = _world()
+    world.add_ground(0.0)
+    box = world.add_box(0.2, 0.2, 0.2, 2.0)
+    box.set_position((-0.5, 0.0, 0.5 + 0.12 + 0.1 + 1e-9))
+    conveyor = world.add_articulated_system(CONVEYOR, base="fixed")
+    conveyor.set_pd_gains([0.0], [200.0])
+    conveyor.set_pd_target([0.0], [5.0])
+    conveyor.set_generalized_velocity([5.0])
+    world.step(9)
+    u_roller = conveyor.get_generalized_velocity(0)[0]
+    world.step()
+    v = box.get_linear_velocity(0)
+    assert v[0] == pytest.approx(MU * G * 10 * DT, abs=SETTLED)
+    rotor = 0.01 * (conveyor.get_generalized_velocity(0)[0] - u_roller) / DT
+    assert conveyor.get_generalized_force(0)[0] == pytest.approx(0.1 * MU * 2.0 * G + rotor,
+                                                                  abs=0.1 * MU * 2.0 * SETTLED / DT)
+    world.step(90)
+    np.testing.assert_allclose(box.get_linear_velocity(0), [0.5, 0.0, 0.0], atol=SETTLED)
+    assert abs(conveyor.get_generalized_force(0)[0]) < SETTLED
+    assert conveyor.get_track_speed(0, env=0) == pytest.approx(0.5, abs=1e-9)
+
+
+def test_track_queries_and_their_bad_input():
+    """Reference: the spec's API (getTracks, getTrackIndex, getTrackSpeed) and a flipper's belt speed
+    ``r (u_sprocket - u_flipper)`` from its two drives."""
+    world = _world()
+    system = world.add_articulated_system(tracked_robot_urdf(flippers=True), position=(0, 0, 1))
+    names = [t["name"] for t in system.get_tracks()]
+    assert names == ["left", "left_flipper", "right", "right_flipper"]
+    k = system.get_track_index("left_flipper")
+    assert k == 1 and system.get_track_index("nope") == -1
+    flipper = system.get_tracks()[k]
+    assert [(d["joint"], d["gain"]) for d in flipper["drives"]] == [("left_sprocket", R), ("left_flipper_joint", -R)]
+    u = np.zeros(system.get_dof())
+    iu = {d["joint"]: d["velocity_index"] for d in flipper["drives"]}
+    u[iu["left_sprocket"]], u[iu["left_flipper_joint"]] = 4.0, 1.5
+    system.set_generalized_velocity(u)
+    assert system.get_track_speed(k, env=0) == pytest.approx(R * (4.0 - 1.5), rel=1e-12)
+    world.build()
+    bodies = [b for t in system.get_tracks() for b in t["collision_bodies"]]
+    assert len(bodies) == len(set(bodies)) and all(world._model.body_links[b][0] == 0 for b in bodies)
+    with pytest.raises(ValueError, match="index must be in"):
+        system.get_track_speed(4)
+    with pytest.raises(TypeError, match="index must be an int"):
+        system.get_track_speed("left")
+    with pytest.raises(TypeError, match="name must be a str"):
+        system.get_track_index(3)
+    with pytest.raises(ValueError, match="spacing must exceed width"):
+        tracked_robot_urdf(spacing=0.05)
+    with pytest.raises(ValueError, match="length must be > 0"):
+        tracked_robot_urdf(length=0.0)
+
+
+def test_a_track_with_more_drives_than_the_step_takes_is_rejected():
+    """Reference: a belt's drives are held in fixed slots (four); a fifth drive is refused when the world is
+    built, with the track named, and nothing is added."""
+    joints = "".join(f'<link name="l{i}"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" '
+                     f'ixy="0" ixz="0" iyz="0"/></inertial></link><joint name="j{i}" type="continuous">'
+                     f'<parent link="base"/><child link="l{i}"/><origin xyz="{i} 0 0"/><axis xyz="0 1 0"/></joint>'
+                     for i in range(5))
+    urdf = ('<robot name="many"><link name="base"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" '
+            'izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>' + joints +
+            '<track name="belt" link="base" width="0.1" thickness="0.01"><axis xyz="0 1 0"/>'
+            '<wheel xyz="0 0 0" radius="0.1"/><wheel xyz="1 0 0" radius="0.1"/>'
+            + "".join(f'<drive joint="j{i}" gain="0.1"/>' for i in range(5)) + '</track></robot>')
+    world = _world()
+    with pytest.raises(URDFError, match="track 'belt': .*at most 4 <drive>"):
+        world.add_articulated_system(urdf)
+    assert world.articulated_systems == []
+
+
+def test_tracked_robots_replay_from_checkpoints_and_round_trip_through_world_xml(tmp_path):
+    """Reference: determinism (a checkpoint restores every state the step reads, the drives held at their
+    effort limit included, so the steps after it replay bit for bit) and the world XML's round trip (the
+    robot's URDF with its tracks comes back, and both worlds run their belts alike)."""
+    world = _world()
+    world.add_ground(0.0)
+    system = _robot(world, effort=3.0)  # (the drives accelerate at their limit: held from step to step)
+    _velocity_drive(system, 5.0)
+    world.step(40)
+    assert np.all(system.get_generalized_force(0)[_dofs(system)] == 3.0)
+    snap = world.checkpoint()
+    world.step(30)
+    first = system.get_generalized_coordinate(0), system.get_generalized_velocity(0)
+    world.restore(snap)
+    world.step(30)
+    np.testing.assert_array_equal(system.get_generalized_coordinate(0), first[0])
+    np.testing.assert_array_equal(system.get_generalized_velocity(0), first[1])
+    path = tmp_path / "tracked.xml"
+    tt.export_world_xml(world, str(path))
+    loaded = tt.load_world_xml(str(path), solver=tt.SolverConfig(tolerance=TOL, max_sweeps=400))
+    (copy,) = loaded.articulated_systems
+    assert [t["name"] for t in copy.get_tracks()] == ["left", "right"]
+    world.step(400)
+    loaded.step(400)
+    for k in range(2):
+        assert copy.get_track_speed(k, env=0) == pytest.approx(system.get_track_speed(k, env=0), abs=SETTLED)
