@@ -25,6 +25,8 @@ RUNS = {
     "push_boxes": ["--seconds", "12.5", "--fps", "10", "--width", "560", "--height", "420"],
     "robot_crowd": ["--seconds", "12", "--fps", "10", "--width", "560", "--height", "420"],
     "quadruped_terrain": ["--seconds", "7", "--fps", "12", "--width", "560", "--height", "315"],
+    "tracked_robot_steps": ["--seconds", "6", "--fps", "12", "--width", "560", "--height", "315"],
+    "conveyor": ["--seconds", "5", "--fps", "15", "--width", "560", "--height", "315"],
 }
 
 

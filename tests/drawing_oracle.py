@@ -285,7 +285,7 @@ STENCIL_OFFSETS = np.array([[0.0, 0.0], [STENCIL, 0.0], [-STENCIL, 0.0], [0.0, S
 
 def expect_3d(viewer, world, px: np.ndarray) -> Expectation:
     """What a 3D viewer's pixels at positions ``px`` (k, 2) must show, from ray casts in the current state."""
-    from taichi_terra.viewer.viewer import CONTACT_COLOR, FORCE_COLOR, GROUND_SHADES
+    from taichi_terra.viewer.viewer import CONTACT_COLOR, FORCE_COLOR, GROUND_SHADES, TREAD_COLOR
 
     px = px[~in_box(px, viewer.overlay_box)]
     casts = [cast_pixels(viewer, world, px + o) for o in STENCIL_OFFSETS]
@@ -306,7 +306,8 @@ def expect_3d(viewer, world, px: np.ndarray) -> Expectation:
         else:
             b, t = _map_colour(viewer, world.heightmaps[index], viewer.envs[tile], c0["point"][i:i + 1])
             keys.append(("map", index, tile)), bases.append(b[0]), tol.append(t[0])
-    return Expectation(px[keep], keys, bases, np.array(tol), True, np.array([CONTACT_COLOR, FORCE_COLOR]))
+    return Expectation(px[keep], keys, bases, np.array(tol), True,
+                       np.array([CONTACT_COLOR, FORCE_COLOR, TREAD_COLOR]))
 
 
 def centre_pixels(viewer, world) -> np.ndarray:

@@ -20,9 +20,15 @@ CAPTURES = 8  # pictures of the final state taken in the test's process, besides
 #: scene, extra arguments, steps in 1 s (dt = 1 ms; a planar world's dt = 0.1 s)
 CASES = [("slope_and_wall", [], 1000), ("soil_ruts", [], 1000), ("many_worlds", ["--envs", "4"], 1000),
          ("cradle_and_pile", [], 1000), ("push_boxes", [], 10), ("robot_crowd", ["--envs", "3"], 10),
-         ("quadruped_terrain", ["--envs", "2"], 1000)]  # 2 envs: the tree kernel test_articulated compiled
-#: scenes checked in this process only
-HERE_ONLY = {"quadruped_terrain"}
+         ("quadruped_terrain", ["--envs", "2"], 1000),  # 2 envs: the tree kernel test_articulated compiled
+         ("tracked_robot_steps", ["--envs", "2"], 500), ("conveyor", ["--envs", "2"], 500)]  # (dt = 2 ms)
+#: scenes checked in this process only (their step kernel would compile a second time in the other one)
+HERE_ONLY = {"quadruped_terrain", "tracked_robot_steps", "conveyor"}
+#: the links of an articulated scene's first system that must be drawn where they are
+LINKS_SHOWN = {"quadruped_terrain": lambda shown: "trunk" in shown and {link[:2] for link in shown} >= {
+    "FL", "FR", "RL", "RR"},
+    "tracked_robot_steps": lambda shown: {"base", "left_flipper", "right_flipper"} <= shown,
+    "conveyor": lambda shown: "world" in shown}  # (the belt's frame link is fixed to the root, merged into it)
 _RUNS = {}  # scene -> what its run in this process saw (see ``run_here``)
 
 OTHER_PROCESS = textwrap.dedent("""
@@ -133,11 +139,12 @@ def test_scene_runs_headless_and_draws_what_it_simulates(name, extra, steps, tmp
     assert seen["out"]["sim_time"] == pytest.approx(1.0, abs=1e-9)
     assert (tmp_path / "a.gif").stat().st_size > 0
     check_pictures(name, seen, seen["images"])
-    if seen.get("links"):  # an articulated robot: its trunk and a shape of each leg are drawn where they are
+    if seen.get("links"):  # an articulated robot: its links are drawn where they are (the quadruped's trunk and
+        # a shape of each leg; the tracked robot's body and flippers; the conveyor's belt)
         verdict = seen["expect"].judge(seen["images"][0][1])
         shown = {seen["links"][k[1]][1] for k in verdict.objects() if k[0] == "body" and k[1] in seen["links"]
                  and k[2] == 0}
-        assert "trunk" in shown and {link[:2] for link in shown} >= {"FL", "FR", "RL", "RR"}, sorted(shown)
+        assert LINKS_SHOWN[name](shown), sorted(shown)
         from taichi_terra.viewer.viewer import AXIS_COLORS
 
         still, framed = (outside(im, seen["overlay"]) for im in (seen["images"][0][1], seen["with_frames"]))

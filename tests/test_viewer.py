@@ -291,3 +291,27 @@ def test_recorder_writes_mp4_with_ffmpeg(tmp_path, rut_world):
                           "stream=nb_read_frames,r_frame_rate,width,height", "-of", "csv=p=0", str(tmp_path / "a.mp4")],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip().split(",") == ["64", "48", "12/1", "5"]
+
+
+def test_belts_are_drawn_with_tread_marks_that_move_with_the_belt():
+    """Reference: a belt's travel ``g^T q``. A conveyor's belt (a track on a fixed base), seen from above, is
+    drawn in rubber grey with tread marks; turning its roller by 0.3 rad moves the belt 0.03 m, half the
+    marks' 0.06 m spacing, so the marks move off their pixels while as many stay in view."""
+    from test_track_dynamics import CONVEYOR
+
+    from taichi_terra.viewer.viewer import TREAD_COLOR
+
+    world = tt.World()
+    conveyor = world.add_articulated_system(CONVEYOR, base="fixed")
+    cam = OrbitCamera(target=(0.0, 0.0, 0.5), distance=2.2, yaw=0.0, pitch=math.radians(89.0))
+    viewer = Viewer(world, headless=True, width=480, height=360, camera=cam, overlay=False, background=BG)
+
+    def marked(image):
+        return (np.abs(image.astype(float) - 255.0 * np.asarray(TREAD_COLOR)).max(axis=2) <= 2.0)
+
+    before = marked(viewer.capture())
+    conveyor.set_generalized_coordinate([0.3])
+    after = marked(viewer.capture())
+    assert before.sum() > 500
+    assert abs(int(after.sum()) - int(before.sum())) < 0.2 * before.sum()
+    assert (before & after).sum() < 0.5 * before.sum()

@@ -81,8 +81,39 @@ class LinkShapes:
                 self.depths.append(depths[slot_of[(t, link)]])
                 b += 1
 
+        #: per entry of ``bodies``, the track whose belt the shape is part of, as ``(system index, track index)``,
+        #: or None
+        self.belt_of = []
+        for t, system in enumerate(world._systems):
+            self.belt_of += [None if k < 0 else (t, k) for k in system.collision_body_tracks()]
+        #: the belts drawn with moving tread marks: ``(system index, link slot, Track, coordinate index of each
+        #: drive, gains)``; a belt's travel is ``gains . q[coordinates]`` (its speed is ``g^T u``)
+        self.belts = []
+        for t, system in enumerate(world._systems):
+            shift = 1 if system.floating else 0  # (a floating base's quaternion takes one more coordinate)
+            for track in system.model.tracks:
+                if track.visual:
+                    coords = [system.get_generalized_velocity_index(d.joint) + shift for d in track.drives]
+                    self.belts.append((t, slot_of[(t, system.model.link_index(track.link))], track,
+                                       np.array(coords), np.array([d.gain for d in track.drives])))
+
     def __len__(self) -> int:
         return len(self.bodies)
+
+    def belt_marks(self, envs, frames, spacing: float) -> np.ndarray:
+        """The tread marks of every drawn belt in each env of ``envs`` (n env indices) as line segments across
+        the belt, world points [m], shape (n, k, 2, 3): ``spacing`` [m] apart along each loop, moved with the
+        belt's travel, placed by the link frames ``frames`` (:meth:`frames` of the same envs)."""
+        origins, rotations = frames
+        out = []
+        for i, e in enumerate(envs):
+            q = [system.get_generalized_coordinate(int(e)) for system in self.world._systems]
+            per_env = []
+            for t, slot, track, coords, gains in self.belts:
+                local = track.marks(float(gains @ q[t][coords]), spacing)
+                per_env.append(origins[i, slot] + local @ rotations[i, slot].T)
+            out.append(np.concatenate(per_env) if per_env else np.zeros((0, 2, 3)))
+        return np.stack(out)
 
     def frames(self, envs) -> tuple[np.ndarray, np.ndarray]:
         """World origins [m], shape (n, n_links, 3), and frame-to-world rotations, shape (n, n_links, 3, 3), of

@@ -6,8 +6,8 @@
 
 It draws the ground plane, height maps and soil beds (per-vertex colour; a bed can be coloured by its
 sinkage or plastic sinkage, heights true to scale unless ``sinkage_scale`` exaggerates the ruts), every
-body's shape, the collision shapes of every articulated link posed by its link frame (``links.py``),
-optionally the link frames as small axes, the contact points and force arrows, and an overlay with the simulation time,
+body's shape, the collision shapes of every articulated link posed by its link frame (``links.py``), each
+track's belt with tread marks that move with the belt's travel, optionally the link frames as small axes, the contact points and force arrows, and an overlay with the simulation time,
 steps per second and real-time factor. A batched world shows one env or a tiled grid of envs.
 
 Terrain vertices are rewritten only for the sample rows whose height revision moved on since they were
@@ -34,6 +34,8 @@ PALETTE = ((0.85, 0.33, 0.2), (0.2, 0.5, 0.8), (0.95, 0.7, 0.15), (0.35, 0.7, 0.
            (0.85, 0.45, 0.6), (0.25, 0.7, 0.7), (0.55, 0.4, 0.25))  # none grey: bodies stand out from the ground
 GROUND_SHADES = (0.68, 0.78)  # the ground plane's checkers: RGB (s, s, 1.02 s)
 CONTACT_COLOR = (0.95, 0.15, 0.1)
+BELT_COLOR = (0.16, 0.16, 0.17)  # a belt without its own colour
+TREAD_COLOR = (0.92, 0.85, 0.55)  # the tread marks that show a belt's motion
 FORCE_COLOR = (0.1, 0.2, 0.9)
 AXIS_COLORS = ((0.9, 0.1, 0.1), (0.1, 0.75, 0.1), (0.1, 0.2, 0.9))  # a link frame's x, y, z axes
 
@@ -122,6 +124,8 @@ class Viewer(TerrainLayer, WindowViewer):
         self.color_by, self.sinkage_scale = color_by, sinkage_scale
         self.show_contacts, self.show_forces, self.overlay = bool(show_contacts), bool(show_forces), bool(overlay)
         self.show_frames = bool(show_frames)
+        #: distance between a belt's tread marks [m]
+        self.belt_spacing = 0.06
         self.follow = follow
         self.paused = False
         #: counters: frames drawn, terrain rows written (a full map counts all its rows in every tile)
@@ -227,10 +231,13 @@ class Viewer(TerrainLayer, WindowViewer):
         its link, and its pose is its link's, at column ``7 * (n_free + slot)`` of the viewer's pose array."""
         out = [(body.shape, None, 7 * body.index, PALETTE[body.index % len(PALETTE)]) for body in self.world.bodies]
         n_free = len(out)
-        for (_b, t, _link, shape, pos, rot), slot, depth in zip(self._links.bodies, self._links.slots,
-                                                                self._links.depths):
-            out.append((shape, (pos, rot), 7 * (n_free + slot),
-                        PALETTE[(SYSTEM_COLORS * t + depth % SYSTEM_COLORS) % len(PALETTE)]))
+        for (_b, t, _link, shape, pos, rot), slot, depth, belt in zip(self._links.bodies, self._links.slots,
+                                                                      self._links.depths, self._links.belt_of):
+            rgb = PALETTE[(SYSTEM_COLORS * t + depth % SYSTEM_COLORS) % len(PALETTE)]
+            if belt is not None:  # a belt: its track's colour, else rubber
+                color = self.world._systems[belt[0]].model.tracks[belt[1]].color
+                rgb = BELT_COLOR if color is None else tuple(float(c) for c in color[:3])
+            out.append((shape, (pos, rot), 7 * (n_free + slot), rgb))
         return out
 
     def _build_bodies(self) -> None:
@@ -353,6 +360,19 @@ class Viewer(TerrainLayer, WindowViewer):
         self._f_colors.from_numpy(colors.astype(np.float32))
         scene.lines(self._f_lines, 2.0, per_vertex_color=self._f_colors, vertex_count=len(lines))
 
+    def _draw_belts(self, scene) -> None:
+        """Each belt's tread marks: segments across the belt, ``belt_spacing`` apart, moving with its travel."""
+        if not self._links.belts:
+            return
+        if self._frames is None:
+            self._frames = self._links.frames(self._envs)
+        marks = self._links.belt_marks(self._envs, self._frames, self.belt_spacing) + self._offsets[:, None, None, :]
+        lines = marks.reshape(-1, 3)
+        if getattr(self, "_belt_lines", None) is None or self._belt_lines.shape[0] != len(lines):
+            self._belt_lines = _field(len(lines))
+        self._belt_lines.from_numpy(lines.astype(np.float32))
+        scene.lines(self._belt_lines, 3.0, color=TREAD_COLOR, vertex_count=len(lines))
+
     def _contact_arrays(self):
         """World points [m] and force vectors [N] of the shown envs' contacts (tile offsets applied)."""
         pts, forces = [], []
@@ -443,6 +463,7 @@ class Viewer(TerrainLayer, WindowViewer):
             self._mesh(scene, self._b_verts, self._b_idx, self._b_normals, self._b_colors, self._n_body_idx)
         self._draw_contacts(scene)
         self._draw_frames(scene)
+        self._draw_belts(scene)
         canvas = win.get_canvas()
         canvas.set_background_color(self.background)
         canvas.scene(scene)
