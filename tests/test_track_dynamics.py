@@ -6,6 +6,8 @@ reference: a closed form of rigid-body mechanics with Coulomb friction, or a bal
 The robot is :func:`~taichi_terra.bodies.tracked_robot.tracked_robot_urdf`'s (32 kg: a 30 kg body and two
 1 kg sprockets of 0.016 kg m^2 about their axes, belts of 1 m footprints 0.28 m apart on wheels of 0.178 m).
 """
+import math
+
 import numpy as np
 import pytest
 
@@ -315,3 +317,60 @@ def test_tracked_robots_replay_from_checkpoints_and_round_trip_through_world_xml
     loaded.step(400)
     for k in range(2):
         assert copy.get_track_speed(k, env=0) == pytest.approx(system.get_track_speed(k, env=0), abs=SETTLED)
+
+
+def _turn_rate(length, spacing, s_left, s_right):
+    """Reference for turning in place: the yaw rate at which the Coulomb friction of a robot's four footprint
+    ends (on the belts' mid-planes at x = +-L/2, y = +-B/2, a quarter of the weight each) has no moment about
+    its centre, for belts running at ``s_left`` and ``s_right`` [m/s] (the lower runs move at ``-s`` along x):
+    each end slides at ``(-Omega y - s, Omega x)``, its friction opposes that. Solved by bisection."""
+    def moment(rate):
+        total = 0.0
+        for x in (-0.5 * length, 0.5 * length):
+            for y, s in ((0.5 * spacing, s_left), (-0.5 * spacing, s_right)):
+                vx, vy = -rate * y - s, rate * x
+                speed = math.hypot(vx, vy)
+                total += x * (-vy / speed) - y * (-vx / speed)
+        return total
+    lo, hi = 1e-9, 50.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if moment(lo) * moment(mid) > 0.0 else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def test_skid_steering_turns_as_the_friction_of_the_footprint_ends_allows():
+    """Reference: quasi-static Coulomb friction (:func:`_turn_rate`). Belts driven in opposite directions
+    (sprockets at -+2.6 rad/s) slide over flat ground, and a robot whose centre of mass is in the middle of
+    its footprints turns in place at the rate where the friction at the four ends of the footprints has no
+    moment (to 1e-3): 0.8 m footprints 0.5 m apart turn at 28 % of the rate their belts would give without
+    slip, 1 m footprints 0.28 m apart at 7 % (the spec: a long, narrow robot hardly turns). With its
+    centre of mass 2 cm ahead of the middle the robot pivots about a point off its footprints' middle, which
+    then circles (the spec's drift); centred, the middle stays put."""
+    world = tt.World(dt=DT, solver=tt.SolverConfig(tolerance=1e-8, max_sweeps=400))
+    world.add_ground(0.0)
+    robots = []
+    for k, (length, spacing, ahead) in enumerate(((0.8, 0.5, 0.0), (1.0, 0.28, 0.0), (0.8, 0.5, 0.02))):
+        body_com = (ahead * 32.0 - 2 * 1.0 * 0.5 * length) / 30.0  # (the sprockets' 2 kg sit at x = L / 2)
+        robot = world.add_articulated_system(tracked_robot_urdf(length=length, spacing=spacing, com_offset=body_com),
+                                             position=(3.0 * k, 0.0, R + THICK + 1e-4))
+        nv = robot.get_dof()
+        kd, target = np.zeros(nv), np.zeros(nv)
+        left, right = _dofs(robot)
+        kd[[left, right]] = 50.0
+        target[left], target[right] = -2.6, 2.6
+        robot.set_pd_gains(np.zeros(nv), kd)
+        robot.set_pd_target(np.zeros(robot.get_generalized_coordinate_dim()), target)
+        robots.append((robot, length, spacing))
+    world.step(1000)
+    rates = []
+    for robot, length, spacing in robots:
+        u = robot.get_generalized_velocity(0)
+        s_left, s_right = (robot.get_track_speed(k, env=0) for k in range(2))
+        rates.append((u[5], _turn_rate(length, spacing, s_left, s_right), (s_right - s_left) / spacing, u))
+    for rate, expected, no_slip, _u in rates[:2]:
+        assert rate == pytest.approx(expected, rel=1e-3)
+    assert 0.25 < rates[0][0] / rates[0][2] < 0.32 and rates[1][0] / rates[1][2] < 0.1
+    assert np.linalg.norm(rates[0][3][:2]) < 1e-5  # centred: the footprints' middle stays put
+    drift = np.linalg.norm(rates[2][3][:2])
+    assert 0.005 < drift < 0.05  # off-centre: it moves at Omega d, d a few cm (the spec: about 3 cm/s)
