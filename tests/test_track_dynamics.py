@@ -374,3 +374,96 @@ def test_skid_steering_turns_as_the_friction_of_the_footprint_ends_allows():
     assert np.linalg.norm(rates[0][3][:2]) < 1e-5  # centred: the footprints' middle stays put
     drift = np.linalg.norm(rates[2][3][:2])
     assert 0.005 < drift < 0.05  # off-centre: it moves at Omega d, d a few cm (the spec: about 3 cm/s)
+
+
+def test_a_tracked_robot_sinks_into_soil_by_the_pressure_law_under_its_footprints():
+    """Reference: Bekker's law with ``n = 1``, ``p = kphi z`` (``kc = 0``), integrated over the footprints: the
+    weight ``M g = 2 w kphi integral of d(x) dx``, with the depth ``d(x)`` of the belt's lower side at sinkage
+    ``z`` (flat over the 1 m between the wheel centres, the 0.193 m belt arcs beyond), gives z = 9.10 mm. The
+    bed (1 cm samples) is damped past critical so the robot settles without overshooting into a deeper,
+    permanent rut. The ends' loaded area is counted in whole cells (a cylinder does not weight a sample by
+    the part of its cell it covers), up to half a cell per end: about 0.5 % of the load, so 1 %."""
+    kphi, width, r = 2e5, 0.08, R + THICK
+    world = tt.World(dt=DT)
+    nx, ny = 161, 61
+    soil = tt.SoilMaterial(bekker_kc=0.0, bekker_kphi=kphi, sinkage_exponent=1.0, elastic_stiffness=2e7,
+                           damping=3e4)
+    world.add_deformable_terrain(nx, ny, 1.6, 0.6, 0.0, 0.0, np.zeros(nx * ny), soil)
+    system = world.add_articulated_system(tracked_robot_urdf(), position=(0.0, 0.0, r + 1e-3))
+    world.step(600)
+
+    def load(z):
+        x = np.linspace(-0.5 - r, 0.5 + r, 200001)
+        beyond = np.maximum(np.abs(x) - 0.5, 0.0)
+        depth = np.maximum(z - (r - np.sqrt(np.maximum(r * r - beyond * beyond, 0.0))), 0.0)
+        return 2 * width * kphi * depth.sum() * (x[1] - x[0])
+
+    lo, hi = 0.0, 0.1
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if load(mid) < system.total_mass * G else (lo, mid)
+    sinkage = r - system.get_frame_position("base", env=0)[2]  # (at the footprints' middle)
+    assert sinkage == pytest.approx(0.5 * (lo + hi), rel=0.01)
+    assert abs(system.get_generalized_velocity(0)[2]) < 1e-4  # (the damped approach: < 1 % of z per 0.1 s)
+
+
+def test_belt_thrust_on_soil_follows_the_slip_by_the_janosi_law():
+    """Reference: the kinematics of slip under a track and the Janosi-Hanamoto shear law. Belts at 0.53 m/s
+    pull the robot against a drawbar load of half ``mu W`` over a soil bed (2 cm samples, ``c = 0``,
+    ``tan phi = 0.6``, ``K = 25 mm``): the robot runs slower than its belts, and a sample a distance ``x``
+    behind the front of the footprint has been sheared by the belt's slide over the ground since the front
+    passed it (belt travel ``g Delta q`` less the body's travel over that time, ``x (s - v) / v`` at steady
+    speeds), to within one sample's worth, ``(s - v) / v`` times 2 cm. Each soil contact's traction is the Janosi strength at its shear displacement,
+    ``|lambda_t| = tan(phi) lambda_n (1 - exp(-j / K))`` (to 1e-6 of ``lambda_n``), and their sum holds the
+    drawbar load (Newton over the last step's velocity change, to 1e-4 of the load: the body's origin stands
+    for its centre of mass, the pitch and the sprockets' spin barely change)."""
+    mu_soil, k_shear, spacing = 0.6, 0.025, 0.02
+    world = tt.World(dt=DT)
+    nx, ny, x0, y0 = 251, 31, -0.5, -0.3
+    soil = tt.SoilMaterial(bekker_kc=0.0, bekker_kphi=2e5, sinkage_exponent=1.0, elastic_stiffness=2e7,
+                           damping=3e4, cohesion=0.0, friction_coefficient=mu_soil, shear_displacement=k_shear)
+    bed = world.add_deformable_terrain(nx, ny, 5.0, 0.6, x0 + 2.5, 0.0, np.zeros(nx * ny), soil)
+    system = _robot(world)
+    _velocity_drive(system, 3.0, kd=200.0)
+    weight = system.total_mass * G
+    load = np.zeros(system.get_dof())
+    load[0] = -0.5 * mu_soil * weight  # (a world force at the body's origin)
+    sprocket = _dofs(system)[0]
+    history = []  # (body x [m], belt travel [m]) after each step, from the start
+    for k in range(1800):
+        if k == 300:  # (under way: the drawbar load)
+            system.set_generalized_force(load)
+        if k == 1799:
+            u_before = system.get_generalized_velocity(0)
+        world.step()
+        q = system.get_generalized_coordinate(0)
+        history.append((q[0], R * q[1 + sprocket]))  # (q holds a quaternion: one more coordinate than u)
+    u = system.get_generalized_velocity(0)
+    s, v = system.get_track_speed(0, env=0), u[0]
+    assert 0.01 < 1.0 - v / s < 0.1  # (a few per cent of slip)
+    history = np.array(history)
+    shear = bed.get_soil_state(0)["shear"].reshape(ny, nx)
+    row = round((0.14 - y0) / spacing)
+    xs = x0 + spacing * np.arange(nx)
+    under = np.flatnonzero(shear[row] > 0.0)
+    front = xs[under].max() - history[-1, 0]  # the footprint's front, ahead of the body's origin
+    # the belt's slide over the ground since the front passed each sample: belt travel less body travel
+    body, belt = history[:, 0], history[:, 1]
+    entered_belt = np.interp(xs[under] - front, body, belt)
+    expected = (belt[-1] - entered_belt) - (body[-1] - (xs[under] - front))
+    rate = (s - v) / v
+    np.testing.assert_allclose(shear[row, under], expected, atol=rate * spacing)
+    c = world.get_contacts(0)
+    soil_rows = np.array([label.startswith("soil") for label in c.static])
+    assert soil_rows.sum() > 100
+    flat = bed.get_soil_state(0)["shear"]
+    traction = 0.0
+    for p, imp, nrm in zip(c.positions[soil_rows], c.impulses[soil_rows], c.normals[soil_rows]):
+        i, j = round((p[0] - x0) / spacing), round((p[1] - y0) / spacing)
+        lam_n = imp @ nrm
+        lam_t = np.linalg.norm(imp - lam_n * nrm)
+        assert lam_t == pytest.approx(mu_soil * lam_n * (1.0 - math.exp(-flat[j * nx + i] / k_shear)),
+                                      abs=1e-6 * lam_n)
+        traction += imp[0] / DT
+    momentum = system.total_mass * (u[0] - u_before[0]) / DT  # (the sprockets' spin barely changes)
+    assert traction - 0.5 * mu_soil * weight == pytest.approx(momentum, abs=1e-4 * 0.5 * mu_soil * weight)
