@@ -467,3 +467,23 @@ def test_belt_thrust_on_soil_follows_the_slip_by_the_janosi_law():
         traction += imp[0] / DT
     momentum = system.total_mass * (u[0] - u_before[0]) / DT  # (the sprockets' spin barely changes)
     assert traction - 0.5 * mu_soil * weight == pytest.approx(momentum, abs=1e-4 * 0.5 * mu_soil * weight)
+
+
+def test_the_spec_example_robot_with_flippers_drives_over_a_row_of_steps():
+    """Reference: the spec's example (``scenes/tracked_robot_steps.py``: the templated robot, flippers tipped
+    up, sprockets at 4 rad/s): it climbs three 0.12 m steps, 0.7 m deep, and ends on the top, its belts at
+    the sprockets' rim speed and its body level there (the footprints' middle a belt's outer radius above the
+    0.36 m top, to the 1 mm the belt presses into the map's 2 cm triangles at its ends)."""
+    import types
+
+    from scenes import tracked_robot_steps as scene
+
+    built = scene.build(types.SimpleNamespace(envs=2))
+    world, robot = built.world, built.world._systems[0]
+    world.step(2500)
+    for env in range(2):
+        q = robot.get_generalized_coordinate(env)
+        top_from = scene.FIRST + (scene.N_STEPS - 1) * scene.RUN
+        assert q[0] - 0.5 - (R + THICK) > top_from  # the whole robot past the last rise
+        assert q[2] == pytest.approx(scene.RISE * scene.N_STEPS + R + THICK, abs=1e-3)
+        assert robot.get_track_speed(0, env=env) == pytest.approx(R * scene.SPROCKET_SPEED, rel=1e-3)

@@ -315,3 +315,31 @@ def test_belts_are_drawn_with_tread_marks_that_move_with_the_belt():
     assert before.sum() > 500
     assert abs(int(after.sum()) - int(before.sum())) < 0.2 * before.sum()
     assert (before & after).sum() < 0.5 * before.sum()
+
+
+def test_belt_contacts_are_coloured_by_their_traction():
+    """Reference: Coulomb's law on a sliding belt. Drive torques of 40 N m push the 32 kg tracked robot beyond
+    ``mu W`` (friction 0.8): every belt contact that carries load slides, its tangential force 0.8 of its
+    normal force, and is drawn 80 % of the way from the no-traction colour to the full-traction one; the
+    contacts that carry nothing (those merged into coincident ones among them) keep the no-traction
+    colour."""
+    from taichi_terra.bodies.tracked_robot import tracked_robot_urdf
+    from taichi_terra.viewer.viewer import TRACTION_COLORS
+
+    world = tt.World(dt=0.002)
+    world.add_ground(0.0)
+    robot = world.add_articulated_system(tracked_robot_urdf(), position=(0.0, 0.0, 0.1931))
+    world.step(20)
+    tau = np.zeros(robot.get_dof())
+    tau[[robot.get_generalized_velocity_index(j) for j in ("left_sprocket", "right_sprocket")]] = 40.0
+    robot.set_generalized_force(tau)
+    world.step(10)
+    viewer = Viewer(world, headless=True, width=W, height=H, overlay=False, show_contacts=True)
+    _pts, forces, colors = viewer._contact_arrays()
+    c = world.get_contacts(0)
+    low, high = np.asarray(TRACTION_COLORS[0]), np.asarray(TRACTION_COLORS[1])
+    loaded = forces[:, 2] > 1e-9
+    assert loaded.sum() >= 4 and c.merged.any() and not np.any(c.merged & loaded)
+    np.testing.assert_allclose(colors[loaded], np.tile(0.2 * low + 0.8 * high, (loaded.sum(), 1)), atol=1e-6)
+    np.testing.assert_allclose(colors[~loaded], np.tile(low, ((~loaded).sum(), 1)), atol=1e-12)
+    assert viewer.capture().shape == (H, W, 3)

@@ -86,6 +86,9 @@ class LinkShapes:
         self.belt_of = []
         for t, system in enumerate(world._systems):
             self.belt_of += [None if k < 0 else (t, k) for k in system.collision_body_tracks()]
+        #: world body indices of every belt's shapes (their contacts are coloured by traction)
+        self.belt_bodies = np.array([b for (b, *_x), belt in zip(self.bodies, self.belt_of) if belt is not None],
+                                    np.int64)
         #: the belts drawn with moving tread marks: ``(system index, link slot, Track, coordinate index of each
         #: drive, gains)``; a belt's travel is ``gains . q[coordinates]`` (its speed is ``g^T u``)
         self.belts = []

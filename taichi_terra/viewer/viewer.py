@@ -36,6 +36,7 @@ GROUND_SHADES = (0.68, 0.78)  # the ground plane's checkers: RGB (s, s, 1.02 s)
 CONTACT_COLOR = (0.95, 0.15, 0.1)
 BELT_COLOR = (0.16, 0.16, 0.17)  # a belt without its own colour
 TREAD_COLOR = (0.92, 0.85, 0.55)  # the tread marks that show a belt's motion
+TRACTION_COLORS = ((0.2, 0.8, 0.3), (0.95, 0.45, 0.05))  # a belt contact without, and at full, traction
 FORCE_COLOR = (0.1, 0.2, 0.9)
 AXIS_COLORS = ((0.9, 0.1, 0.1), (0.1, 0.75, 0.1), (0.1, 0.2, 0.9))  # a link frame's x, y, z axes
 
@@ -374,34 +375,53 @@ class Viewer(TerrainLayer, WindowViewer):
         scene.lines(self._belt_lines, 3.0, color=TREAD_COLOR, vertex_count=len(lines))
 
     def _contact_arrays(self):
-        """World points [m] and force vectors [N] of the shown envs' contacts (tile offsets applied)."""
-        pts, forces = [], []
+        """World points [m], force vectors [N] and RGB colours of the shown envs' contacts (tile offsets
+        applied): ``CONTACT_COLOR``, and for a contact on a belt its traction, from ``TRACTION_COLORS[0]``
+        where its force is all normal to ``TRACTION_COLORS[1]`` where the tangential part is as large as the
+        normal one (``|F_t| / F_n``, clipped to 1)."""
+        pts, forces, colors = [], [], []
+        belts = self._links.belt_bodies
         for t, e in enumerate(self._envs):
             c = self.world.get_contacts(e)
             if len(c):
                 pts.append(c.positions + self._offsets[t])
                 forces.append(c.impulses / self.world.dt)
+                rgb = np.tile(np.asarray(CONTACT_COLOR, float), (len(c), 1))
+                on_belt = np.isin(c.body_b, belts) | np.isin(c.body_a, belts)
+                if on_belt.any():
+                    normal = np.einsum("ij,ij->i", c.impulses, c.normals)
+                    tangential = np.linalg.norm(c.impulses - normal[:, None] * c.normals, axis=1)
+                    ratio = np.clip(tangential / np.maximum(normal, 1e-30), 0.0, 1.0)[on_belt, None]
+                    low, high = (np.asarray(x, float) for x in TRACTION_COLORS)
+                    rgb[on_belt] = (1.0 - ratio) * low + ratio * high
+                colors.append(rgb)
         if not pts:
-            return np.zeros((0, 3)), np.zeros((0, 3))
-        return np.concatenate(pts), np.concatenate(forces)
+            return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3))
+        return np.concatenate(pts), np.concatenate(forces), np.concatenate(colors)
 
     def _draw_contacts(self, scene) -> None:
         if not (self.show_contacts or self.show_forces):
             return
-        pts, forces = self._contact_arrays()
+        pts, forces, colors = self._contact_arrays()
         k = len(pts)
         if not k:
             return
         if k > self._contact_cap:
             self._contact_cap = max(256, 1 << math.ceil(math.log2(k)))
             self._c_pts = _field(self._contact_cap)
+            self._c_rgb = _field(self._contact_cap)
             self._c_lines = _field(2 * self._contact_cap)
         buf = np.zeros((self._contact_cap, 3), np.float32)
         buf[:k] = pts
         self._c_pts.from_numpy(buf)
         radius = 0.004 * max(float(np.max(self._bounds[1] - self._bounds[0])), 0.5)
         if self.show_contacts:
-            scene.particles(self._c_pts, radius, color=CONTACT_COLOR, index_count=k)
+            if self._links.belt_bodies.size:  # (belt contacts coloured by their traction)
+                buf[:k] = colors
+                self._c_rgb.from_numpy(buf)
+                scene.particles(self._c_pts, radius, per_vertex_color=self._c_rgb, index_count=k)
+            else:
+                scene.particles(self._c_pts, radius, color=CONTACT_COLOR, index_count=k)
         if self.show_forces:
             lines = np.zeros((2 * self._contact_cap, 3), np.float32)
             lines[0:2 * k:2] = pts
