@@ -78,6 +78,19 @@ def test_gripping_belts_run_the_robot_at_the_sprocket_rim_speed(cruising):
     np.testing.assert_allclose(system.get_track_speed(0), R * np.array([5.0, 3.0]), atol=SETTLED)
 
 
+def test_an_env_steps_the_same_beside_others_as_alone(cruising):
+    """Reference: batch invariance (each env's sweep is serial and its own): env 0 of the two-env world,
+    stepped alone in a world of one env, ends bit for bit the same."""
+    world2, system2 = cruising
+    world = _world()
+    world.add_ground(0.0)
+    system = _robot(world)
+    _velocity_drive(system, 5.0)
+    world.step(300)
+    np.testing.assert_array_equal(system.get_generalized_coordinate(0), system2.get_generalized_coordinate(0))
+    np.testing.assert_array_equal(system.get_generalized_velocity(0), system2.get_generalized_velocity(0))
+
+
 def test_ground_carries_the_weight_and_coincident_belt_contacts_are_merged(cruising):
     """Reference: vertical force balance at constant velocity (the normal impulses sum to ``M g dt``), and the
     spec's rule for coincident contacts: at each end of a footprint the box of the run and the wheel's
@@ -252,6 +265,7 @@ def test_track_queries_and_their_bad_input():
     k = system.get_track_index("left_flipper")
     assert k == 1 and system.get_track_index("nope") == -1
     flipper = system.get_tracks()[k]
+    assert flipper["link"] == "left_flipper" and system.get_body_names()[flipper["link_index"]] == "left_flipper"
     assert [(d["joint"], d["gain"]) for d in flipper["drives"]] == [("left_sprocket", R), ("left_flipper_joint", -R)]
     u = np.zeros(system.get_dof())
     iu = {d["joint"]: d["velocity_index"] for d in flipper["drives"]}

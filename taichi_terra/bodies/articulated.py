@@ -187,8 +187,8 @@ class ArticulatedSystem:
     # ------------------------------------------------------------------ tracks
     def get_tracks(self) -> list[dict]:
         """The tracks (``<track>`` elements, ``spec/tracks.md``), in the file's order, each a dict:
-        ``name``, ``link`` (the link carrying the belt, after fixed joints are merged), ``axis`` (unit, link
-        frame, shape (3,)), ``width`` [m], ``thickness`` [m], ``material`` (name or None), ``drives`` (a list
+        ``name``, ``link`` (the link carrying the belt, after fixed joints are merged) and ``link_index`` (its
+        index in :meth:`get_body_names`), ``axis`` (unit, link frame, shape (3,)), ``width`` [m], ``thickness`` [m], ``material`` (name or None), ``drives`` (a list
         of ``{"joint", "gain", "velocity_index"}``: the joint, its gain [m/rad or m/m] and the index of its
         velocity in the generalized velocities) and ``collision_bodies`` (the world body indices of the
         belt's shapes, once the world is built; before that, their indices in :meth:`collision_bodies`)."""
@@ -197,7 +197,8 @@ class ArticulatedSystem:
         first = self._body0 if self._body0 is not None else 0
         for i, t in enumerate(self.model.tracks):
             tracks.append({
-                "name": t.name, "link": t.link, "axis": np.array(t.axis), "width": t.width,
+                "name": t.name, "link": t.link, "link_index": self._link_names.index(t.link),
+                "axis": np.array(t.axis), "width": t.width,
                 "thickness": t.thickness, "material": t.material,
                 "drives": [{"joint": d.joint, "gain": d.gain,
                             "velocity_index": self.get_generalized_velocity_index(d.joint)} for d in t.drives],
