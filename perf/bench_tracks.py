@@ -59,7 +59,7 @@ def plain_urdf(urdf: str) -> str:
 
 def tracked_world(n_envs: int, *, speed: float = SPROCKET_SPEED, plain: bool = False):
     import taichi_terra as tt
-    from taichi_terra.bodies.tracked_robot import tracked_robot_urdf
+    from taichi_terra.bodies.tracked_robot import drive_tracked_robot, tracked_robot_urdf
 
     world = tt.World(dt=2e-3, n_envs=n_envs)
     n = 129
@@ -68,16 +68,7 @@ def tracked_world(n_envs: int, *, speed: float = SPROCKET_SPEED, plain: bool = F
                                                     * np.ones((n, 1))).ravel())
     urdf = tracked_robot_urdf(flippers=True)
     system = world.add_articulated_system(plain_urdf(urdf) if plain else urdf, position=(-2.0, 0.0, 0.22))
-    nv, nq = system.get_dof(), system.get_generalized_coordinate_dim()
-    kp, kd, q_target, u_target = np.zeros(nv), np.zeros(nv), np.zeros(nq), np.zeros(nv)
-    for side in ("left", "right"):
-        sprocket = system.get_generalized_velocity_index(f"{side}_sprocket")
-        flipper = system.get_generalized_velocity_index(f"{side}_flipper_joint")
-        kd[sprocket], u_target[sprocket] = 60.0, speed
-        kp[flipper], kd[flipper] = 2000.0, 100.0
-        q_target[1 + flipper] = -0.5
-    system.set_pd_gains(kp, kd)
-    system.set_pd_target(q_target, u_target)
+    drive_tracked_robot(system, speed, flipper_angle=-0.5)
     return world, system
 
 

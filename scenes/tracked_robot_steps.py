@@ -34,7 +34,7 @@ def step_heights(nx: int, ny: int, x0: float) -> np.ndarray:
 
 def build(args) -> app.Scene:
     import taichi_terra as tt
-    from taichi_terra.bodies.tracked_robot import tracked_robot_urdf
+    from taichi_terra.bodies.tracked_robot import drive_tracked_robot, tracked_robot_urdf
 
     world = tt.World(dt=2e-3, n_envs=args.envs)
     length, width = 6.5, 1.6
@@ -45,21 +45,10 @@ def build(args) -> app.Scene:
     colors = np.stack([0.62 * tone, 0.6 * tone, 0.55 * tone], axis=1)
     world.add_heightmap(nx, ny, length, width, x0 + 0.5 * length, 0.0, heights, colors=colors)
     robot = world.add_articulated_system(tracked_robot_urdf(flippers=True), position=(0.0, 0.0, 0.194))
-    names = robot.get_joint_names()
-    nv, nq = robot.get_dof(), robot.get_generalized_coordinate_dim()
-    kp, kd, q_target, u_target = np.zeros(nv), np.zeros(nv), np.zeros(nq), np.zeros(nv)
-    for side in ("left", "right"):
-        sprocket = robot.get_generalized_velocity_index(f"{side}_sprocket")
-        flipper = robot.get_generalized_velocity_index(f"{side}_flipper_joint")
-        kd[sprocket], u_target[sprocket] = 60.0, SPROCKET_SPEED
-        kp[flipper], kd[flipper] = 2000.0, 100.0
-        q_target[1 + flipper] = FLIPPER_ANGLE  # (q holds a floating base's quaternion: one more coordinate)
-    robot.set_pd_gains(kp, kd)
-    robot.set_pd_target(q_target, u_target)
-    q = robot.get_generalized_coordinate(0)
+    drive_tracked_robot(robot, SPROCKET_SPEED, flipper_angle=FLIPPER_ANGLE)
+    q = robot.get_generalized_coordinate(0)  # (the flippers start at their angle; q runs one ahead of u)
     q[[1 + robot.get_generalized_velocity_index(f"{s}_flipper_joint") for s in ("left", "right")]] = FLIPPER_ANGLE
     robot.set_generalized_coordinate(q)
-    assert names[0] == "left_sprocket"
 
     def report(w):
         q = robot.get_generalized_coordinate(0)

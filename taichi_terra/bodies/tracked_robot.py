@@ -99,3 +99,23 @@ def tracked_robot_urdf(*, length: float = 1.0, spacing: float = 0.28, wheel_radi
                          f'<drive joint="{side}_flipper_joint" gain="{-wheel_radius!r}"/></track>')
     parts.append('</robot>')
     return "".join(parts)
+
+
+def drive_tracked_robot(system, sprocket_speed: float, *, flipper_angle: float | None = None,
+                        sprocket_kd: float = 60.0, flipper_kp: float = 2000.0, flipper_kd: float = 100.0) -> None:
+    """PD drives for a robot of :func:`tracked_robot_urdf` (``system``, an articulated system): both sprockets
+    velocity-controlled at ``sprocket_speed`` [rad/s] (gain ``sprocket_kd`` [N m s/rad]) and, with
+    ``flipper_angle`` [rad] given, both flippers held there (negative tips them up; gains ``flipper_kp``
+    [N m/rad], ``flipper_kd``). Every other dof is left undriven."""
+    nv, nq = system.get_dof(), system.get_generalized_coordinate_dim()
+    shift = nq - nv  # (a floating base's quaternion: coordinates run one ahead of velocities)
+    kp, kd, q_target, u_target = [0.0] * nv, [0.0] * nv, [0.0] * nq, [0.0] * nv
+    for side in ("left", "right"):
+        sprocket = system.get_generalized_velocity_index(f"{side}_sprocket")
+        kd[sprocket], u_target[sprocket] = sprocket_kd, sprocket_speed
+        if flipper_angle is not None:
+            flipper = system.get_generalized_velocity_index(f"{side}_flipper_joint")
+            kp[flipper], kd[flipper] = flipper_kp, flipper_kd
+            q_target[shift + flipper] = flipper_angle
+    system.set_pd_gains(kp, kd)
+    system.set_pd_target(q_target, u_target)
