@@ -343,3 +343,29 @@ def test_belt_contacts_are_coloured_by_their_traction():
     np.testing.assert_allclose(colors[loaded], np.tile(0.2 * low + 0.8 * high, (loaded.sum(), 1)), atol=1e-6)
     np.testing.assert_allclose(colors[~loaded], np.tile(low, ((~loaded).sum(), 1)), atol=1e-12)
     assert viewer.capture().shape == (H, W, 3)
+
+
+def test_a_track_with_visual_false_draws_no_belt():
+    """Reference: the spec's ``visual="false"`` (a robot whose own meshes show the belt): the picture of the
+    tracked robot with its tracks' visuals off equals, pixel for pixel, that of the same robot without
+    tracks (its body alone), and the belts' shapes are reported hidden."""
+    import xml.etree.ElementTree as ET
+
+    from taichi_terra.bodies.tracked_robot import tracked_robot_urdf
+
+    urdf = tracked_robot_urdf().replace("<track ", '<track visual="false" ')
+    bare = ET.fromstring(tracked_robot_urdf())
+    for elem in bare.findall("track"):
+        bare.remove(elem)
+    cam = OrbitCamera(target=(0.0, 0.0, 0.0), distance=2.5, yaw=math.radians(30.0), pitch=math.radians(35.0))
+    images = []
+    for text in (urdf, ET.tostring(bare, encoding="unicode")):
+        world = tt.World()
+        robot = world.add_articulated_system(text, position=(0.0, 0.0, 0.2))
+        viewer = Viewer(world, headless=True, width=W, height=H, camera=cam, overlay=False, background=BG)
+        images.append(viewer.capture())
+        if text is urdf:
+            belts = [b for t in robot.get_tracks() for b in t["collision_bodies"]]
+            assert sorted(viewer.hidden_bodies) == sorted(belts) and len(belts) == 8
+    assert (images[0] != 255).any()  # (the body is drawn)
+    np.testing.assert_array_equal(images[0], images[1])

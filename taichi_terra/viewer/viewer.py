@@ -235,11 +235,20 @@ class Viewer(TerrainLayer, WindowViewer):
         for (_b, t, _link, shape, pos, rot), slot, depth, belt in zip(self._links.bodies, self._links.slots,
                                                                       self._links.depths, self._links.belt_of):
             rgb = PALETTE[(SYSTEM_COLORS * t + depth % SYSTEM_COLORS) % len(PALETTE)]
-            if belt is not None:  # a belt: its track's colour, else rubber
-                color = self.world._systems[belt[0]].model.tracks[belt[1]].color
-                rgb = BELT_COLOR if color is None else tuple(float(c) for c in color[:3])
+            if belt is not None:  # a belt: its track's colour, else rubber; none where the track says visual="false"
+                track = self.world._systems[belt[0]].model.tracks[belt[1]]
+                rgb = BELT_COLOR if track.color is None else tuple(float(c) for c in track.color[:3])
+                if not track.visual:
+                    shape = None
             out.append((shape, (pos, rot), 7 * (n_free + slot), rgb))
         return out
+
+    @property
+    def hidden_bodies(self) -> list:
+        """Body indices the viewer does not draw: the shapes of the belts whose track has ``visual="false"``
+        (robots whose own meshes show the belt)."""
+        n_free = len(self.world.bodies)
+        return [n_free + k for k, (shape, *_x) in enumerate(self._drawn_bodies()[n_free:]) if shape is None]
 
     def _build_bodies(self) -> None:
         import taichi as ti
@@ -250,6 +259,8 @@ class Viewer(TerrainLayer, WindowViewer):
         nv = 0
         drawn = self._drawn_bodies()
         for shape, placement, column, rgb in drawn:
+            if shape is None:  # (not drawn: no vertices)
+                continue
             v, nrm, tri = tessellate(shape)
             if placement is not None:  # into the link frame
                 v, nrm = placement[0] + v @ placement[1].T, nrm @ placement[1].T
