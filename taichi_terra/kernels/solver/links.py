@@ -180,6 +180,12 @@ def row_response(D: ti.template(), e, r, a, b, ra, rb):
     kmat = link_response(D, e, b, rb)
     if a >= 0:
         kmat += link_response(D, e, a, ra)
+        if ti.static(D.trees):  # two links of one tree (self-collision): each side's push moves the other
+            ja, jb = carrier_joint(D, e, a), carrier_joint(D, e, b)
+            if ja >= 0 and jb >= 0:
+                if get(D.joint_i, e, ja, JOINT_I.tree) == get(D.joint_i, e, jb, JOINT_I.tree):
+                    cross = _point_map(rb).transpose() @ link_cross_phi(D, e, ja, jb) @ _point_map(ra)
+                    kmat -= cross + cross.transpose()
     if ti.static(D.trees):
         for k in ti.static(range(2)):
             side = b if k == 0 else a
@@ -187,12 +193,6 @@ def row_response(D: ti.template(), e, r, a, b, ra, rb):
             if belt >= 0:
                 kmat += belt_response(D, e, belt, carrier_joint(D, e, side), rb if k == 0 else ra,
                                       get3(D.row_f, e, r, ROW_F.belt_b if k == 0 else ROW_F.belt_a))
-        if ti.static(D.trees):  # two links of one tree (self-collision): each side's push moves the other
-            ja, jb = carrier_joint(D, e, a), carrier_joint(D, e, b)
-            if ja >= 0 and jb >= 0:
-                if get(D.joint_i, e, ja, JOINT_I.tree) == get(D.joint_i, e, jb, JOINT_I.tree):
-                    cross = _point_map(rb).transpose() @ link_cross_phi(D, e, ja, jb) @ _point_map(ra)
-                    kmat -= cross + cross.transpose()
     if ti.static(D.trees):  # a link's point may have no response along some direction (a planar arm's hinge
         # axis): a relative 1e-9 of the trace keeps such a block invertible, and an impulse along that
         # direction then moves nothing. A block well away from singular (determinant above 1e-6 trace^3: a
