@@ -358,9 +358,11 @@ def test_skid_steering_turns_as_the_friction_of_the_footprint_ends_allows():
     (sprockets at -+2.6 rad/s) slide over flat ground, and a robot whose centre of mass is in the middle of
     its footprints turns in place at the rate where the friction at the four ends of the footprints has no
     moment (to 1e-3): 0.8 m footprints 0.5 m apart turn at 28 % of the rate their belts would give without
-    slip, 1 m footprints 0.28 m apart at 7 % (the spec: a long, narrow robot hardly turns). With its
-    centre of mass 2 cm ahead of the middle the robot pivots about a point off its footprints' middle, which
-    then circles (the spec's drift); centred, the middle stays put."""
+    slip, 1 m footprints 0.28 m apart at 7 % (the spec: a long, narrow robot hardly turns); centred, the
+    middle stays put. With its centre of mass 2 cm ahead of the middle the robot pivots about a point off
+    its footprints' middle, which then circles (the spec's drift): at the yaw rate (to 1e-3) and speed (to
+    10 %: the split between the diagonals is the solver's) of the steady turn with the load split evenly
+    left and right (:func:`_turn_off_centre`)."""
     world = tt.World(dt=DT, solver=tt.SolverConfig(tolerance=1e-8, max_sweeps=400))
     world.add_ground(0.0)
     robots = []
@@ -386,8 +388,40 @@ def test_skid_steering_turns_as_the_friction_of_the_footprint_ends_allows():
         assert rate == pytest.approx(expected, rel=1e-3)
     assert 0.25 < rates[0][0] / rates[0][2] < 0.32 and rates[1][0] / rates[1][2] < 0.1
     assert np.linalg.norm(rates[0][3][:2]) < 1e-5  # centred: the footprints' middle stays put
+    off_centre = robots[2][0]
+    expected_rate, expected_drift = _turn_off_centre(0.8, 0.5, 0.02, off_centre.total_mass * G,
+                                                     *(off_centre.get_track_speed(k, env=0) for k in range(2)))
+    assert rates[2][0] == pytest.approx(expected_rate, rel=1e-3)
     drift = np.linalg.norm(rates[2][3][:2])
-    assert 0.005 < drift < 0.05  # off-centre: it moves at Omega d, d a few cm (the spec: about 3 cm/s)
+    assert drift == pytest.approx(expected_drift, rel=0.1)  # (1.24 cm/s; the spec: about 3 cm/s)
+
+
+def _turn_off_centre(length, spacing, ahead, weight, s_left, s_right):
+    """Reference for the drift: the steady turn of the same four footprint ends with the centre of mass
+    ``ahead`` [m] of the middle, the front pair carrying ``W (1/2 + ahead / L)`` split evenly left and right
+    (the split between the diagonals is not determined by rigid bodies; this is the symmetric one). Unknowns:
+    the middle's velocity (body frame) and the yaw rate, from the force balance and the moment balance about
+    the centre of mass (the centripetal force of a few cm circle at 0.45 rad/s is negligible). Returns the
+    yaw rate [rad/s] and the speed of the middle [m/s]."""
+    from scipy.optimize import fsolve
+
+    front = 0.5 * weight * (0.5 + ahead / length)
+    rear = 0.5 * weight * (0.5 - ahead / length)
+    ends = [(x, y, s, front if x > 0 else rear) for x in (-0.5 * length, 0.5 * length)
+            for y, s in ((0.5 * spacing, s_left), (-0.5 * spacing, s_right))]
+
+    def balance(z):
+        vx, vy, rate = z
+        fx = fy = mz = 0.0
+        for x, y, s, load in ends:
+            ux, uy = vx - rate * y - s, vy + rate * x
+            speed = math.hypot(ux, uy)
+            gx, gy = -MU * load * ux / speed, -MU * load * uy / speed
+            fx, fy, mz = fx + gx, fy + gy, mz + (x - ahead) * gy - y * gx
+        return [fx, fy, mz]
+
+    vx, vy, rate = fsolve(balance, [0.0, 0.0, 0.4], xtol=1e-12)
+    return rate, math.hypot(vx, vy)
 
 
 def test_a_tracked_robot_sinks_into_soil_by_the_pressure_law_under_its_footprints():
