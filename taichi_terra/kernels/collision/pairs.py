@@ -67,6 +67,7 @@ from .shapes import shape_exit, shape_ray_entry, shape_sdf
 
 mat3 = ti.math.mat3
 _RIDGE_TOL = 1e-12  # [m] signed-distance tie tolerance of the ridge test
+_PLANAR_TOL = 1e-9  # [m] second differences of heights below this are a plane (_planar_vertex)
 
 
 @ti.func
@@ -88,6 +89,22 @@ def vertex_depth(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy,
                     depth = t
                     n = nb
     return depth, n
+
+
+@ti.func
+def _planar_vertex(hm_heights: ti.template(), off, nx, ny, ix, iy):
+    """Whether grid sample (ix, iy) and its four neighbours lie in one plane (zero second differences along
+    x and y, to ``_PLANAR_TOL``): there the terrain is a plane, whose deepest point in a convex shape is found
+    by the shape's own sample points against the triangles below them, so the sample is no ridge or peak
+    (along the edge of a long box's footprint on flat ground every sample would otherwise count as one:
+    its neighbour outside the footprint has no depth)."""
+    out = False
+    if ix >= 1 and iy >= 1 and ix + 1 < nx and iy + 1 < ny:
+        h = hm_heights[off + iy * nx + ix]
+        ddx = hm_heights[off + iy * nx + ix - 1] + hm_heights[off + iy * nx + ix + 1] - 2.0 * h
+        ddy = hm_heights[off + (iy - 1) * nx + ix] + hm_heights[off + (iy + 1) * nx + ix] - 2.0 * h
+        out = ti.abs(ddx) <= _PLANAR_TOL and ti.abs(ddy) <= _PLANAR_TOL
+    return out
 
 
 @ti.func
@@ -471,7 +488,8 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
                 jy0, jy1 = vertex_range(lo[1], hi_[1], y0, dy, ny)
                 for jy in range(jy0, jy1 + 1):
                     for jx in range(jx0, jx1 + 1):
-                        if D.heights[off + jy * nx + jx] > z_low:
+                        if D.heights[off + jy * nx + jx] > z_low and not _planar_vertex(D.heights, off, nx, ny,
+                                                                                         jx, jy):
                             depth, nb = vertex_depth(D.heights, off, nx, ny, x0, y0, dx, dy, jx, jy, c_l, r_l, stype,
                                                      prm, D.plane, pl0, npl)
                             n_l = -(r_l @ nb)
