@@ -35,10 +35,7 @@ def _add_external(D: ti.template(), e, j, p, imp):
     """Accumulate the impulse ``imp`` [N s] at the world point ``p`` on the link of joint row ``j`` (moment
     about the tree's reference point, then impulse)."""
     if j >= 0:
-        if _wanted(D, e, j):
-            m = (p - tree_reference(D, e, j)).cross(imp)
-            putn(D.link_dyn, e, j, LINK_DYN.transmitted,
-                 getn(D.link_dyn, e, j, LINK_DYN.transmitted, 6) + spatial(m, imp))
+        _add_external_at(D, e, j, p - tree_reference(D, e, j), imp)
 
 
 @ti.func

@@ -431,8 +431,7 @@ def record_drive_forces(D: ti.template(), e, t, dt):
         ji = row(D.joint_i, e, j0 + k)
         for a in range(n_dofs(ji[JOINT_I.type])):
             d = u0 + ji[JOINT_I.dof] + a
-            ud = tree_vel(D, e, d)
-            tau, damping = drive_force(D, e, j0 + k, ji, u0, a, ud, dt)
+            tau, damping = drive_force(D, e, j0 + k, ji, u0, a, tree_vel(D, e, d), dt)
             put(D.tree_dof, e, d, TREE_DOF.applied, tau + damping)
         if ji[JOINT_I.type] >= JOINT_REVOLUTE:
             asked = _asked(D, e, ji, u0, tree_vel(D, e, u0 + ji[JOINT_I.dof]), dt)
