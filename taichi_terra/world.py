@@ -386,9 +386,13 @@ class World(TerrainBuilder, ArticulatedBuilder, RayCaster, ContactQueries, BodyS
         if self._systems:
             self._control.set_block("control", "drive", None,
                                     np.concatenate([s._init["drive"] for s in self._systems], axis=1))
+            held = self._state.block("state_f", "joint_state", "held")[..., 0]
             for t, system in enumerate(self._systems):
+                j0 = model.tree_joint0[t] + 1  # (a tree's first joint row is its base)
+                held[:, j0:j0 + system._init["held"].shape[1]] = system._init["held"]
                 system._rows = (model.tree_q0[t], model.tree_u0[t], model.tree_joint0[t])
                 system._init = None
+            self._state.set_block("state_f", "joint_state", "held", held[..., None])
         self._scratch = Scratch(model, ne)
         self._model = model
         if self._vulkan:

@@ -518,6 +518,7 @@ def test_api_names_indices_and_dimensions():
     (lambda s: s.get_frame_position("nope"), ValueError, "link must be one of"),
     (lambda s: s.get_generalized_velocity_index("nope"), ValueError, "joint must be one of"),
     (lambda s: s.get_mass_matrix(env=5), ValueError, "env"),
+    (lambda s: s.set_held_drives(np.full(12, 0.5)), ValueError, r"held: every entry must be -1, 0 or \+1"),
 ])
 def test_bad_calls_raise_and_change_nothing(call, error, match):
     world, system = _quadruped_world(2)
@@ -527,6 +528,24 @@ def test_bad_calls_raise_and_change_nothing(call, error, match):
     after = (system.get_generalized_coordinate(), system.get_generalized_velocity(), system.get_pd_gains())
     for a, b in zip(before[:2] + before[2], after[:2] + after[2]):
         np.testing.assert_array_equal(a, b)
+
+
+def test_held_drives_need_an_effort_limit_and_apply_before_and_after_the_build():
+    """A drive can only be held at an effort limit it has; a held flag set before the build is in the state
+    the first step reads, and one set after it replaces the recorded one."""
+    import re
+    world = tt.World(n_envs=2)
+    text = re.sub(r'effort="[^"]*"', "", (DATA / "arm6.urdf").read_text(), count=1)  # (its first joint: none)
+    system = world.add_articulated_system(text, base="fixed")
+    names = system.get_joint_names()
+    with pytest.raises(ValueError, match=f"held: joints without an effort limit \\({names[0]}\\)"):
+        system.set_held_drives(np.r_[1.0, np.zeros(len(names) - 1)])
+    system.set_held_drives(np.r_[0.0, -1.0, np.zeros(len(names) - 2)], env=1)
+    world.build()
+    np.testing.assert_array_equal(system.get_held_drives(1), np.r_[0.0, -1.0, np.zeros(len(names) - 2)])
+    assert not system.get_held_drives(0).any()
+    system.set_held_drives(np.zeros(len(names)), env=1)
+    assert not system.get_held_drives().any()
 
 
 def test_bad_urdf_or_placement_adds_nothing():

@@ -327,6 +327,9 @@ def test_tracked_robots_replay_from_checkpoints_and_round_trip_through_world_xml
     loaded = tt.load_world_xml(str(path), solver=tt.SolverConfig(tolerance=TOL, max_sweeps=400))
     (copy,) = loaded.articulated_systems
     assert [t["name"] for t in copy.get_tracks()] == ["left", "right"]
+    held = system.get_held_drives(0)
+    assert np.all(held[[system.get_joint_names().index(j) for j in ("left_sprocket", "right_sprocket")]] == 1.0)
+    np.testing.assert_array_equal(copy.get_held_drives(0), held)
     world.step(400)
     loaded.step(400)
     for k in range(2):

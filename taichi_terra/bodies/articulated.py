@@ -70,7 +70,8 @@ class ArticulatedSystem:
         if self.floating:
             q[:, 0:3] = self._base_position
             q[:, 3:7] = orientation
-        self._init = {"q": q, "u": np.zeros((ne, self._nv)), "drive": np.zeros((ne, self._nv, 5))}
+        self._init = {"q": q, "u": np.zeros((ne, self._nv)), "drive": np.zeros((ne, self._nv, 5)),
+                      "held": np.zeros((ne, n_joints))}
         self._link_names = [link.name for link in model.links]
         self._joint_names = [j.name for j in model.joints]
         self._rows = None  # (first q row, first u row, first joint row) once built
@@ -319,6 +320,43 @@ class ArticulatedSystem:
             data = w._control.block("control", "drive", col)[:, first:first + self._nv, 0]
         out = np.array(data, np.float64)
         return out if env is None else out[int(env)]
+
+    def get_held_drives(self, env: int | None = None) -> np.ndarray:
+        """Per joint (:meth:`get_joint_names` order), shape (n_joints,) or (n_envs, n_joints): +1 or -1 where
+        the joint's drive asked for more than its effort limit at the end of the last step, and so is held at
+        the limit with that sign in the next one; 0 elsewhere (and for joints without an effort limit)."""
+        self._check_env(env)
+        w = self._world
+        if not w.built:
+            data = self._init["held"]
+        else:
+            j0 = self._rows[2] + 1  # (the root's row is the base, not a joint)
+            data = w._state.block("state_f", "joint_state", "held")[:, j0:j0 + len(self._joint_names), 0]
+        out = np.array(data, np.float64)
+        return out if env is None else out[int(env)]
+
+    def set_held_drives(self, held, env: int | None = None) -> None:
+        """Set which drives the next step holds at their effort limit (see :meth:`get_held_drives`): shape
+        (n_joints,) or (n_envs, n_joints), each entry -1, 0 or +1; a nonzero entry needs a joint with an
+        effort limit. Restores that part of a step's state (the world XML carries it); the step after
+        records it again from what the drives ask for."""
+        self._check_env(env)
+        arr = self._parse("held", held, len(self._joint_names), env)
+        if not np.isin(arr, (-1.0, 0.0, 1.0)).all():
+            raise ValueError("held: every entry must be -1, 0 or +1")
+        limited = np.array([j.effort is not None for j in self.model.joints], bool)
+        if np.any(arr[..., ~limited] != 0.0):
+            names = [n for n, ok in zip(self._joint_names, limited) if not ok]
+            raise ValueError(f"held: joints without an effort limit ({', '.join(names)}) cannot be held at one")
+        rows = slice(None) if env is None else int(env)
+        w = self._world
+        if not w.built:
+            self._init["held"][rows] = arr
+            return
+        j0 = self._rows[2] + 1
+        data = w._state.block("state_f", "joint_state", "held")[..., 0]
+        data[rows, j0:j0 + len(self._joint_names)] = arr
+        w._state.set_block("state_f", "joint_state", "held", data[..., None])
 
     def _check_base_free(self, name: str, arr) -> None:
         if self.floating and np.any(np.asarray(arr)[..., :6] != 0.0):

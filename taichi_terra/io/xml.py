@@ -21,12 +21,14 @@ Articulated systems and pins (state of the exported env, loaded into every env):
 
       <articulated name="dog" urdf="quadruped.urdf" base="floating" pos="0 0 0.45" quat="1 0 0 0"
                    package_dirs="meshes" q="..." u="..." force="..." kp="..." kd="..." position_target="..."
-                   velocity_target="..." inverse_dynamics="0" self_collision="0"/>
+                   velocity_target="..." held="..." inverse_dynamics="0" self_collision="0"/>
       (or the <robot> inline as the element's child)
       <pin system_a="dog" link_a="FL_shank" point_a="0 0 -0.2" system_b="dog" link_b="FR_shank" point_b="..."/>
       (without system_b, point_b is a world point)
 
-The drive attributes hold one number per dof (``position_target``: per dof too, the base's entries zero).
+The drive attributes hold one number per dof (``position_target``: per dof too, the base's entries zero);
+``held`` one per joint: the sign of the effort limit a drive is held at in the next step (see
+``ArticulatedSystem.get_held_drives``), written only where some drive is held.
 Relative file paths start at the XML file's folder (the working directory for an XML string). Every
 height map also takes ``pos``, ``quat`` and ``material``.
 
@@ -199,6 +201,8 @@ def _articulated(world, where, base, el, systems) -> str:
         target = np.zeros(nq)
         target[nq - (nv - (6 if system.floating else 0)):] = per_dof[6 if system.floating else 0:]
         system.set_pd_target(target, _floats(where, el, "velocity_target", nv, [0.0] * nv))
+    if el.get("held") is not None:
+        system.set_held_drives(_floats(where, el, "held", len(system.get_joint_names())))
     if el.get("inverse_dynamics") is not None:
         system.set_compute_inverse_dynamics(bool(int(_one(where, el, "inverse_dynamics"))))
     return name
@@ -320,6 +324,9 @@ def export_world_xml(world, path=None, env: int = 0) -> str:
                  "self_collision": str(int(system.self_collision))}
         for col in _DRIVE_ATTRS:
             attrs[col] = _fmt(system._get_drive(col, env))
+        held = system.get_held_drives(env)
+        if held.any():
+            attrs["held"] = _fmt(held)
         if system.package_dirs:
             attrs["package_dirs"] = ";".join(os.path.abspath(d) for d in system.package_dirs)
         source = system.urdf_source
