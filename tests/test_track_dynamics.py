@@ -538,3 +538,67 @@ def test_the_spec_example_robot_with_flippers_drives_over_a_row_of_steps():
         assert q[0] - 0.5 - (R + THICK) > top_from  # the whole robot past the last rise
         assert q[2] == pytest.approx(scene.RISE * scene.N_STEPS + R + THICK, abs=1e-3)
         assert robot.get_track_speed(0, env=env) == pytest.approx(R * scene.SPROCKET_SPEED, rel=1e-3)
+
+
+def test_a_self_contact_on_a_belt_has_the_delassus_block_of_the_belt_jacobian():
+    """Reference: the definition of a contact row's Delassus block, ``W = F^T J M^-1 J^T F``, with the belt's
+    Jacobian of the spec (``J = J_link + t g^T`` on the belt's side). A sphere on a second link of the
+    tracked robot (a mast turning about z, a slider along it; self-collision on) is pressed onto the left
+    belt's upper run, whose surface runs along the body's x axis at ``s = g u_sprocket``. ``J`` comes from the
+    link velocities the API reports for unit generalized velocities (and the belt speed for the sprocket's),
+    ``M`` from ``get_mass_matrix`` (no gains: ``M~ = M``); both sides are links of one tree, so the block
+    holds the cross terms of the two links and of the belt with the slider. In zero gravity, after one
+    step, the solved impulse obeys Coulomb's law at that row: the belt slides under the sphere at the cone's
+    rim, the slip opposing the friction."""
+    top = R + THICK
+    mast = ('<link name="mast"><inertial><origin xyz="0 0 0.2"/><mass value="2"/><inertia ixx="0.02" iyy="0.02" '
+            'izz="0.005" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+            '<joint name="turn" type="continuous"><parent link="base"/><child link="mast"/>'
+            '<origin xyz="0.3 0.14 0.3"/><axis xyz="0 0 1"/></joint>'
+            '<link name="slider"><inertial><mass value="1"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" '
+            'ixz="0" iyz="0"/></inertial><collision><geometry><sphere radius="0.03"/></geometry></collision></link>'
+            '<joint name="lift" type="prismatic"><parent link="mast"/><child link="slider"/>'
+            f'<origin xyz="-0.1 0 {top + 0.03 - 0.3 - 5e-5}"/><axis xyz="0 0 1"/>'
+            '<limit lower="-1" upper="1" effort="100" velocity="10"/></joint>')
+    world = tt.World(dt=DT, gravity=(0.0, 0.0, 0.0), solver=tt.SolverConfig(tolerance=TOL, max_sweeps=400))
+    system = world.add_articulated_system(tracked_robot_urdf().replace("</robot>", mast + "</robot>"),
+                                          position=(0.0, 0.0, 1.0), self_collision=True)
+    nv = system.get_dof()
+    iv = {n: system.get_generalized_velocity_index(n) for n in ("lift", "turn", "left_sprocket")}
+    u = np.zeros(nv)
+    u[[iv["lift"], iv["turn"], iv["left_sprocket"]]] = -0.3, 0.5, 6.0
+    u[3:6] = 0.1, -0.2, 0.3
+    system.set_generalized_velocity(u)
+    q0 = system.get_generalized_coordinate(0)
+    world.step()
+    c = world.get_contacts(0)
+    assert len(c) == 1 and c.link_a[0] == (0, "base") and c.link_b[0] == (0, "slider")
+    kind, belt_a, belt_b = (world._scratch.block("scratch_i", "row", k)[0, 0, 0] for k in ("kind", "belt_a", "belt_b"))
+    assert (kind, belt_a, belt_b) == (0, system.get_track_index("left"), -1)  # (ROW_CONTACT, side a's belt)
+    block = world._scratch.block("scratch_f", "row", "delassus")[0, 0].reshape(3, 3)
+    frame = world._scratch.block("scratch_f", "row", "frame")[0, 0].reshape(3, 3)
+    np.testing.assert_array_equal(frame[:, 0], c.normals[0])
+    u_after = system.get_generalized_velocity(0)
+
+    system.set_generalized_coordinate(q0)  # (the step's rows were built in this configuration)
+    p = c.positions[0]
+    t = system.get_frame_orientation("base", 0)[:, 0]
+
+    def relative_velocity(vel):  # side b's point less side a's point and belt
+        system.set_generalized_velocity(vel)
+        point = {}
+        for link in ("base", "slider"):
+            v, w = system.get_frame_velocity(link, 0)
+            point[link] = v + np.cross(w, p - system.get_frame_position(link, 0))
+        return point["slider"] - point["base"] - system.get_track_speed(0, env=0) * t
+
+    jac = np.column_stack([relative_velocity(np.eye(nv)[i]) for i in range(nv)])
+    delassus = frame.T @ jac @ np.linalg.solve(system.get_mass_matrix(0), jac.T) @ frame
+    np.testing.assert_allclose(block, delassus, rtol=0, atol=1e-12 * np.abs(delassus).max())
+
+    lam = c.impulses[0] @ frame  # (n, t1, t2)
+    slip = relative_velocity(u_after) @ frame
+    assert lam[0] > 0.0 and slip[0] == pytest.approx(0.0, abs=SETTLED)
+    assert np.hypot(lam[1], lam[2]) == pytest.approx(MU * lam[0], rel=1e-12)
+    speed = np.hypot(*slip[1:])  # (each slip component within SETTLED of the converged one)
+    np.testing.assert_allclose(lam[1:] / np.hypot(*lam[1:]), -slip[1:] / speed, rtol=0, atol=SETTLED / speed)

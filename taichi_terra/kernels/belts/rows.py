@@ -190,10 +190,10 @@ def belt_push(D: ti.template(), e, k, amount):
 
 
 @ti.func
-def belt_response(D: ti.template(), e, k, j, r, t):
-    """What the belt adds to the 3x3 point response ``J M~^-1 J^T`` of a contact at offset ``r`` [m] from the
-    tree's reference point on the link of joint row ``j`` (track ``k``'s link, responses ready), belt
-    direction ``t``: ``A^T beta t^T + t beta^T A + gamma t t^T``."""
+def belt_point_cross(D: ti.template(), e, k, j, r, t):
+    """``(A^T B^T g) t^T`` (3x3, world): the velocity change of the point at offset ``r`` [m] on the link of
+    joint row ``j`` (a link of track ``k``'s tree, its responses ready) per unit impulse that track ``k``'s
+    belt takes along ``t``, times ``t^T``."""
     r0 = get(D.joint_i, e, j, JOINT_I.response0)
     dofs = _drive_dofs(D, e, k)
     g = _gains(D, e, k)
@@ -201,8 +201,31 @@ def belt_response(D: ti.template(), e, k, j, r, t):
     for a in ti.static(range(TRACK_DRIVES)):
         beta += g[a] * getn(D.link_response, e, r0 + dofs[a], LINK_RESPONSE.column, 6)
     at_beta = vec3(beta[3], beta[4], beta[5]) - r.cross(vec3(beta[0], beta[1], beta[2]))
-    cross = at_beta.outer_product(t)
+    return at_beta.outer_product(t)
+
+
+@ti.func
+def belt_response(D: ti.template(), e, k, j, r, t):
+    """What the belt adds to the 3x3 point response ``J M~^-1 J^T`` of a contact at offset ``r`` [m] from the
+    tree's reference point on the link of joint row ``j`` (track ``k``'s link, responses ready), belt
+    direction ``t``: ``A^T beta t^T + t beta^T A + gamma t t^T``."""
+    cross = belt_point_cross(D, e, k, j, r, t)
     return cross + cross.transpose() + get(D.track_dyn, e, k, TRACK_DYN.gamma) * t.outer_product(t)
+
+
+@ti.func
+def belt_coupling(D: ti.template(), e, ka, kb):
+    """``g_a^T M~^-1 g_b`` [1/kg]: belt ``ka``'s speed change per unit impulse on belt ``kb`` (two tracks of
+    one tree, both with their columns this step)."""
+    t = get(D.track_i, e, kb, TRACK_I.tree)
+    nv, m0 = get(D.tree, e, t, TREE.nv), get(D.tree, e, t, TREE.matrix0)
+    da, db = _drive_dofs(D, e, ka), _drive_dofs(D, e, kb)
+    ga, gb = _gains(D, e, ka), _gains(D, e, kb)
+    out = 0.0
+    for a in ti.static(range(TRACK_DRIVES)):
+        for c in ti.static(range(TRACK_DRIVES)):
+            out += ga[a] * gb[c] * get(D.tree_inverse, e, m0 + db[c] * nv + da[a], TREE_INVERSE.inverse)
+    return out
 
 
 @ti.func

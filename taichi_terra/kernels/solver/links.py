@@ -18,7 +18,7 @@ import taichi as ti
 
 from ..collision.heightmap import hm_pose
 from ..collision.shapes import footprint_width
-from ..belts.rows import belt_impulse, belt_response, belt_velocity
+from ..belts.rows import belt_coupling, belt_impulse, belt_point_cross, belt_response, belt_velocity
 from ..common.arrays import BODY_I, JOINT_I, LINK, ROW_F, ROW_I, body_params
 from ..common.math import skew, vec3
 from ..common.schema import get, get3, get33, row
@@ -176,7 +176,7 @@ def apply_impulse(D: ti.template(), e, r, a, b, ra, rb, imp):
 def row_response(D: ti.template(), e, r, a, b, ra, rb):
     """Row ``r``'s ``J M^-1 J^T`` (3x3, world): both sides' point responses summed (a belt side's with its
     drives: ``belts/rows.py``; its belt columns made ready), less the cross terms when both sides are links
-    of one tree (the belts' cross terms between two links of one tree are left out)."""
+    of one tree (their belts' too)."""
     kmat = link_response(D, e, b, rb)
     if a >= 0:
         kmat += link_response(D, e, a, ra)
@@ -185,6 +185,14 @@ def row_response(D: ti.template(), e, r, a, b, ra, rb):
             if ja >= 0 and jb >= 0:
                 if get(D.joint_i, e, ja, JOINT_I.tree) == get(D.joint_i, e, jb, JOINT_I.tree):
                     cross = _point_map(rb).transpose() @ link_cross_phi(D, e, ja, jb) @ _point_map(ra)
+                    kb, ka = get(D.row_i, e, r, ROW_I.belt_b), get(D.row_i, e, r, ROW_I.belt_a)
+                    tb, ta = get3(D.row_f, e, r, ROW_F.belt_b), get3(D.row_f, e, r, ROW_F.belt_a)
+                    if kb >= 0:  # side b's belt pushes side a's point, and the other way round
+                        cross += belt_point_cross(D, e, kb, ja, ra, tb).transpose()
+                    if ka >= 0:
+                        cross += belt_point_cross(D, e, ka, jb, rb, ta)
+                    if ka >= 0 and kb >= 0:
+                        cross += belt_coupling(D, e, kb, ka) * tb.outer_product(ta)
                     kmat -= cross + cross.transpose()
     if ti.static(D.trees):
         for k in ti.static(range(2)):
