@@ -109,11 +109,14 @@ class Model:
     the layouts of every array of the world: the row count of each block follows from the scene."""
 
     def __init__(self, shapes, materials, body_materials, ground, heightmaps, max_shape_pairs=None,
-                 max_shape_contacts=None, trees=(), link_bodies=(), pins=(), tracks=()):
+                 max_shape_contacts=None, trees=(), link_bodies=(), pins=(), tracks=(), plates=(), media=()):
         """``shapes`` and ``body_materials``: the free bodies'; ``link_bodies``: the shapes on tree links as
         ``(tree index, link index, Shape, position, rotation, material index, track index)`` (track -1: not
         a belt), placed after the free bodies; ``pins``: :class:`~taichi_terra.bodies.pin.Pin` objects;
-        ``tracks``: ``(tree index, link index, drive dofs within the tree, gains, width)`` per track."""
+        ``tracks``: ``(tree index, link index, drive dofs within the tree, gains, width)`` per track;
+        ``plates``: ``(carrier, centroids, normals, areas)`` per plate set, its carrier a free body's index or
+        ``(tree index, link index)``, in the order of their plates; ``media``: ``(GranularMedium, map index or
+        -1)`` per medium."""
         self.real = np_real()
         n_free = len(shapes)
         self.n_free = n_free
@@ -138,6 +141,9 @@ class Model:
         self.n_pins = len(pins)
         self.n_tracks = len(tracks)
         n_solver_rows = 2 * n_joints + self.n_pins  # beyond the contact slots: joint limits, friction, pins
+        self.n_plates = int(sum(len(p[3]) for p in plates))
+        self.n_media = len(media)
+        self.n_plate_carriers = n_free + n_joints if plates else 0
         self.n_bodies = nb
         self.nq = A.Q_FREE.stride * n_free
         self.nv = A.U_FREE.stride * n_free
@@ -189,13 +195,16 @@ class Model:
         rows = {
             "model_i": {"offsets": 1, "settings_i": 1, "body": nb, "pair": self.n_pairs, "map": len(heightmaps),
                         "tree": self.n_trees, "joint": n_joints, "dof": n_tree_u, "pin": self.n_pins,
-                        "track": self.n_tracks},
+                        "track": self.n_tracks, "plate": self.n_plates, "plate_range": self.n_plate_carriers,
+                        "medium": self.n_media},
             "model_f": {"settings_f": 1, "body": nb, "inertia": nb, "point": n_points, "plane": n_planes,
                         "pair_material": self.n_pairs + self.n_materials ** 2, "map": len(heightmaps),
-                        "joint": n_joints, "pin": self.n_pins, "track": self.n_tracks},
+                        "joint": n_joints, "pin": self.n_pins, "track": self.n_tracks, "plate": self.n_plates,
+                        "medium": self.n_media},
             "heights": {"sample": n_samples},
             "q": {"free_body": n_free, "tree": n_tree_q}, "u": {"free_body": n_free, "tree": n_tree_u},
-            "state_f": {"contact": self.n_slots, "soil": n_soil, "pin": self.n_pins, "joint_state": n_joints},
+            "state_f": {"contact": self.n_slots, "soil": n_soil, "pin": self.n_pins, "joint_state": n_joints,
+                        "plate_state": self.n_plates},
             "state_i": {"env": 1, "pair_count": n_pair_rows, "feature": self.n_slots, "sweep_order": nb,
                         "shape_pair": self.max_shape_pairs, "prev_shape_pair": self.max_shape_pairs},
             "control": {"body_load": nb, "drive": n_tree_u},
@@ -206,7 +215,8 @@ class Model:
                           "tree_inverse": sum(t.get_dof() ** 2 for t in trees), "tree_dof": n_tree_u,
                           "link_response": sum(len(r) * t.get_dof() for t, r in zip(trees, tree_rows)),
                           "block_matrix": A.BLOCK_ROWS ** 2 if trees else 0,
-                          "block_vector": A.BLOCK_ROWS if trees else 0, "track_dyn": self.n_tracks},
+                          "block_vector": A.BLOCK_ROWS if trees else 0, "track_dyn": self.n_tracks,
+                          "plate_out": self.n_plates, "plate_load": self.n_plate_carriers},
             "scratch_i": {"row": self.n_slots + n_solver_rows, "sweep": nb,
                           "soil_claim": n_soil if trees else 0, "tree_step": self.n_trees,
                           "block": A.BLOCK_ROWS if trees else 0, "block_state": 1},
@@ -252,7 +262,8 @@ class Model:
                            ("n_maps", len(heightmaps)), ("max_shape_pairs", self.max_shape_pairs),
                            ("n_slots", self.n_slots), ("n_trees", self.n_trees), ("n_free_bodies", n_free),
                            ("n_pins", self.n_pins), ("broadphase", int(self.broadphase)),
-                           ("n_tracks", self.n_tracks)):
+                           ("n_tracks", self.n_tracks), ("n_plates", self.n_plates), ("n_media", self.n_media),
+                           ("n_plate_carriers", self.n_plate_carriers)):
             settings[getattr(A.SETTINGS_I, col)] = value
         self._pack_trees(li, trees, tree_rows)
         pin_i = li.view(self.data_i, "pin")
@@ -296,6 +307,7 @@ class Model:
         for m, hm in enumerate(heightmaps):
             if getattr(hm, "is_soil", False):
                 hmap[m, A.MAP_F.soil:A.MAP_F.soil + 8] = hm.material.as_array()
+        self._pack_plates(li, lf, plates, media, n_free)
         # ---- the arrays
         self.model_i = self._ndarray(A.MODEL_I, self.data_i)
         self.model_f = self._ndarray(A.MODEL_F, self.data_f)
@@ -368,6 +380,29 @@ class Model:
     def pair_slot(self, p: int) -> int:
         """First contact slot of pair ``p``."""
         return int(self._pair_slots[p])
+
+    def _pack_plates(self, li, lf, plates, media, n_free) -> None:
+        """The RFT plates (grouped by carrier, one set per carrier), their carriers' ranges and the media."""
+        plate_i, plate_f = li.view(self.data_i, "plate"), lf.view(self.data_f, "plate")
+        ranges = li.view(self.data_i, "plate_range")
+        first = 0
+        for carrier, centroids, normals, areas in plates:
+            row = carrier if isinstance(carrier, int) else n_free + self.tree_joint0[carrier[0]] + carrier[1]
+            n = len(areas)
+            ranges[row, A.PLATE_RANGE.first], ranges[row, A.PLATE_RANGE.count] = first, n
+            plate_i[first:first + n, A.PLATE_I.carrier] = row
+            plate_f[first:first + n, A.PLATE_F.centroid:A.PLATE_F.centroid + 3] = centroids
+            plate_f[first:first + n, A.PLATE_F.normal:A.PLATE_F.normal + 3] = normals
+            plate_f[first:first + n, A.PLATE_F.area] = areas
+            first += n
+        medium_i, medium_f = li.view(self.data_i, "medium"), lf.view(self.data_f, "medium")
+        for k, (medium, m) in enumerate(media):
+            medium_i[k, A.MEDIUM_I.map] = m
+            medium_i[k, A.MEDIUM_I.normalization] = 0 if medium.normalization == "unit" else 1
+            medium_f[k, A.MEDIUM_F.zeta], medium_f[k, A.MEDIUM_F.smoothing] = medium.zeta, medium.smoothing
+            medium_f[k, A.MEDIUM_F.height] = 0.0 if medium.height is None else medium.height
+            medium_f[k, A.MEDIUM_F.region:A.MEDIUM_F.region + 4] = medium.region
+            medium_f[k, A.MEDIUM_F.coefficients:A.MEDIUM_F.coefficients + 9] = medium.coefficients
 
     def set_settings(self, floats: dict, ints: dict) -> None:
         """Write the float and integer settings (columns of ``settings_f`` / ``settings_i`` by name); the

@@ -15,6 +15,7 @@ from . import backend
 from .bodies import shapes as _shapes
 from .bodies.articulated_world import ArticulatedBuilder
 from .bodies.body import Body
+from .granular.builder import GranularBuilder
 from .body_state import BodyStateAccess
 from .contacts import ContactQueries, ContactSet  # noqa: F401  (ContactSet: public via world)
 from .materials import DEFAULT_MATERIAL, MaterialTable
@@ -104,7 +105,7 @@ class Checkpoint:
     signature: tuple
 
 
-class World(TerrainBuilder, ArticulatedBuilder, RayCaster, ContactQueries, BodyStateAccess):
+class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, ContactQueries, BodyStateAccess):
     """A batch of ``n_envs`` independent copies of one scene.
 
     Args:
@@ -147,6 +148,9 @@ class World(TerrainBuilder, ArticulatedBuilder, RayCaster, ContactQueries, BodyS
         self._bodies: list[Body] = []
         self._systems = []  # articulated systems (bodies/articulated.py)
         self._pins = []  # pins between links (bodies/pin.py)
+        self._media = []  # granular media (granular/media.py)
+        self._plate_sets = []  # RFT plates (granular/plates.py)
+        self._plate_graph = None
         self._body_materials: list[int] = []
         self._init: list[dict] = []
         self._ground: Ground | None = None
@@ -361,7 +365,7 @@ class World(TerrainBuilder, ArticulatedBuilder, RayCaster, ContactQueries, BodyS
             tracks += [(t, link, dofs, gains, width) for link, dofs, gains, width in system.track_rows()]
         model = Model([b.shape for b in self._bodies], self.materials, self._body_materials, self._ground,
                       self._heightmaps, self._max_shape_pairs, self._max_shape_contacts, self._systems, link_bodies,
-                      self._pins, tracks)
+                      self._pins, tracks, **self._plate_model_args())
         ne, nb = self._n_envs, len(self._bodies)
         if nb:
             q0 = np.concatenate([d["q"] for d in self._init], axis=1)
@@ -425,7 +429,14 @@ class World(TerrainBuilder, ArticulatedBuilder, RayCaster, ContactQueries, BodyS
             if self._model.n_bodies or self._model.n_trees:
                 self._upload_params()
             self._settings_key = key
-        if self._model.n_bodies or self._model.n_trees:
+        if self._model.n_plates:  # the RFT stage before each step (kernels/rft/plates.py)
+            plate_run, plate_args = self._plate_stage()
+            run, args = self._graph()
+            args["n_steps"] = 1
+            for _ in range(n):
+                plate_run(plate_args)
+                run(args)
+        elif self._model.n_bodies or self._model.n_trees:
             run, args = self._graph()
             if self._step_chunk is None or self._step_chunk >= n:
                 args["n_steps"] = n
@@ -489,8 +500,9 @@ class World(TerrainBuilder, ArticulatedBuilder, RayCaster, ContactQueries, BodyS
         maps = tuple((hm.x_samples, hm.y_samples) for hm in self._heightmaps)
         systems = tuple((s.model.name, s.model.base, tuple(s.get_joint_names())) for s in self._systems)
         pins = tuple(p.rows() for p in self._pins)
+        plates = tuple((ps.carrier, ps.n_plates) for ps in self._plate_sets)
         return (self._n_envs, self._dt, shapes, self._ground is not None, maps, self._max_shape_pairs,
-                self._max_shape_contacts, systems, pins)
+                self._max_shape_contacts, systems, pins, plates, len(self._media))
 
     def checkpoint(self) -> Checkpoint:
         """A copy of the per-env state (coordinates, velocities, loads, contacts, warm-start cache)."""

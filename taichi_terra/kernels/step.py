@@ -16,7 +16,8 @@ is these stages, in order (``step_env``):
    (``solver/rows.py``; later stages read the row's geometry from there); a contact on a track's belt also
    pushes the belt's drives (``belts/rows.py``), and coincident contacts of one belt are merged
 4. impacts, in waves, with the velocities before this step's forces (``solver/impact.py``)
-5. free velocities ``u* = u + dt M^-1 (tau - h)`` (``dynamics/free_body.py``; trees: with their drives)
+5. free velocities ``u* = u + dt M^-1 (tau - h)`` (``dynamics/free_body.py``; trees: with their drives), the
+   RFT plates' loads of the stage before the step among the applied forces (``rft/plates.py``)
 6. warm starts from the last step's impulse of the same contact feature, joint and pin
 7. projected Gauss-Seidel sweeps, dispatching on the row kind: Coulomb contact, soil point, then the
    trees' joint limit and friction rows (``solver/limits.py``), then the pins (``solver/pins.py``)
@@ -48,6 +49,7 @@ from .common.arrays import (
     PAIR,
     PAIR_COUNT,
     PIN_I,
+    PLATE_LOAD,
     ROW_F,
     ROW_I,
     SETTINGS_F,
@@ -193,7 +195,7 @@ def step_env(D: ti.template(), e, trees: ti.template()):
         for t in range(n_trees):
             j0 = get(D.tree, e, t, TREE.joint0)
             factored = get(D.tree_step, e, t, TREE_STEP.factored) != 0
-            tree_dynamics(D, e, t, get3(D.frame, e, j0, FRAME.position), gravity, factored)
+            tree_dynamics(D, e, t, get3(D.frame, e, j0, FRAME.position), gravity, factored, True)
             hold_drives(D, e, t)
             if factored:
                 tree_factor(D, e, t, dt)
@@ -220,10 +222,13 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     for b in range(n_free):
         bd = row(D.body_i, e, b)
         load = row(D.load, e, b)
+        force = vec3(load[BODY_LOAD.force], load[BODY_LOAD.force + 1], load[BODY_LOAD.force + 2])
+        torque = vec3(load[BODY_LOAD.torque], load[BODY_LOAD.torque + 1], load[BODY_LOAD.torque + 2])
+        if si[SETTINGS_I.n_plate_carriers] > 0:  # the RFT plates' load (kernels/rft/plates.py)
+            force += get3(D.plate_load, e, b, PLATE_LOAD.force)
+            torque += get3(D.plate_load, e, b, PLATE_LOAD.torque)
         free_velocity(D.q, D.u, e, bd[BODY_I.q0], bd[BODY_I.u0], get(D.body_f, e, b, BODY_F.mass),
-                      get33(D.inertia, e, b, INERTIA.inertia), get33(D.link, e, b, LINK.inv_inertia),
-                      vec3(load[BODY_LOAD.force], load[BODY_LOAD.force + 1], load[BODY_LOAD.force + 2]),
-                      vec3(load[BODY_LOAD.torque], load[BODY_LOAD.torque + 1], load[BODY_LOAD.torque + 2]),
+                      get33(D.inertia, e, b, INERTIA.inertia), get33(D.link, e, b, LINK.inv_inertia), force, torque,
                       gravity, dt)
     if ti.static(trees):
         for t in range(n_trees):

@@ -38,12 +38,14 @@ SETTINGS_I = Block("settings_i", [
     ("n_static_pairs", 1), ("pool0", 1), ("n_materials", 1), ("sweep_axis", 1), ("max_sweeps", 1),
     ("warm_start", 1), ("terrain_warm_start", 1), ("n_soil_samples", 1), ("n_bodies", 1), ("n_maps", 1),
     ("max_shape_pairs", 1), ("n_slots", 1), ("n_trees", 1), ("n_free_bodies", 1), ("n_pins", 1),
-    ("broadphase", 1), ("contact_block", 1), ("n_tracks", 1)],
+    ("broadphase", 1), ("contact_block", 1), ("n_tracks", 1), ("n_plates", 1), ("n_media", 1),
+    ("n_plate_carriers", 1)],
     "integer settings: static pairs (a shape with the ground or a map), first slot of the shared contact pool, "
     "materials, broadphase sweep axis (0-2), solver sweeps at most, warm-start flags (0/1), soil samples, bodies, "
     "maps, size of the shape-pair table, contact slots per env, articulated trees, free bodies (the first bodies), "
     "pins, whether any two bodies may touch (0: the step skips the broadphase), whether the sweeps solve the "
-    "sticking contacts of trees together (0/1, solver/block.py), tracks (belts on tree links)")
+    "sticking contacts of trees together (0/1, solver/block.py), tracks (belts on tree links), RFT plates, "
+    "granular media, plate carriers (free bodies + tree joint rows, where any plate exists; else 0)")
 BODY_I = Block("body", [("shape", 1), ("point0", 1), ("n_points", 1), ("plane0", 1), ("n_planes", 1), ("q0", 1),
                         ("u0", 1), ("material", 1), ("joint", 1), ("track", 1)],
                "per body (free bodies first, then the shapes on tree links): shape type (layout.py), first and count "
@@ -244,6 +246,30 @@ BLOCK_STATE = Block("block_state", [("count", 1), ("built", 1), ("mask", 1), ("u
 TRACK_DYN = Block("track_dyn", [("gamma", 1), ("ready", 1)],
                   "per track: g^T M~^-1 g, the belt speed's change per unit belt impulse [1/kg] for this step's "
                   "factor, and whether it and the drives' rows of M~^-1 are ready this step (0/1)")
+PLATE_I = Block("plate", [("carrier", 1)],
+                "per RFT plate (granular/plates.py), grouped by carrier: the row of its carrier in PLATE_RANGE "
+                "(a free body b: b; a tree link of joint row j: n_free_bodies + j)")
+PLATE_F = Block("plate", [("centroid", 3), ("normal", 3), ("area", 1)],
+                "per RFT plate: centroid [m] and outward unit normal in its carrier's frame (a free body's, or the "
+                "link frame), area [m^2]")
+PLATE_RANGE = Block("plate_range", [("first", 1), ("count", 1)],
+                    "per plate carrier (free bodies, then tree joint rows): its first plate and plate count")
+MEDIUM_I = Block("medium", [("map", 1), ("normalization", 1)],
+                 "per granular medium: the height map whose surface is the sand's (-1: flat), and how Treers' "
+                 "scaling is normalized (0: f(1) = 1, 1: RFT-SiM's constants)")
+MEDIUM_F = Block("medium", [("zeta", 1), ("smoothing", 1), ("height", 1), ("region", 4), ("coefficients", 9)],
+                 "per granular medium: zeta [N/cm^3], the smoothing factor of each plate's force (1: none), the "
+                 "flat surface's height [m], the region (x_min, x_max, y_min, y_max) [m] where it acts, Li's nine "
+                 "coefficients")
+PLATE_STATE = Block("plate_state", [("force", 3), ("started", 1)],
+                    "per RFT plate: its smoothed force of the last step [N, world] and whether it has one (0/1)")
+PLATE_OUT = Block("plate_out", [("force", 3), ("depth", 1), ("medium", 1)],
+                  "per RFT plate, this step: the force the medium put on it [N, world] (smoothed), the depth of its "
+                  "centroid below the surface [m] (<= 0: above), and the medium it is in (-1: none)")
+PLATE_LOAD = Block("plate_load", [("force", 3), ("torque", 3)],
+                   "per plate carrier (as PLATE_RANGE), this step: the sum of its plates' forces [N] and their "
+                   "moment [N m] about the carrier's origin (a free body's centre of mass, a link frame's origin), "
+                   "world axes; summed in plate order")
 TREE_MASS = Block("tree_mass", [("mass", 1)],
                   "per tree, nv x nv row by row: the mass matrix M (lower triangle; the rest is not written)")
 TREE_FACTOR = Block("tree_factor", [("factor", 1)],
@@ -270,21 +296,22 @@ SWEEP = Block("sweep", [("count", 1), ("start", 1), ("fill", 1)],
               "per body: its shape pairs with higher bodies, first entry in the pair table, entries written")
 
 MODEL_I = Arena("model_i", "i32", False, [Block("offsets", []), SETTINGS_I, BODY_I, PAIR, MAP_I, TREE, JOINT_I,
-                                      DOF_I, PIN_I, TRACK_I],
+                                      DOF_I, PIN_I, TRACK_I, PLATE_I, PLATE_RANGE, MEDIUM_I],
                 "model")
 MODEL_F = Arena("model_f", "real", False, [SETTINGS_F, BODY_F, INERTIA, POINT, PLANE, PAIR_MATERIAL, MAP_F, JOINT_F,
-                                          PIN_F, TRACK_F],
+                                          PIN_F, TRACK_F, PLATE_F, MEDIUM_F],
                 "model")
 HEIGHTS = Arena("heights", "real", False, [SAMPLE], "model")
 Q = Arena("q", "real", True, [Q_FREE, TREE_Q], "state")
 U = Arena("u", "real", True, [U_FREE, TREE_U], "state")
-STATE_F = Arena("state_f", "real", True, [CONTACT, SOIL, PIN_STATE, JOINT_STATE], "state")
+STATE_F = Arena("state_f", "real", True, [CONTACT, SOIL, PIN_STATE, JOINT_STATE, PLATE_STATE], "state")
 STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, SHAPE_PAIR, PREV_SHAPE_PAIR],
                 "state")
 CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
-                                               LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, TRACK_DYN], "scratch")
+                                               LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, TRACK_DYN, PLATE_OUT,
+                                               PLATE_LOAD], "scratch")
 SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP, BLOCK_I, BLOCK_STATE], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
@@ -366,7 +393,10 @@ _REF_NAMES = {
     ("scratch_i", "tree_step"): "tree_step", ("scratch_f", "block_matrix"): "block_matrix",
     ("scratch_f", "block_vector"): "block_vector", ("scratch_i", "block"): "block_i",
     ("scratch_i", "block_state"): "block_state", ("model_i", "track"): "track_i", ("model_f", "track"): "track_f",
-    ("scratch_f", "track_dyn"): "track_dyn",
+    ("scratch_f", "track_dyn"): "track_dyn", ("model_i", "plate"): "plate_i", ("model_f", "plate"): "plate_f",
+    ("model_i", "plate_range"): "plate_range", ("model_i", "medium"): "medium_i", ("model_f", "medium"): "medium_f",
+    ("state_f", "plate_state"): "plate_state", ("scratch_f", "plate_out"): "plate_out",
+    ("scratch_f", "plate_load"): "plate_load",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 

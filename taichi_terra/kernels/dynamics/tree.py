@@ -30,6 +30,7 @@ from ..common.arrays import (
     JOINT_I,
     JOINT_STATE,
     LINK_DYN,
+    PLATE_LOAD,
     SETTINGS_F,
     SETTINGS_I,
     TREE,
@@ -220,13 +221,27 @@ def link_force(D: ti.template(), e, j, mass, moment, inertia, acc):
 
 
 @ti.func
-def tree_dynamics(D: ti.template(), e, t, c, gravity, mass_matrix):
+def plate_wrench(D: ti.template(), e, j, c):
+    """The spatial force (moment about ``c`` [N m], force [N]) that the RFT plates of the link of joint row ``j``
+    take this step (``PLATE_LOAD``, whose moment is about the link's origin); zero in a world without plates."""
+    out = spatial(vec3(0.0, 0.0, 0.0), vec3(0.0, 0.0, 0.0))
+    if get(D.settings_i, e, 0, SETTINGS_I.n_plate_carriers) > 0:
+        row = get(D.settings_i, e, 0, SETTINGS_I.n_free_bodies) + j
+        f = get3(D.plate_load, e, row, PLATE_LOAD.force)
+        moment = get3(D.plate_load, e, row, PLATE_LOAD.torque) + (get3(D.frame, e, j, FRAME.position) - c).cross(f)
+        out = spatial(moment, f)
+    return out
+
+
+@ti.func
+def tree_dynamics(D: ti.template(), e, t, c, gravity, mass_matrix, loads):
     """Bias forces ``h`` of tree ``t`` after :func:`tree_kinematics` and, with ``mass_matrix`` true, the mass
     matrix ``M`` (its lower triangle; rotor inertias on the diagonal): each link's spatial inertia about
-    ``c``, the Newton-Euler force it needs with zero joint accelerations under gravity, then one pass from the
-    leaves that gives each joint its ``h = S^T f`` and each parent its subtree's force (and inertia, for the
-    CRBA columns that follow). Without the mass matrix each link keeps its own inertia, which
-    :func:`tree_solve_articulated` reads."""
+    ``c``, the Newton-Euler force it needs with zero joint accelerations under gravity (less, with ``loads``
+    true, the force its RFT plates take this step, ``PLATE_LOAD``), then one pass from the leaves that gives
+    each joint its ``h = S^T f`` and each parent its subtree's force (and inertia, for the CRBA columns that
+    follow). Without the mass matrix each link keeps its own inertia, which :func:`tree_solve_articulated`
+    reads."""
     tr = row(D.tree, e, t)
     j0, nj, nv, m0, dof0 = tr[TREE.joint0], tr[TREE.n_joints], tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
     a0 = spatial(vec3(0.0, 0.0, 0.0), -gravity)
@@ -236,6 +251,8 @@ def tree_dynamics(D: ti.template(), e, t, c, gravity, mass_matrix):
         j = j0 + k
         mass, moment, inertia = link_inertia(D, e, j, c)
         force = link_force(D, e, j, mass, moment, inertia, a0 + getn(D.frame, e, j, FRAME.bias, 6))
+        if loads:
+            force -= plate_wrench(D, e, j, c)
         put(D.link_dyn, e, j, LINK_DYN.mass, mass)
         putn(D.link_dyn, e, j, LINK_DYN.moment, moment)
         put33(D.link_dyn, e, j, LINK_DYN.inertia, inertia)
@@ -474,7 +491,7 @@ def _evaluate(D: ti.template(), e):
     sf = row(D.settings_f, e, 0)
     gravity = vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
     for t in range(get(D.settings_i, e, 0, SETTINGS_I.n_trees)):
-        tree_dynamics(D, e, t, tree_kinematics(D, e, t), gravity, True)
+        tree_dynamics(D, e, t, tree_kinematics(D, e, t), gravity, True, False)
 
 
 @ti.kernel

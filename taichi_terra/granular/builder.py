@@ -1,0 +1,162 @@
+"""What :class:`taichi_terra.World` does with granular media and RFT plates: adding them, stepping their stage, and
+reporting each plate's force."""
+from __future__ import annotations
+
+import numpy as np
+
+from .media import make_medium
+from .plates import PlateSet, collision_mesh, refine, shape_mesh
+
+
+class GranularBuilder:
+    """Mixed into :class:`taichi_terra.World`."""
+
+    @property
+    def granular_media(self) -> list:
+        """The granular media, in the order they were added."""
+        return list(self._media)
+
+    @property
+    def plate_sets(self) -> list:
+        """The plate sets, in the order they were added (their plates in that order too)."""
+        return list(self._plate_sets)
+
+    def add_granular_medium(self, surface=0.0, *, coefficients="li2013", zeta: float = 3.75,
+                            normalization: str = "unit", smoothing: float = 0.1, region=None):
+        """Sand that resists the plates buried in it by resistive force theory (:mod:`taichi_terra.granular`).
+
+        Args:
+            surface: the sand's surface: a height [m] (flat), or a :class:`~taichi_terra.HeightMap` (not a soil
+                bed) whose surface it is, depth measured along the map's z.
+            coefficients: Li 2013's stresses per unit depth as nine Fourier coefficients: ``"li2013"`` (the
+                generic set, the default), ``"poppy_loose"``, ``"poppy_close"``, or nine numbers (A00, A10, B11,
+                B01, B-11, C11, C01, C-11, D10).
+            zeta: scale of the stresses [N/cm^3], the literature's unit: the vertical penetration stress per unit
+                depth of a horizontal plate with the generic set (3.75 for RFT-SiM's play sand, 3.75e6 N/m^3).
+            normalization: Treers' scaling functions normalized to 1 at full speed (``"unit"``) or as RFT-SiM's
+                code does (``"rftsim"``).
+            smoothing: each plate's force ``F <- a F_new + (1 - a) F_last``, ``a = smoothing`` in (0, 1] (RFT-SiM:
+                0.1; 1: none). The last force is state: checkpoints restore it.
+            region: ``(x_min, x_max, y_min, y_max)`` [m] where the medium acts (default everywhere); where
+                regions overlap the medium added first acts.
+
+        A plate feels the medium when its centroid is below the surface, in the region, and moving into the
+        sand through its face; see :meth:`add_plates`. Bad arguments raise, naming the argument, and add
+        nothing."""
+        self._require_builder("adding a granular medium")
+        medium = make_medium(len(self._media), surface, coefficients, zeta, normalization, smoothing, region)
+        if medium.heightmap is not None and medium.heightmap not in self._heightmaps:
+            raise ValueError("surface: the height map is not one of this world's")
+        self._media.append(medium)
+        return medium
+
+    def add_plates(self, owner, link: str | None = None, *, count: int | None = None, area: float | None = None,
+                   mesh=None) -> PlateSet:
+        """Cut a body's surface into RFT plates.
+
+        Args:
+            owner: a free :class:`~taichi_terra.Body`, or an :class:`~taichi_terra.ArticulatedSystem` with ``link``.
+            link: the link's name (articulated systems only).
+            count: about how many plates (the mesh's area over ``count`` is the largest plate's area; default 500
+                when ``area`` is not given either).
+            area: the largest plate's area [m^2].
+            mesh: the surface to use (a ``trimesh.Trimesh`` or a mesh file, in the body's or link's frame) instead
+                of the body's shape or the link's collision shapes (each shape's whole surface: where a link's
+                shapes overlap, give the union here).
+
+        Returns the :class:`~taichi_terra.granular.PlateSet` (centroids, normals and areas in the owner's frame).
+        One set per body or link; an inside-out closed mesh is turned right, an open one is used with a warning."""
+        import trimesh
+
+        from ..bodies.articulated import ArticulatedSystem
+        from ..bodies.body import Body
+
+        self._require_builder("adding plates")
+        if isinstance(owner, Body):
+            if owner not in self._bodies:
+                raise ValueError("owner: the body is not one of this world's")
+            if link is not None:
+                raise ValueError("link: a free body has no links")
+            carrier, name = owner.index, f"body {owner.index}"
+            surface = shape_mesh(owner.shape) if mesh is None else None
+        elif isinstance(owner, ArticulatedSystem):
+            if owner not in self._systems:
+                raise ValueError("owner: the articulated system is not one of this world's")
+            names = owner.get_body_names()
+            if link not in names:
+                raise ValueError(f"link must be one of {names}, got {link!r}")
+            k = owner.model.link_index(link)
+            carrier, name = (owner.index, k), f"link {link!r}"
+            surface = None
+            if mesh is None:
+                shapes = owner.model.links[k].collisions
+                if not shapes:
+                    raise ValueError(f"link {link!r} has no collision shapes: give a mesh")
+                surface = trimesh.util.concatenate([collision_mesh(c) for c in shapes])
+        else:
+            raise TypeError(f"owner must be a Body or an ArticulatedSystem, got {type(owner).__name__}")
+        if any(ps.carrier == carrier for ps in self._plate_sets):
+            raise ValueError(f"owner: {name} already has plates")
+        if mesh is not None:
+            surface = mesh if isinstance(mesh, trimesh.Trimesh) else trimesh.load(mesh, force="mesh")
+        centroids, normals, areas = refine(surface, count=count, area=area, name=name)
+        first = sum(ps.n_plates for ps in self._plate_sets)
+        plates = PlateSet(len(self._plate_sets), owner, link, centroids, normals, areas, first, carrier)
+        self._plate_sets.append(plates)
+        return plates
+
+    # ------------------------------------------------------------------ reports
+    def get_plate_forces(self, env: int = 0) -> dict:
+        """Every plate's result of the last step in ``env`` (rows: plate sets in order, see ``PlateSet.rows``):
+        ``force`` [N, world] (smoothed, as applied), shape (n, 3); ``depth`` [m] of its centroid below the surface
+        (<= 0: above), shape (n,); ``medium``, the index of the medium it is in (-1: none), shape (n,). Zeros
+        before the first step."""
+        self._check_env(env)
+        if env is None:
+            raise TypeError("env must be an int here")
+        self.build()
+        data = self._scratch.block("scratch_f", "plate_out")[int(env)]
+        if self._steps == 0:
+            data = np.zeros_like(data)
+        from ..kernels.common.arrays import PLATE_OUT
+
+        return {"force": np.array(data[:, PLATE_OUT.force:PLATE_OUT.force + 3], np.float64),
+                "depth": np.array(data[:, PLATE_OUT.depth], np.float64),
+                "medium": np.where(self._steps == 0, -1, data[:, PLATE_OUT.medium]).astype(int)}
+
+    def get_plate_loads(self, env: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per plate set, the sum of its plates' forces [N] and their moment [N m] about its owner's origin (a free
+        body's centre of mass, a link frame's origin), world axes, in the last step: two arrays of shape
+        (n_sets, 3), or (n_envs, n_sets, 3) with ``env=None``."""
+        self._check_env(env)
+        self.build()
+        rows = [self._carrier_row(ps.carrier) for ps in self._plate_sets]
+        data = self._scratch.block("scratch_f", "plate_load")[:, rows].astype(np.float64)
+        if self._steps == 0:
+            data[...] = 0.0
+        force, torque = data[..., 0:3], data[..., 3:6]
+        return (force, torque) if env is None else (force[int(env)], torque[int(env)])
+
+    # ------------------------------------------------------------------ build and step
+    def _carrier_row(self, carrier) -> int:
+        if isinstance(carrier, tuple):
+            return len(self._bodies) + self._model.tree_joint0[carrier[0]] + carrier[1]
+        return carrier
+
+    def _plate_model_args(self) -> dict:
+        """The plates and media as :class:`~taichi_terra.model.Model` takes them."""
+        plates = [(ps.carrier, ps.centroids, ps.normals, ps.areas) for ps in self._plate_sets]
+        media = [(m, -1 if m.heightmap is None else self._heightmaps.index(m.heightmap)) for m in self._media]
+        return {"plates": plates, "media": media}
+
+    def _plate_stage(self):
+        """The RFT stage's compiled launch (``kernels/rft/plates.py``), built once per world."""
+        if self._plate_graph is None:
+            from .. import backend
+            from ..kernels.rft.plates import plates_kernel
+
+            arrays = {**self._model.arrays(), **self._state.arrays(), **self._scratch.arrays()}
+            names = ("model_i", "model_f", "heights", "q", "u", "state_f", "scratch_f")
+            self._plate_graph = backend.compiled_launch(plates_kernel(self._model.n_trees > 0), (),
+                                                        {n: arrays[n] for n in names})
+        return self._plate_graph
