@@ -216,7 +216,8 @@ class Model:
                           "link_response": sum(len(r) * t.get_dof() for t, r in zip(trees, tree_rows)),
                           "block_matrix": A.BLOCK_ROWS ** 2 if trees else 0,
                           "block_vector": A.BLOCK_ROWS if trees else 0, "track_dyn": self.n_tracks,
-                          "plate_out": self.n_plates, "plate_load": self.n_plate_carriers},
+                          "plate_out": self.n_plates, "plate_load": self.n_plate_carriers,
+                          "sand": self.n_plate_carriers},
             "scratch_i": {"row": self.n_slots + n_solver_rows, "sweep": nb,
                           "soil_claim": n_soil if trees else 0, "tree_step": self.n_trees,
                           "block": A.BLOCK_ROWS if trees else 0, "block_state": 1},
@@ -399,6 +400,7 @@ class Model:
         for k, (medium, m) in enumerate(media):
             medium_i[k, A.MEDIUM_I.map] = m
             medium_i[k, A.MEDIUM_I.normalization] = 0 if medium.normalization == "unit" else 1
+            medium_i[k, A.MEDIUM_I.row] = int(medium.mode == "row")
             medium_f[k, A.MEDIUM_F.zeta], medium_f[k, A.MEDIUM_F.smoothing] = medium.zeta, medium.smoothing
             medium_f[k, A.MEDIUM_F.height] = 0.0 if medium.height is None else medium.height
             medium_f[k, A.MEDIUM_F.region:A.MEDIUM_F.region + 4] = medium.region

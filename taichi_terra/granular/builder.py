@@ -22,7 +22,7 @@ class GranularBuilder:
         return list(self._plate_sets)
 
     def add_granular_medium(self, surface=0.0, *, coefficients="li2013", zeta: float = 3.75,
-                            normalization: str = "unit", smoothing: float = 0.1, region=None):
+                            normalization: str = "unit", smoothing: float = 0.1, region=None, mode: str = "force"):
         """Sand that resists the plates buried in it by resistive force theory (:mod:`taichi_terra.granular`).
 
         Args:
@@ -39,12 +39,16 @@ class GranularBuilder:
                 0.1; 1: none). The last force is state: checkpoints restore it.
             region: ``(x_min, x_max, y_min, y_max)`` [m] where the medium acts (default everywhere); where
                 regions overlap the medium added first acts.
+            mode: ``"force"`` (RFT-SiM: each plate's force from its velocity at the start of the step, applied as
+                a force) or ``"row"`` (a body's plates bound a row of the sweep along their resistance, so a body
+                at rest in the sand holds still without smoothing); see
+                :class:`~taichi_terra.granular.GranularMedium`.
 
         A plate feels the medium when its centroid is below the surface, in the region, and moving into the
         sand through its face; see :meth:`add_plates`. Bad arguments raise, naming the argument, and add
         nothing."""
         self._require_builder("adding a granular medium")
-        medium = make_medium(len(self._media), surface, coefficients, zeta, normalization, smoothing, region)
+        medium = make_medium(len(self._media), surface, coefficients, zeta, normalization, smoothing, region, mode)
         if medium.heightmap is not None and medium.heightmap not in self._heightmaps:
             raise ValueError("surface: the height map is not one of this world's")
         self._media.append(medium)
@@ -108,33 +112,35 @@ class GranularBuilder:
     # ------------------------------------------------------------------ reports
     def get_plate_forces(self, env: int = 0) -> dict:
         """Every plate's result of the last step in ``env`` (rows: plate sets in order, see ``PlateSet.rows``):
-        ``force`` [N, world] (smoothed, as applied), shape (n, 3); ``depth`` [m] of its centroid below the surface
-        (<= 0: above), shape (n,); ``medium``, the index of the medium it is in (-1: none), shape (n,). Zeros
-        before the first step."""
+        ``force`` [N, world], the plate's resistance (smoothed): in a medium that applies forces, the force it
+        took; in one whose resistance is a row, what it offered (its body's row may have used less, see
+        :meth:`get_plate_loads`), shape (n, 3); ``depth`` [m] of its centroid below the surface (<= 0: above),
+        shape (n,); ``medium``, the index of the medium it is in (-1: none), shape (n,). Zeros before the first
+        step."""
         self._check_env(env)
         if env is None:
             raise TypeError("env must be an int here")
         self.build()
-        data = self._scratch.block("scratch_f", "plate_out")[int(env)]
-        if self._steps == 0:
-            data = np.zeros_like(data)
         from ..kernels.common.arrays import PLATE_OUT
 
-        return {"force": np.array(data[:, PLATE_OUT.force:PLATE_OUT.force + 3], np.float64),
-                "depth": np.array(data[:, PLATE_OUT.depth], np.float64),
-                "medium": np.where(self._steps == 0, -1, data[:, PLATE_OUT.medium]).astype(int)}
+        data = np.array(self._scratch.block("scratch_f", "plate_out")[int(env)], np.float64)
+        if self._steps == 0:
+            data[...] = 0.0
+            data[:, PLATE_OUT.medium] = -1.0
+        return {"force": data[:, PLATE_OUT.force:PLATE_OUT.force + 3].copy(),
+                "depth": data[:, PLATE_OUT.depth].copy(), "medium": data[:, PLATE_OUT.medium].astype(int)}
 
     def get_plate_loads(self, env: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Per plate set, the sum of its plates' forces [N] and their moment [N m] about its owner's origin (a free
-        body's centre of mass, a link frame's origin), world axes, in the last step: two arrays of shape
-        (n_sets, 3), or (n_envs, n_sets, 3) with ``env=None``."""
+        body's centre of mass, a link frame's origin), world axes, as applied in the last step (sand rows
+        included): two arrays of shape (n_sets, 3), or (n_envs, n_sets, 3) with ``env=None``."""
         self._check_env(env)
         self.build()
         rows = [self._carrier_row(ps.carrier) for ps in self._plate_sets]
         data = self._scratch.block("scratch_f", "plate_load")[:, rows].astype(np.float64)
         if self._steps == 0:
             data[...] = 0.0
-        force, torque = data[..., 0:3], data[..., 3:6]
+        force, torque = data[..., 0:3] + data[..., 6:9], data[..., 3:6] + data[..., 9:12]
         return (force, torque) if env is None else (force[int(env)], torque[int(env)])
 
     # ------------------------------------------------------------------ build and step

@@ -56,6 +56,12 @@ class GranularMedium:
         smoothing: RFT-SiM's exponential moving average of each plate's force, ``F <- a F_new + (1 - a) F_old``
             with ``a = smoothing`` in (0, 1]; 1 is no smoothing.
         region: ``(x_min, x_max, y_min, y_max)`` [m] where the medium acts (infinite by default).
+        mode: ``"force"``: each plate's force, for its velocity at the start of the step, is applied as a force
+            (RFT-SiM's scheme: a body at rest feels nothing, so it chatters and creeps); ``"row"``: the plates of
+            a body or link, taken with the velocity gravity alone would give them over the step, bound a row of
+            the sweep along their summed resistance, which pushes as much as stopping the motion along it takes
+            and at most that (like Coulomb friction): a foot standing in sand holds still, a moving one feels
+            the full resistance.
     """
 
     index: int
@@ -66,6 +72,7 @@ class GranularMedium:
     normalization: str
     smoothing: float
     region: tuple
+    mode: str = "force"
 
     def stress_per_depth(self, beta, gamma) -> tuple:
         """``(alpha_x, alpha_z)`` [N/m^3]: zeta times Li's stresses per unit depth at (beta, gamma) [rad]."""
@@ -73,7 +80,11 @@ class GranularMedium:
         return self.zeta * 1e6 * ax, self.zeta * 1e6 * az
 
 
-def make_medium(index, surface, coefficients, zeta, normalization, smoothing, region) -> GranularMedium:
+#: how a medium's resistance enters the step (see :class:`GranularMedium`)
+MODES = ("force", "row")
+
+
+def make_medium(index, surface, coefficients, zeta, normalization, smoothing, region, mode="force") -> GranularMedium:
     """Check :meth:`World.add_granular_medium`'s arguments (each error names the argument and the rule)."""
     from ..terrain.heightmap import HeightMap
 
@@ -112,4 +123,6 @@ def make_medium(index, surface, coefficients, zeta, normalization, smoothing, re
             raise ValueError(f"region must be (x_min, x_max, y_min, y_max) with x_min < x_max and y_min < y_max, "
                              f"got {region!r}")
         box = tuple(float(x) for x in arr)
-    return GranularMedium(index, height, heightmap, coeffs, zeta, normalization, a, box)
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    return GranularMedium(index, height, heightmap, coeffs, zeta, normalization, a, box, mode)

@@ -20,7 +20,8 @@ is these stages, in order (``step_env``):
    RFT plates' loads of the stage before the step among the applied forces (``rft/plates.py``)
 6. warm starts from the last step's impulse of the same contact feature, joint and pin
 7. projected Gauss-Seidel sweeps, dispatching on the row kind: Coulomb contact, soil point, then the
-   trees' joint limit and friction rows (``solver/limits.py``), then the pins (``solver/pins.py``)
+   trees' joint limit and friction rows (``solver/limits.py``), then the pins (``solver/pins.py``), then the
+   sand rows of RFT media that act as rows (``solver/sand.py``, built after stage 5)
 8. resting manifolds: the least tangential impulses that give the same motion (``solver/relax.py``)
 9. soil history (``soil/history.py``); the wrenches the joints transmitted (``dynamics/inverse.py``, trees
    with inverse dynamics on)
@@ -33,6 +34,7 @@ The kernel binds the arrays declared in ``common/arrays.py`` and nothing else.
 import taichi as ti
 
 from .belts.rows import refresh_belts
+from .solver.sand import build_sand_rows, finish_sand_rows, solve_sand_rows
 from .collision.broadphase import broadphase, shape_pair_capacity
 from .collision.pairs import collide_pair, collide_shape_pair, hide_occluded_soil_points
 from .common.arrays import (
@@ -238,6 +240,9 @@ def step_env(D: ti.template(), e, trees: ti.template()):
         for r in range(n_rows):  # (a drive held at its effort limit rebuilt its tree's factor)
             prepare_sides(D, e, get(D.row_i, e, r, ROW_I.side_a), get(D.row_i, e, r, ROW_I.side_b))
         joint_row_responses(D, e, n_rows, n_limits)
+    n_carriers = si[SETTINGS_I.n_plate_carriers]
+    if n_carriers > 0:  # the sand rows of media whose resistance is a row (solver/sand.py)
+        build_sand_rows(D, e, dt)
     # 6. warm starts
     warm_start(D, e, n_rows, n_static, si[SETTINGS_I.warm_start], si[SETTINGS_I.terrain_warm_start])
     if ti.static(trees):
@@ -245,7 +250,9 @@ def step_env(D: ti.template(), e, trees: ti.template()):
         warm_start_pins(D, e, n_rows + n_limits, n_pins, si[SETTINGS_I.warm_start])
     # 7. projected Gauss-Seidel sweeps until the velocities settle to the tolerance
     put(D.env, e, 0, ENV.sweeps, sweep_rows(D, e, n_rows, n_limits, n_pins, dt, sf[SETTINGS_F.erp], tolerance,
-                                            max_sweeps))
+                                            max_sweeps, n_carriers))
+    if n_carriers > 0:
+        finish_sand_rows(D, e, dt)
     # 8. resting manifolds
     relax_internal_friction(D, e, n_rows)
     # 9. soil history: loaded samples take the end-of-step sinkage, yield raises the permanent sinkage, slip
@@ -303,6 +310,11 @@ def mark_factored_trees(D: ti.template(), e, n_trees, n_static, dt, margin):
             j = get(D.pin_i, e, p, PIN_I.joint_b if side == 0 else PIN_I.joint_a)
             if j >= 0:
                 add(D.tree_step, e, get(D.joint_i, e, j, JOINT_I.tree), TREE_STEP.inverse, 6)
+    n_free = get(D.settings_i, e, 0, SETTINGS_I.n_free_bodies)
+    for c in range(n_free, get(D.settings_i, e, 0, SETTINGS_I.n_plate_carriers)):  # links with a sand row
+        if get3(D.plate_load, e, c, PLATE_LOAD.row_force).norm() + get3(D.plate_load, e, c,
+                                                                         PLATE_LOAD.row_torque).norm() > 0.0:
+            add(D.tree_step, e, get(D.joint_i, e, c - n_free, JOINT_I.tree), TREE_STEP.inverse, 6)
     for t in range(n_trees):
         columns = get(D.tree_step, e, t, TREE_STEP.inverse)
         put(D.tree_step, e, t, TREE_STEP.factored, ti.cast(columns > 0, ti.i32))
@@ -341,10 +353,11 @@ def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
 
 
 @ti.func
-def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, tolerance, max_sweeps):
+def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, tolerance, max_sweeps, n_carriers):
     """Stage 7: Gauss-Seidel sweeps over the contact rows, then the ``n_joint_rows`` joint rows
-    (``solver/limits.py``) and the ``n_pins`` pin rows, each row solved by the law of its kind, until
-    the velocities have settled; returns the sweeps taken.
+    (``solver/limits.py``), the ``n_pins`` pin rows and (with RFT plates, ``n_carriers > 0``) the sand rows
+    (``solver/sand.py``), each row solved by the law of its kind, until the velocities have settled; returns
+    the sweeps taken.
 
     The sweeps stop once a sweep changed no row's velocity by more than ``tolerance``, by either of two
     measures: the change its own update made (``W_nn |delta lambda|``: a sweep that moves no impulse), or
@@ -407,6 +420,10 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
                 pin_local, pin_net = solve_pin_row(D, e, r, dt, erp)
                 local = ti.max(local, pin_local)
                 net = ti.max(net, pin_net)
+        if n_carriers > 0:
+            sand_local, sand_net = solve_sand_rows(D, e)
+            local = ti.max(local, sand_local)
+            net = ti.max(net, sand_net)
         # (the first sweep has no earlier velocities to compare with)
         done = local <= tolerance or (sweeps > 1 and net <= tolerance)
         if ti.static(D.trees):  # Coulomb friction is not a minimization, so solving some rows together can

@@ -254,9 +254,10 @@ PLATE_F = Block("plate", [("centroid", 3), ("normal", 3), ("area", 1)],
                 "link frame), area [m^2]")
 PLATE_RANGE = Block("plate_range", [("first", 1), ("count", 1)],
                     "per plate carrier (free bodies, then tree joint rows): its first plate and plate count")
-MEDIUM_I = Block("medium", [("map", 1), ("normalization", 1)],
-                 "per granular medium: the height map whose surface is the sand's (-1: flat), and how Treers' "
-                 "scaling is normalized (0: f(1) = 1, 1: RFT-SiM's constants)")
+MEDIUM_I = Block("medium", [("map", 1), ("normalization", 1), ("row", 1)],
+                 "per granular medium: the height map whose surface is the sand's (-1: flat), how Treers' "
+                 "scaling is normalized (0: f(1) = 1, 1: RFT-SiM's constants), and whether its resistance acts "
+                 "as a bounded row of the sweep (1) or as an applied force (0)")
 MEDIUM_F = Block("medium", [("zeta", 1), ("smoothing", 1), ("height", 1), ("region", 4), ("coefficients", 9)],
                  "per granular medium: zeta [N/cm^3], the smoothing factor of each plate's force (1: none), the "
                  "flat surface's height [m], the region (x_min, x_max, y_min, y_max) [m] where it acts, Li's nine "
@@ -266,10 +267,16 @@ PLATE_STATE = Block("plate_state", [("force", 3), ("started", 1)],
 PLATE_OUT = Block("plate_out", [("force", 3), ("depth", 1), ("medium", 1)],
                   "per RFT plate, this step: the force the medium put on it [N, world] (smoothed), the depth of its "
                   "centroid below the surface [m] (<= 0: above), and the medium it is in (-1: none)")
-PLATE_LOAD = Block("plate_load", [("force", 3), ("torque", 3)],
+PLATE_LOAD = Block("plate_load", [("force", 3), ("torque", 3), ("row_force", 3), ("row_torque", 3)],
                    "per plate carrier (as PLATE_RANGE), this step: the sum of its plates' forces [N] and their "
                    "moment [N m] about the carrier's origin (a free body's centre of mass, a link frame's origin), "
-                   "world axes; summed in plate order")
+                   "world axes, summed in plate order: of the plates in media that apply forces, then of those in "
+                   "media whose resistance is a row (its bound; after the sweep, what the row applied)")
+SAND = Block("sand", [("resistance", 6), ("impulse", 6), ("seen", 6), ("active", 1)],
+             "per plate carrier, this step: its sand row (solver/sand.py): the impulse its plates' resistance gives "
+             "over the step and the row's impulse (a free body: force, torque about its centre of mass [N s, N m s]; "
+             "a tree link: moment about the tree's reference point, force), its twist the last sweep saw (a free "
+             "body: v, omega; a link: omega, v at the reference point), and whether it has a row (0/1)")
 TREE_MASS = Block("tree_mass", [("mass", 1)],
                   "per tree, nv x nv row by row: the mass matrix M (lower triangle; the rest is not written)")
 TREE_FACTOR = Block("tree_factor", [("factor", 1)],
@@ -311,7 +318,7 @@ CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
                                                LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, TRACK_DYN, PLATE_OUT,
-                                               PLATE_LOAD], "scratch")
+                                               PLATE_LOAD, SAND], "scratch")
 SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP, BLOCK_I, BLOCK_STATE], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
@@ -396,7 +403,7 @@ _REF_NAMES = {
     ("scratch_f", "track_dyn"): "track_dyn", ("model_i", "plate"): "plate_i", ("model_f", "plate"): "plate_f",
     ("model_i", "plate_range"): "plate_range", ("model_i", "medium"): "medium_i", ("model_f", "medium"): "medium_f",
     ("state_f", "plate_state"): "plate_state", ("scratch_f", "plate_out"): "plate_out",
-    ("scratch_f", "plate_load"): "plate_load",
+    ("scratch_f", "plate_load"): "plate_load", ("scratch_f", "sand"): "sand",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 

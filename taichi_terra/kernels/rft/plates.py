@@ -28,12 +28,13 @@ from ..common.arrays import (
     PLATE_OUT,
     PLATE_RANGE,
     PLATE_STATE,
+    SETTINGS_F,
     SETTINGS_I,
     TREE,
     StepData,
 )
 from ..common.math import quat_to_mat, vec3, vec4
-from ..common.schema import get, get3, get33, getn, put, putn
+from ..common.schema import get, get3, get33, getn, put, putn, row
 from ..dynamics.tree import tree_kinematics
 from .law import plate_force
 
@@ -95,8 +96,9 @@ def medium_at(D: ti.template(), e, point, n_media):
 
 
 @ti.func
-def plate_step(D: ti.template(), e, p, n_media):
-    """Plate ``p``'s force this step (``PLATE_OUT``), smoothed against its last one (``PLATE_STATE``)."""
+def plate_step(D: ti.template(), e, p, n_media, trial):
+    """Plate ``p``'s force this step (``PLATE_OUT``), smoothed against its last one (``PLATE_STATE``); in a
+    medium whose resistance is a row, for the velocity plus ``trial`` (gravity's velocity change over the step)."""
     pos, rot, vel, omega = carrier_motion(D, e, get(D.plate_i, e, p, PLATE_I.carrier))
     centroid = pos + rot @ get3(D.plate_f, e, p, PLATE_F.centroid)
     normal = rot @ get3(D.plate_f, e, p, PLATE_F.normal)
@@ -105,6 +107,8 @@ def plate_step(D: ti.template(), e, p, n_media):
     force = vec3(0.0, 0.0, 0.0)
     depth = 0.0
     if m >= 0:
+        if get(D.medium_i, e, m, MEDIUM_I.row) != 0:
+            velocity += trial
         depth = medium_depth(D, e, m, centroid)
         coeffs = getn(D.medium_f, e, m, MEDIUM_F.coefficients, 9)
         force = plate_force(normal, velocity, depth, get(D.plate_f, e, p, PLATE_F.area),
@@ -126,17 +130,34 @@ def carrier_load(D: ti.template(), e, c):
     first = get(D.plate_range, e, c, PLATE_RANGE.first)
     force = vec3(0.0, 0.0, 0.0)
     torque = vec3(0.0, 0.0, 0.0)
+    row_force = vec3(0.0, 0.0, 0.0)
+    row_torque = vec3(0.0, 0.0, 0.0)
     for p in range(first, first + get(D.plate_range, e, c, PLATE_RANGE.count)):
         f = get3(D.plate_out, e, p, PLATE_OUT.force)
-        force += f
-        torque += (rot @ get3(D.plate_f, e, p, PLATE_F.centroid)).cross(f)
+        t = (rot @ get3(D.plate_f, e, p, PLATE_F.centroid)).cross(f)
+        m = ti.cast(get(D.plate_out, e, p, PLATE_OUT.medium), ti.i32)
+        if m >= 0 and get(D.medium_i, e, m, MEDIUM_I.row) != 0:
+            row_force += f
+            row_torque += t
+        else:
+            force += f
+            torque += t
     putn(D.plate_load, e, c, PLATE_LOAD.force, force)
     putn(D.plate_load, e, c, PLATE_LOAD.torque, torque)
+    putn(D.plate_load, e, c, PLATE_LOAD.row_force, row_force)
+    putn(D.plate_load, e, c, PLATE_LOAD.row_torque, row_torque)
 
 
 @ti.func
 def _setting(D: ti.template(), col):
     return get(D.settings_i, 0, 0, col)
+
+
+@ti.func
+def _trial(D: ti.template()):
+    """Gravity's velocity change over one step [m/s]."""
+    sf = row(D.settings_f, 0, 0)
+    return sf[SETTINGS_F.dt] * vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
 
 
 @ti.func
@@ -155,12 +176,13 @@ def _plates_kernel(trees: bool):
         n_plates = _setting(StepData(model_i, trees, model_i=model_i), SETTINGS_I.n_plates)
         n_media = _setting(StepData(model_i, trees, model_i=model_i), SETTINGS_I.n_media)
         n_carriers = _setting(StepData(model_i, trees, model_i=model_i), SETTINGS_I.n_plate_carriers)
+        trial = _trial(StepData(model_i, trees, model_i=model_i, model_f=model_f))
         if ti.static(trees):
             for e in range(n_envs):
                 _frames(StepData(model_i, trees, model_i=model_i, model_f=model_f, q=q, u=u, scratch_f=scratch_f), e)
         for e, p in ti.ndrange(n_envs, n_plates):
             plate_step(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
-                                state_f=state_f, scratch_f=scratch_f), e, p, n_media)
+                                state_f=state_f, scratch_f=scratch_f), e, p, n_media, trial)
         for e, c in ti.ndrange(n_envs, n_carriers):
             carrier_load(StepData(model_i, trees, model_i=model_i, model_f=model_f, q=q, u=u, scratch_f=scratch_f),
                          e, c)
