@@ -151,6 +151,7 @@ class Model:
         # ---- static contact pairs: each shape with the ground and each height map (shape-shape pairs are found
         #      per step by the broadphase and take their slots from a shared pool after the static slots)
         pairs = []
+        sand_maps = {m for _medium, m in media if m >= 0}
         welded = {n_free + k for k, lb in enumerate(link_bodies) if lb[1] == 0 and trees[lb[0]].model.base == "fixed"}
         for b, sh in enumerate(shapes):
             if b in welded:  # a fixed base's root link does not move: no pairs with static geometry
@@ -158,6 +159,8 @@ class Model:
             if ground is not None:
                 pairs.append((PAIR_GROUND, b, -1, pair_capacity(PAIR_GROUND, sh)))
             for m, hm in enumerate(heightmaps):
+                if m in sand_maps:  # a granular medium's surface: its plates feel it, shapes pass through
+                    continue
                 if getattr(hm, "is_soil", False):
                     spacing = (hm.x_size / (hm.x_samples - 1), hm.y_size / (hm.y_samples - 1))
                     pairs.append((PAIR_SOIL, b, m, pair_capacity(PAIR_SOIL, sh, spacing=spacing)))

@@ -67,7 +67,7 @@ class Expectation:
     bases: list
     tol: np.ndarray
     lit: bool
-    marks: np.ndarray
+    marks: object  # colours (k, 3); for a lit expectation a list of (3,) colours or (2, 3) colour-map ends
     near: list = field(default_factory=list)  # (key, colour, pixels (k, 2)): that colour within 1 px of each
 
     def judge(self, image: np.ndarray) -> Verdict:
@@ -77,8 +77,9 @@ class Expectation:
         pairs = np.stack([np.concatenate([b, b])[:2] for b in self.bases]) if n else np.zeros((0, 2, 3))
         if self.lit:
             marked = np.zeros(n, bool)
-            for m in self.marks:
-                marked |= shows(rgb, np.broadcast_to(m, (n, 1, 3)), 3 * QUANT)
+            for m in self.marks:  # (a mark: one colour (3,), or a mix of two (2, 3): a colour map's ends)
+                m = np.asarray(m, float).reshape(-1, 3)
+                marked |= shows(rgb, np.broadcast_to(m, (n, len(m), 3)), 3 * QUANT)
             ok = shows(rgb, pairs, self.tol)
         else:
             marked = (np.abs(255.0 * self.marks[None] - rgb[:, None]).max(axis=2) <= QUANT).any(axis=1)
@@ -285,6 +286,7 @@ STENCIL_OFFSETS = np.array([[0.0, 0.0], [STENCIL, 0.0], [-STENCIL, 0.0], [0.0, S
 
 def expect_3d(viewer, world, px: np.ndarray) -> Expectation:
     """What a 3D viewer's pixels at positions ``px`` (k, 2) must show, from ray casts in the current state."""
+    from taichi_terra.viewer.sand_layer import PLATE_IDLE, SAND_COLOR, STRESS_COLORS
     from taichi_terra.viewer.viewer import CONTACT_COLOR, FORCE_COLOR, GROUND_SHADES, TREAD_COLOR
 
     px = px[~in_box(px, viewer.overlay_box)]
@@ -306,8 +308,10 @@ def expect_3d(viewer, world, px: np.ndarray) -> Expectation:
         else:
             b, t = _map_colour(viewer, world.heightmaps[index], viewer.envs[tile], c0["point"][i:i + 1])
             keys.append(("map", index, tile)), bases.append(b[0]), tol.append(t[0])
-    return Expectation(px[keep], keys, bases, np.array(tol), True,
-                       np.array([CONTACT_COLOR, FORCE_COLOR, TREAD_COLOR]))
+    marks = [np.asarray(c, float) for c in (CONTACT_COLOR, FORCE_COLOR, TREAD_COLOR)]
+    if world.plate_sets or world.granular_media:  # RFT plates (dots on their bodies) and sand grid lines
+        marks += [np.asarray(PLATE_IDLE, float), np.asarray(STRESS_COLORS, float), np.asarray(SAND_COLOR, float)]
+    return Expectation(px[keep], keys, bases, np.array(tol), True, marks)
 
 
 def centre_pixels(viewer, world) -> np.ndarray:

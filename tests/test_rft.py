@@ -426,3 +426,73 @@ def test_a_hinged_paddle_lying_in_sand(mode):
         assert world.get_plate_loads(0)[1][0, 1] == pytest.approx(-0.5 * 9.81 * 0.15, rel=1e-9)
     else:
         assert angle < -0.01 and max(speeds[-500:]) > 1e-3
+
+
+def test_depth_below_a_height_map_surface_and_the_map_is_no_longer_rigid():
+    """Reference: geometry. Over a height map sloping as z = 0.1 x, a plate's depth is 0.1 x_c - z_c at its
+    centroid (the map's triangles are exact on a plane); the map is the sand's surface only, so the box that
+    starts inside it makes no rigid contact with it."""
+    world = tt.World(dt=1e-3, gravity=(0.0, 0.0, 0.0))
+    xs = np.linspace(-1.0, 1.0, 11)
+    heights = np.repeat(0.1 * xs[:, None], 11, axis=1)  # [x index, y index]
+    hm = world.add_heightmap_from_matrix(2.0, 2.0, 0.0, 0.0, heights)
+    world.add_granular_medium(hm, zeta=ZETA, smoothing=1.0)
+    box = world.add_box(0.1, 0.06, 0.04, 2.0)
+    box.set_position((0.3, 0.2, 0.0))
+    box.set_linear_velocity((0.0, 0.0, -0.05))
+    plates = world.add_plates(box, count=100)
+    world.step()
+    depth = world.get_plate_forces(0)["depth"]
+    centroids = plates.centroids + [0.3, 0.2, 0.0]
+    np.testing.assert_allclose(depth, 0.1 * centroids[:, 0] - centroids[:, 2], rtol=0, atol=1e-12)
+    assert len(world.get_contacts(0)) == 0
+    assert np.abs(world.get_plate_loads(0)[0][0]).max() > 1.0
+
+
+def _scene(name):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scenes" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"scene_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_rotating_intruder_needs_the_same_torque_at_every_speed():
+    """Reference: RFT's rate independence (``spec/rft_granular.md``: the same peak torque at 0.5, 1 and 2 rad/s)
+    and the geometry of the sweep. The spec's intruder (``scenes/rotating_intruder.py``: a 20 mm plate turning
+    about an axis 9 cm above the sand, 5.5 cm deep at the bottom) on a fixed mount, three envs at the three
+    speeds: the sand's moment about the axis is zero while the plate's tip corners are above the sand,
+    rises to its peak near the vertical and falls again; as a function of the angle it is the same at every speed,
+    to within what linear interpolation between the slow run's samples can tell (their largest step)."""
+    rig_scene = _scene("rotating_intruder")
+    world = tt.World(dt=1e-3, n_envs=3)
+    world.add_granular_medium(0.0, zeta=ZETA, smoothing=1.0, mode="row")
+    rig = world.add_articulated_system(rig_scene.intruder_urdf(carriage=False), base="fixed")
+    world.add_plates(rig, "plate", area=1e-5)
+    speeds = np.array([0.5, 1.0, 2.0])
+    rig_scene.drive(rig, speeds)
+    motor = rig.get_generalized_velocity_index("motor")
+    angles, moments = [[] for _ in speeds], [[] for _ in speeds]
+    while min(a[-1] if a else -np.inf for a in angles) < 0.5 * math.pi:
+        q = rig.get_generalized_coordinate()[:, motor]  # (the angle the step's plate forces are taken at)
+        world.step()
+        moment = world.get_plate_loads()[1][:, 0, 1]  # about the axis (the plate link's origin), along y
+        for e in range(3):
+            angles[e].append(q[e])
+            moments[e].append(moment[e])
+    corner = math.hypot(rig_scene.LENGTH, 0.5 * rig_scene.THICKNESS)  # (the plate's tip corners enter first)
+    entry = math.acos(rig_scene.AXIS_HEIGHT / corner) + math.atan(0.5 * rig_scene.THICKNESS / rig_scene.LENGTH)
+    slow_a, slow_m = np.array(angles[0]), np.array(moments[0])
+    peak = np.abs(slow_m).max()
+    assert peak > 1.0
+    assert not slow_m[np.abs(slow_a) > entry + 1e-3].any()
+    assert abs(slow_a[np.argmax(np.abs(slow_m))]) < 0.3
+    resolution = np.abs(np.diff(slow_m)).max()
+    for e in (1, 2):
+        a, m = np.array(angles[e]), np.array(moments[e])
+        inside = (a > slow_a[0]) & (a < slow_a[-1])
+        np.testing.assert_allclose(m[inside], np.interp(a[inside], slow_a, slow_m), rtol=0, atol=resolution)
+    assert resolution < 0.02 * peak

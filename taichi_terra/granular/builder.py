@@ -27,7 +27,8 @@ class GranularBuilder:
 
         Args:
             surface: the sand's surface: a height [m] (flat), or a :class:`~taichi_terra.HeightMap` (not a soil
-                bed) whose surface it is, depth measured along the map's z.
+                bed) whose surface it is, depth measured along the map's z; that map then stops being rigid
+                ground (shapes pass into the sand; the viewer still draws it).
             coefficients: Li 2013's stresses per unit depth as nine Fourier coefficients: ``"li2013"`` (the
                 generic set, the default), ``"poppy_loose"``, ``"poppy_close"``, or nine numbers (A00, A10, B11,
                 B01, B-11, C11, C01, C-11, D10).

@@ -57,11 +57,12 @@ class GranularMedium:
             with ``a = smoothing`` in (0, 1]; 1 is no smoothing.
         region: ``(x_min, x_max, y_min, y_max)`` [m] where the medium acts (infinite by default).
         mode: ``"force"``: each plate's force, for its velocity at the start of the step, is applied as a force
-            (RFT-SiM's scheme: a body at rest feels nothing, so it chatters and creeps); ``"row"``: the plates of
-            a body or link, taken with the velocity gravity alone would give them over the step, bound a row of
-            the sweep along their summed resistance, which pushes as much as stopping the motion along it takes
-            and at most that (like Coulomb friction): a foot standing in sand holds still, a moving one feels
-            the full resistance.
+            (RFT-SiM's scheme: a body at rest feels nothing, so it chatters and creeps). ``"row"``: the summed
+            resistance of a body's (or link's) plates bounds a row of the sweep that either stops the body, when
+            the sand's work over the step along its motion covers its kinetic measure, or applies that resistance
+            (like Coulomb friction sticking or sliding; ``kernels/solver/sand.py``); a plate slower than
+            gravity's velocity change over a step is taken as moving the way gravity would start it. A foot
+            standing in sand then holds still; a moving one feels RFT's force.
     """
 
     index: int

@@ -26,6 +26,7 @@ from . import window as _window
 from .base import WindowViewer
 from .camera import OrbitCamera
 from .links import SYSTEM_COLORS, LinkShapes, axis_lines
+from .sand_layer import SandLayer
 from .terrain_layer import COLOR_MODES, TerrainLayer, _field, _index_field
 from .tessellate import tessellate
 
@@ -58,7 +59,7 @@ def _identity_transform():
     return f
 
 
-class Viewer(TerrainLayer, WindowViewer):
+class Viewer(TerrainLayer, SandLayer, WindowViewer):
     """Draws a world in a GGUI window (``headless=False``) or offscreen (``headless=True``).
 
     Args:
@@ -495,6 +496,7 @@ class Viewer(TerrainLayer, WindowViewer):
         self._draw_contacts(scene)
         self._draw_frames(scene)
         self._draw_belts(scene)
+        self._draw_sand(scene)
         canvas = win.get_canvas()
         canvas.set_background_color(self.background)
         canvas.scene(scene)

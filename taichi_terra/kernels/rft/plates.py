@@ -97,8 +97,10 @@ def medium_at(D: ti.template(), e, point, n_media):
 
 @ti.func
 def plate_step(D: ti.template(), e, p, n_media, trial):
-    """Plate ``p``'s force this step (``PLATE_OUT``), smoothed against its last one (``PLATE_STATE``); in a
-    medium whose resistance is a row, for the velocity plus ``trial`` (gravity's velocity change over the step)."""
+    """Plate ``p``'s force this step (``PLATE_OUT``), smoothed against its last one (``PLATE_STATE``). In a
+    medium whose resistance is a row, a plate moving slower than ``|trial|`` (gravity's velocity change over the
+    step) is taken at its velocity plus ``(1 - |v| / |trial|) trial``: straight down at rest, its own velocity
+    from ``|trial|`` on (so RFT's independence of speed holds there)."""
     pos, rot, vel, omega = carrier_motion(D, e, get(D.plate_i, e, p, PLATE_I.carrier))
     centroid = pos + rot @ get3(D.plate_f, e, p, PLATE_F.centroid)
     normal = rot @ get3(D.plate_f, e, p, PLATE_F.normal)
@@ -107,8 +109,11 @@ def plate_step(D: ti.template(), e, p, n_media, trial):
     force = vec3(0.0, 0.0, 0.0)
     depth = 0.0
     if m >= 0:
-        if get(D.medium_i, e, m, MEDIUM_I.row) != 0:
-            velocity += trial
+        if get(D.medium_i, e, m, MEDIUM_I.row) != 0:  # (a plate slower than gravity's change over the step
+            # moves the way gravity starts it: at rest, straight down)
+            slow = 1.0 - velocity.norm() / ti.max(trial.norm(), 1e-300)
+            if slow > 0.0:
+                velocity += slow * trial
         depth = medium_depth(D, e, m, centroid)
         coeffs = getn(D.medium_f, e, m, MEDIUM_F.coefficients, 9)
         force = plate_force(normal, velocity, depth, get(D.plate_f, e, p, PLATE_F.area),

@@ -3,8 +3,8 @@
 Resistive force theory gives each plate a force for the direction it moves in, whatever its speed, and none at
 rest: applied as a force, it lets a body standing in sand chatter and creep (RFT-SiM smooths it to hide that).
 Here the plates of one carrier (a free body or a tree link) give, in the RFT stage, their summed resistance
-``R`` (force and moment, ``PLATE_LOAD.row_*``) for the velocity they would have if gravity alone acted over the
-step (``kernels/rft/plates.py``). It bounds one 6-dof row of the sweep on the carrier, like Coulomb friction
+``R`` (force and moment, ``PLATE_LOAD.row_*``) for their velocities, a plate slower than gravity's velocity change
+over the step taken as moving the way gravity would start it (straight down at rest; ``kernels/rft/plates.py``). It bounds one 6-dof row of the sweep on the carrier, like Coulomb friction
 bounds a contact's traction: with ``xi*`` the carrier's twist without the row's impulse and ``Phi`` its spatial
 response (twist change per unit wrench impulse),
 
