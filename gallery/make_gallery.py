@@ -27,6 +27,7 @@ RUNS = {
     "quadruped_terrain": ["--seconds", "7", "--fps", "12", "--width", "560", "--height", "315"],
     "tracked_robot_steps": ["--seconds", "6", "--fps", "12", "--width", "560", "--height", "315"],
     "conveyor": ["--seconds", "5", "--fps", "15", "--width", "560", "--height", "315"],
+    "rotating_intruder": ["--envs", "1", "--seconds", "3.6", "--fps", "12", "--width", "560", "--height", "315"],
 }
 
 

@@ -44,14 +44,15 @@ HORIZONTAL = 1e-3
 
 
 @ti.func
-def li_alphas(beta, gamma, c):
+def li_alphas(cb, sb, cg, sg, c):
     """``(ax, az)``: Li 2013's generic stresses per unit depth (dimensionless; times zeta for N/cm^3) at the
-    plate angle ``beta`` and intrusion angle ``gamma`` [rad], for the nine coefficients ``c``
+    plate angle ``beta`` and intrusion angle ``gamma``, given by their cosines and sines (``cb, sb, cg, sg``;
+    the series expanded by the angle-sum identities, so no trigonometric call), for the nine coefficients ``c``
     (``A00, A10, B11, B01, B-11, C11, C01, C-11, D10``)."""
-    az = (c[0] + c[1] * ti.cos(2.0 * beta) + c[2] * ti.sin(2.0 * beta + gamma) + c[3] * ti.sin(gamma)
-          + c[4] * ti.sin(-2.0 * beta + gamma))
-    ax = (c[5] * ti.cos(2.0 * beta + gamma) + c[6] * ti.cos(gamma) + c[7] * ti.cos(-2.0 * beta + gamma)
-          + c[8] * ti.sin(2.0 * beta))
+    c2b = cb * cb - sb * sb
+    s2b = 2.0 * sb * cb
+    az = (c[0] + c[1] * c2b + c[2] * (s2b * cg + c2b * sg) + c[3] * sg + c[4] * (c2b * sg - s2b * cg))
+    ax = c[5] * (c2b * cg - s2b * sg) + c[6] * cg + c[7] * (c2b * cg + s2b * sg) + c[8] * s2b
     return ax, az
 
 
@@ -93,10 +94,15 @@ def plate_force(n, v, depth, area, zeta, c, normalization):
             e1 = e2.cross(ez)
             along = vh.dot(e1)
             v23 = vh - along * e1
-            beta = ti.atan2(n[2], n.dot(e2)) + 0.5 * ti.math.pi
-            gamma = -ti.atan2(v23[2], v23.dot(e2))
-            ax, az = li_alphas(beta, gamma, c)
-            ay, _az0 = li_alphas(0.0, 0.0, c)
+            # beta = atan2(n . z, n . e2) + pi/2 and gamma = -atan2(v23 . z, v23 . e2), by their cosines and sines
+            nb = ti.sqrt(n[2] * n[2] + n.dot(e2) ** 2)
+            cb, sb = -n[2] / nb, n.dot(e2) / nb
+            ng = ti.sqrt(v23[2] * v23[2] + v23.dot(e2) ** 2)
+            cg, sg = 1.0, 0.0  # (motion along e1 alone: atan2(0, 0) = 0)
+            if ng > 0.0:
+                cg, sg = v23.dot(e2) / ng, -v23[2] / ng
+            ax, az = li_alphas(cb, sb, cg, sg, c)
+            ay = c[5] + c[6] + c[7]  # (ax at beta = gamma = 0)
             f1, f23 = treers_scales(ti.abs(along), normalization)
             scale = zeta * PER_CM3 * depth * area
             force = scale * (-f1 * ay * ti.math.sign(along) * e1 - f23 * ax * e2 + f23 * az * ez)
