@@ -28,6 +28,7 @@ RUNS = {
     "tracked_robot_steps": ["--seconds", "6", "--fps", "12", "--width", "560", "--height", "315"],
     "conveyor": ["--seconds", "5", "--fps", "15", "--width", "560", "--height", "315"],
     "rotating_intruder": ["--envs", "1", "--seconds", "3.6", "--fps", "12", "--width", "560", "--height", "315"],
+    "hexapod_sand": ["--seconds", "4", "--fps", "12", "--width", "560", "--height", "315"],
 }
 
 

@@ -22,6 +22,9 @@ steps of a world whose bodies carry plates.
    checkpoint and timing ``min(--steps, --env-steps / n_envs)`` steps (at least 3). Reports env-steps/s, the
    real-time factor (env-steps/s x dt) and plates per second (all plates, loaded or not).
 
+3. The hexapod of ``scenes/hexapod_sand.py`` walking (row mode, 500 plates per foot, servo targets set every 10
+   steps from Python) at 1 env and the largest ``--envs``: env-steps/s and the real-time factor.
+
 JSON goes to perf/results/rft.json.
 """
 import argparse
@@ -215,6 +218,52 @@ def bench_steps(n_envs: int, args) -> list:
     return rows
 
 
+def _hexapod_module():
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenes", "hexapod_sand.py")
+    spec = importlib.util.spec_from_file_location("hexapod_sand", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def bench_hexapod(n_envs: int, args) -> dict:
+    """Env-steps/s of the hexapod of ``scenes/hexapod_sand.py`` walking in sand (row mode, 500 plates per foot,
+    dt 1 ms), its gait's servo targets set every 10 steps from Python as in the scene; after ``--warmup`` steps,
+    ``--repeats`` rounds from one checkpoint."""
+    import taichi as ti
+    import taichi_terra as tt
+
+    hexapod = _hexapod_module()
+    world = tt.World(dt=DT, n_envs=n_envs)
+    world.add_granular_medium(0.0, zeta=ZETA, smoothing=1.0, mode="row")
+    robot = hexapod.add_hexapod(world, 0.0, plates=500)
+    t = time.perf_counter()
+    world.step()
+    ti.sync()
+    first = time.perf_counter() - t
+    for k in range(max(1, args.warmup // 10)):
+        hexapod.set_gait(robot, world.time)
+        world.step(10)
+    snap = world.checkpoint()
+    chunks = max(1, min(args.steps, args.env_steps // n_envs) // 10)
+    rates = []
+    for _ in range(args.repeats):
+        world.restore(snap)
+        ti.sync()
+        t = time.perf_counter()
+        for _k in range(chunks):
+            hexapod.set_gait(robot, world.time)
+            world.step(10)
+        ti.sync()
+        rates.append(n_envs * 10 * chunks / (time.perf_counter() - t))
+    rate = statistics.median(rates)
+    return {"scene": "hexapod", "mode": "row", "n_envs": n_envs, "n_plates": world._model.n_plates, "dt": DT,
+            "timed_steps": 10 * chunks, "first_step_s": first, "env_steps_per_s": rate, "env_steps_per_s_all": rates,
+            "real_time_factor": rate * DT}
+
+
 def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--envs", type=int, nargs="+", default=[1, 64, 1024])
@@ -249,7 +298,14 @@ def main(argv=None) -> dict:
                   f"(real time x{r['real_time_factor']:,.1f}, {r['plates_per_s']:.3g} plates/s, all "
                   f"{r['n_plates']}), "
                   f"{r['timed_steps']} steps/round, first step {r['first_step_s']:.1f} s", flush=True)
-    result = {"threads": threads, "precision": "f64", "forces": forces, "steps": steps}
+    hexapods = []
+    for n in sorted({1, max(args.envs)}):
+        r = bench_hexapod(n, args)
+        hexapods.append(r)
+        print(f"hexapod (row, {r['n_plates']} plates per env) {n:5d} envs: {r['env_steps_per_s']:10,.0f} "
+              f"env-steps/s (real time x{r['real_time_factor']:,.1f}), {r['timed_steps']} steps/round, "
+              f"first step {r['first_step_s']:.1f} s", flush=True)
+    result = {"threads": threads, "precision": "f64", "forces": forces, "steps": steps, "hexapod": hexapods}
     out = args.out or os.path.join(os.path.dirname(__file__), "results", "rft.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:

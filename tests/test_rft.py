@@ -133,7 +133,8 @@ def test_li_series_identities_and_treers_scales():
 # ---------------------------------------------------------------------------------------------- plates
 def test_plates_cover_a_shape_with_outward_normals_and_even_areas():
     """Reference: geometry: the plates' areas sum to the surface's, every normal is a unit vector pointing out of
-    the box (its centroid's face), each face is cut into congruent triangles, and the count follows the target."""
+    the box (its centroid's face), each face is cut into congruent triangles, the count follows the target and
+    no plate is larger than a target area."""
     world = tt.World()
     box = world.add_box(0.2, 0.1, 0.05, 1.0)
     plates = world.add_plates(box, count=400)
@@ -144,7 +145,9 @@ def test_plates_cover_a_shape_with_outward_normals_and_even_areas():
     assert (on_face.sum(axis=1) == 1).all()
     np.testing.assert_allclose(np.abs(plates.normals)[on_face], 1.0, rtol=1e-14)
     assert (np.sign(plates.normals[on_face]) == np.sign(plates.centroids[on_face])).all()
-    assert plates.areas.max() <= plates.areas.sum() / 400 * (1 + 1e-12) and 400 <= plates.n_plates <= 600
+    assert 400 <= plates.n_plates <= 600
+    fine = world.add_plates(world.add_box(0.2, 0.1, 0.05, 1.0), area=1e-4)  # (no plate larger than the area)
+    assert fine.areas.max() <= 1e-4 * (1 + 1e-12) and fine.areas.sum() == pytest.approx(0.07, rel=1e-12)
     assert plates.areas.max() / plates.areas.min() < 2.0
 
 
@@ -496,3 +499,31 @@ def test_the_rotating_intruder_needs_the_same_torque_at_every_speed():
         inside = (a > slow_a[0]) & (a < slow_a[-1])
         np.testing.assert_allclose(m[inside], np.interp(a[inside], slow_a, slow_m), rtol=0, atol=resolution)
     assert resolution < 0.02 * peak
+
+
+def test_the_hexapod_walks_in_sand_and_sinks_deeper_with_a_payload():
+    """Reference: the spec's hexapod experiment (``spec/rft_granular.md``): the 4.04 kg, 12-joint hexapod of
+    ``scenes/hexapod_sand.py`` walks forward through sand (zeta = 3.75) on a tripod gait of one cycle per second,
+    and its feet sink deeper with a 2.277 kg payload than without. Two envs, one per payload (the payload is
+    the body's mass, so two worlds); 2 s each, 100 plates per foot; the body stays level (within 0.1 rad)."""
+    hexapod = _scene("hexapod_sand")
+    walked, deepest = [], []
+    for payload in (0.0, 2.277):
+        world = tt.World(dt=1e-3)
+        world.add_granular_medium(0.0, zeta=ZETA, smoothing=1.0, mode="row")
+        robot = hexapod.add_hexapod(world, payload, plates=100)
+        x0 = robot.get_generalized_coordinate(0)[0]
+        depth = 0.0
+        for i in range(2000):
+            if i % 10 == 0:
+                hexapod.set_gait(robot, world.time)
+            world.step()
+            if i >= 500 and i % 50 == 0:
+                depth = max(depth, hexapod.foot_depths(world).max())
+        q = robot.get_generalized_coordinate(0)
+        tilt = 2.0 * math.asin(min(1.0, np.linalg.norm(q[4:6])))  # (roll and pitch of the body's quaternion)
+        assert tilt < 0.1
+        walked.append(q[0] - x0)
+        deepest.append(depth)
+    assert walked[0] > 0.1 and walked[1] > 0.05
+    assert deepest[1] > deepest[0] > 0.005

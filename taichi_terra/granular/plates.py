@@ -100,7 +100,8 @@ def refine(mesh, *, count=None, area=None, name="mesh"):
     """Plates of ``mesh`` (a ``trimesh.Trimesh`` in the owner's frame): ``(centroids, normals, areas)``.
 
     Each face is cut into ``k^2`` congruent triangles, ``k`` the least that makes them no larger than ``area``
-    [m^2] (or the mesh's area over ``count``, which the plate count then meets roughly);
+    [m^2]; with ``count``, for the largest such area that still gives at least ``count`` plates (fewer only where
+    the mesh has more faces than that);
     outward normals are checked on closed meshes (an inside-out mesh is turned right; one with inconsistent winding
     is refused), and an open mesh is used as given with a warning (its normals cannot be checked). Faces of zero area
     are dropped."""
@@ -132,7 +133,17 @@ def refine(mesh, *, count=None, area=None, name="mesh"):
     keep = twice > 1e-12 * twice.max()
     tri, cross, twice = tri[keep], cross[keep], twice[keep]
     normals = cross / twice[:, None]
-    splits = np.maximum(1, np.ceil(np.sqrt(0.5 * twice / target) * (1.0 - 1e-12))).astype(int)
+    splits = _splits(twice, target)
+    if count is not None:  # the largest target area whose plates still number at least ``count`` (or one per face)
+        n = DEFAULT_COUNT if count is None else count
+        lo, hi = target, float(0.5 * twice.sum())
+        for _ in range(60):
+            mid = np.sqrt(lo * hi)
+            if int((_splits(twice, mid) ** 2).sum()) >= n:
+                lo = mid
+            else:
+                hi = mid
+        splits = _splits(twice, lo)
     centroids, plate_normals, areas = [], [], []
     for k in np.unique(splits):
         pick = splits == k
@@ -143,6 +154,11 @@ def refine(mesh, *, count=None, area=None, name="mesh"):
         plate_normals.append(np.repeat(normals[pick], k * k, axis=0))
         areas.append(np.repeat(0.5 * twice[pick] / (k * k), k * k))
     return np.concatenate(centroids), np.concatenate(plate_normals), np.concatenate(areas)
+
+
+def _splits(twice: np.ndarray, target: float) -> np.ndarray:
+    """Per face (twice its area given), the least k that makes its k^2 triangles no larger than ``target``."""
+    return np.maximum(1, np.ceil(np.sqrt(0.5 * twice / target) * (1.0 - 1e-12))).astype(int)
 
 
 def _grid_centroids(k: int) -> np.ndarray:

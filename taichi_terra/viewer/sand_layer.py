@@ -12,7 +12,7 @@ PLATE_IDLE = (0.35, 0.38, 0.45)
 STRESS_COLORS = ((0.98, 0.85, 0.25), (0.85, 0.12, 0.08))
 SAND_COLOR = (0.80, 0.66, 0.42)
 #: spacing of a flat sand surface's grid lines, as a fraction of the scene's size
-SAND_GRID = 0.04
+SAND_GRID = 0.1
 
 
 def stress_colors(stress: np.ndarray, scale: float) -> np.ndarray:
@@ -68,8 +68,9 @@ class SandLayer:
         for medium in self.world.granular_media:
             if medium.height is None:  # (a height map's surface is drawn as terrain)
                 continue
-            x0, x1 = max(medium.region[0], lo[0] - 0.2 * size), min(medium.region[1], hi[0] + 0.2 * size)
-            y0, y1 = max(medium.region[2], lo[1] - 0.2 * size), min(medium.region[3], hi[1] + 0.2 * size)
+            margin = size + 0.5  # (room to walk on: the grid is drawn once)
+            x0, x1 = max(medium.region[0], lo[0] - margin), min(medium.region[1], hi[0] + margin)
+            y0, y1 = max(medium.region[2], lo[1] - margin), min(medium.region[3], hi[1] + margin)
             if x0 >= x1 or y0 >= y1:
                 continue
             z = medium.height
