@@ -306,7 +306,7 @@ def _rigid_inertia(mass, moment, inertia):
 
 
 @ti.func
-def _solve_spd6(m, b):
+def solve_spd6(m, b):
     """``m^-1 b`` for a symmetric positive definite 6x6 ``m`` (Cholesky, unrolled)."""
     low = ti.Matrix.zero(float, 6, 6)
     for i in ti.static(range(6)):
@@ -384,7 +384,7 @@ def tree_solve_articulated(D: ti.template(), e, t, dt):
             for a in ti.static(range(3)):
                 b[a] = get(D.tree_dof, e, u0 + 3 + a, TREE_DOF.rhs)
                 b[3 + a] = get(D.tree_dof, e, u0 + a, TREE_DOF.rhs)
-            acc = _solve_spd6(_get66(D.link_dyn, e, j, LINK_DYN.articulated),
+            acc = solve_spd6(_get66(D.link_dyn, e, j, LINK_DYN.articulated),
                               b - getn(D.link_dyn, e, j, LINK_DYN.articulated_force, 6))
             for a in ti.static(range(3)):
                 put(D.tree_dof, e, u0 + a, TREE_DOF.rhs, acc[3 + a])

@@ -27,39 +27,10 @@ from ..common.arrays import BODY_I, FRAME, LINK, PLATE_LOAD, SAND, SETTINGS_I
 from ..common.schema import get, get3, get33, getn, put, putn
 from ..dynamics.bodies import link_phi, link_responses, link_spatial_velocity, push_link, tree_reference
 from ..dynamics.free_body import add_link_velocity, link_velocity
+from ..dynamics.tree_solve import solve_spd6
 
 vec3 = ti.math.vec3
 vec6 = ti.types.vector(6, float)
-mat6 = ti.types.matrix(6, 6, float)
-
-
-@ti.func
-def _solve6(a, b):
-    """``(a + 1e-9 tr(a) I)^-1 b`` for a symmetric positive semi-definite 6x6 ``a`` (Cholesky)."""
-    eps = 1e-9 * (a[0, 0] + a[1, 1] + a[2, 2] + a[3, 3] + a[4, 4] + a[5, 5])
-    low = mat6(0.0)
-    for i in ti.static(range(6)):
-        for j in ti.static(range(i + 1)):
-            acc = a[i, j] + (eps if i == j else 0.0)
-            for k in ti.static(range(j)):
-                acc -= low[i, k] * low[j, k]
-            if ti.static(i == j):
-                low[i, i] = ti.sqrt(ti.max(acc, 1e-300))
-            else:
-                low[i, j] = acc / low[j, j]
-    y = vec6(0.0)
-    for i in ti.static(range(6)):
-        acc = b[i]
-        for k in ti.static(range(i)):
-            acc -= low[i, k] * y[k]
-        y[i] = acc / low[i, i]
-    x = vec6(0.0)
-    for i in ti.static(range(5, -1, -1)):
-        acc = y[i]
-        for k in ti.static(range(i + 1, 6)):
-            acc -= low[k, i] * x[k]
-        x[i] = acc / low[i, i]
-    return x
 
 
 @ti.func
@@ -97,7 +68,9 @@ def _stop(D: ti.template(), e, c, n_free, twist):
         iw = get33(D.link, e, c, LINK.inv_inertia).inverse() @ vec3(twist[3], twist[4], twist[5])
         out = -vec6(m * twist[0], m * twist[1], m * twist[2], iw[0], iw[1], iw[2])
     elif ti.static(D.trees):
-        out = -_solve6(link_phi(D, e, c - n_free), twist)
+        phi = link_phi(D, e, c - n_free)
+        eps = 1e-9 * (phi[0, 0] + phi[1, 1] + phi[2, 2] + phi[3, 3] + phi[4, 4] + phi[5, 5])
+        out = -solve_spd6(phi + eps * ti.Matrix.identity(float, 6), twist)
     return out
 
 
