@@ -168,10 +168,10 @@ def test_an_inside_out_mesh_is_turned_and_an_open_one_is_warned_about():
 
 # ---------------------------------------------------------------------------------------------- in a world
 def _moving_box(n_envs=1, smoothing=1.0, count=400, depth=0.1, velocity=(0.0, 0.0, -0.05), size=(0.1, 0.06, 0.04),
-                region=None):
+                region=None, mode="force"):
     """A box whose centre is ``depth`` [m] below a flat sand surface at z = 0, moving at ``velocity`` [m/s]."""
     world = tt.World(dt=1e-3, gravity=(0.0, 0.0, 0.0), n_envs=n_envs)
-    world.add_granular_medium(0.0, zeta=ZETA, smoothing=smoothing, region=region)
+    world.add_granular_medium(0.0, zeta=ZETA, smoothing=smoothing, region=region, mode=mode)
     box = world.add_box(*size, 2.0)
     box.set_position((0.0, 0.0, -depth))
     box.set_linear_velocity(velocity)
@@ -271,16 +271,20 @@ def test_smoothing_is_the_moving_average_of_rft_sim_and_checkpoints_restore_it()
     np.testing.assert_array_equal(smooth.get_plate_forces(0)["force"], last)
 
 
-def test_region_and_batch_invariance():
+@pytest.mark.parametrize("mode", ["force", "row"])
+def test_region_and_batch_invariance(mode):
     """Reference: an env's result does not depend on the envs beside it (a 2-env world against the same box
-    alone, bit for bit), and a plate outside the medium's region feels nothing."""
-    world, box, _ = _moving_box(n_envs=2, velocity=(0.05, 0.0, -0.05), depth=0.02, count=100)
+    alone, bit for bit, in both modes), and a plate outside the medium's region feels nothing."""
+    world, box, _ = _moving_box(n_envs=2, velocity=(0.05, 0.0, -0.05), depth=0.02, count=100, mode=mode)
     box.set_linear_velocity((0.0, -0.04, -0.02), env=1)
     world.step(5)
-    alone, box1, _ = _moving_box(velocity=(0.05, 0.0, -0.05), depth=0.02, count=100)
+    alone, box1, _ = _moving_box(velocity=(0.05, 0.0, -0.05), depth=0.02, count=100, mode=mode)
     alone.step(5)
     np.testing.assert_array_equal(world.get_plate_forces(0)["force"], alone.get_plate_forces(0)["force"])
+    np.testing.assert_array_equal(world.get_plate_loads(0)[0], alone.get_plate_loads(0)[0])
     np.testing.assert_array_equal(box.get_position(0), box1.get_position(0))
+    if mode == "row":
+        return
     outside, _b, _ = _moving_box(count=100, region=(1.0, 2.0, -1.0, 1.0))
     outside.step()
     forces = outside.get_plate_forces(0)
