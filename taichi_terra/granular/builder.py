@@ -62,8 +62,8 @@ class GranularBuilder:
         Args:
             owner: a free :class:`~taichi_terra.Body`, or an :class:`~taichi_terra.ArticulatedSystem` with ``link``.
             link: the link's name (articulated systems only).
-            count: about how many plates (the mesh's area over ``count`` is the largest plate's area; default 500
-                when ``area`` is not given either).
+            count: about how many plates: at least that many (but where the mesh has more faces), cut as coarsely
+                as that allows (default 500 when ``area`` is not given either).
             area: the largest plate's area [m^2].
             mesh: the surface to use (a ``trimesh.Trimesh`` or a mesh file, in the body's or link's frame) instead
                 of the body's shape or the link's collision shapes (each shape's whole surface: where a link's
@@ -73,17 +73,33 @@ class GranularBuilder:
         One set per body or link; an inside-out closed mesh is turned right, an open one is used with a warning."""
         import trimesh
 
+        self._require_builder("adding plates")
+        carrier, name, shapes = self._plate_owner(owner, link)
+        if mesh is not None:
+            surface = mesh if isinstance(mesh, trimesh.Trimesh) else trimesh.load(mesh, force="mesh")
+        elif shapes is None:
+            raise ValueError(f"{name} has no collision shapes: give a mesh")
+        else:
+            surface = shapes()
+        centroids, normals, areas = refine(surface, count=count, area=area, name=name)
+        return self._add_plate_set(owner, link, carrier, centroids, normals, areas)
+
+    def _plate_owner(self, owner, link):
+        """``(carrier, name, surface)`` of a plate owner: its carrier (a body index or (system, link index)), a
+        name for messages and a function making its default surface mesh (``None``: it has none). Raises on a
+        bad owner, a link it lacks, or one that already has plates."""
         from ..bodies.articulated import ArticulatedSystem
         from ..bodies.body import Body
 
-        self._require_builder("adding plates")
         if isinstance(owner, Body):
             if owner not in self._bodies:
                 raise ValueError("owner: the body is not one of this world's")
             if link is not None:
                 raise ValueError("link: a free body has no links")
             carrier, name = owner.index, f"body {owner.index}"
-            surface = shape_mesh(owner.shape) if mesh is None else None
+
+            def surface():
+                return shape_mesh(owner.shape)
         elif isinstance(owner, ArticulatedSystem):
             if owner not in self._systems:
                 raise ValueError("owner: the articulated system is not one of this world's")
@@ -92,23 +108,40 @@ class GranularBuilder:
                 raise ValueError(f"link must be one of {names}, got {link!r}")
             k = owner.model.link_index(link)
             carrier, name = (owner.index, k), f"link {link!r}"
-            surface = None
-            if mesh is None:
-                shapes = owner.model.links[k].collisions
-                if not shapes:
-                    raise ValueError(f"link {link!r} has no collision shapes: give a mesh")
-                surface = trimesh.util.concatenate([collision_mesh(c) for c in shapes])
+            shapes = owner.model.links[k].collisions
+
+            def surface():
+                import trimesh
+
+                return trimesh.util.concatenate([collision_mesh(c) for c in shapes])
+            if not shapes:
+                surface = None
         else:
             raise TypeError(f"owner must be a Body or an ArticulatedSystem, got {type(owner).__name__}")
         if any(ps.carrier == carrier for ps in self._plate_sets):
             raise ValueError(f"owner: {name} already has plates")
-        if mesh is not None:
-            surface = mesh if isinstance(mesh, trimesh.Trimesh) else trimesh.load(mesh, force="mesh")
-        centroids, normals, areas = refine(surface, count=count, area=area, name=name)
+        return carrier, name, surface
+
+    def _add_plate_set(self, owner, link, carrier, centroids, normals, areas) -> PlateSet:
         first = sum(ps.n_plates for ps in self._plate_sets)
-        plates = PlateSet(len(self._plate_sets), owner, link, centroids, normals, areas, first, carrier)
+        plates = PlateSet(len(self._plate_sets), owner, link, np.asarray(centroids, np.float64),
+                          np.asarray(normals, np.float64), np.asarray(areas, np.float64), first, carrier)
         self._plate_sets.append(plates)
         return plates
+
+    def _add_plates_exact(self, owner, link, centroids, normals, areas) -> PlateSet:
+        """Plates given one by one (the world XML's): centroids [m] and unit normals (n, 3) in the owner's frame,
+        areas (n,) [m^2] > 0."""
+        self._require_builder("adding plates")
+        carrier, _name, _surface = self._plate_owner(owner, link)
+        c, n, a = (np.asarray(x, np.float64) for x in (centroids, normals, areas))
+        if c.ndim != 2 or c.shape[1] != 3 or n.shape != c.shape or a.shape != (len(c),) or not len(c):
+            raise ValueError("plates: centroids and normals must be (n, 3) and areas (n,), n >= 1")
+        if not (np.isfinite(c).all() and np.isfinite(n).all() and (a > 0).all()):
+            raise ValueError("plates: values must be finite and areas > 0")
+        if np.abs(np.linalg.norm(n, axis=1) - 1.0).max() > 1e-9:
+            raise ValueError("plates: normals must be unit vectors")
+        return self._add_plate_set(owner, link, carrier, c, n, a)
 
     # ------------------------------------------------------------------ reports
     def get_plate_forces(self, env: int = 0) -> dict:

@@ -26,6 +26,12 @@ Articulated systems and pins (state of the exported env, loaded into every env):
       <pin system_a="dog" link_a="FL_shank" point_a="0 0 -0.2" system_b="dog" link_b="FR_shank" point_b="..."/>
       (without system_b, point_b is a world point)
 
+Granular media and RFT plates (after the height maps, bodies and systems they name)::
+
+      <granular_medium height="0" coefficients="li2013" zeta="3.75" normalization="unit" smoothing="0.1"
+                       mode="force" region="-1 1 -1 1"/>   (or heightmap="0": the index of a height map)
+      <plates body="0" centroids="..." normals="..." areas="..."/>   (or system="dog" link="FL_foot")
+
 The drive attributes hold one number per dof (``position_target``: per dof too, the base's entries zero);
 ``held`` one per joint: the sign of the effort limit a drive is held at in the next step (see
 ``ArticulatedSystem.get_held_drives``), written only where some drive is held.
@@ -152,6 +158,10 @@ def load_world_xml(source, **world_kwargs):
                 _articulated(world, where, base, el, systems)
             elif el.tag == "pin":
                 _pin(world, where, el, systems)
+            elif el.tag == "granular_medium":
+                _granular_medium(world, where, el)
+            elif el.tag == "plates":
+                _plates(world, where, el, systems)
             else:
                 raise WorldXMLError(f"{where}: unknown element <{el.tag}>")
         except WorldXMLError:
@@ -219,6 +229,46 @@ def _pin(world, where, el, systems) -> None:
     b = system("system_b") if el.get("system_b") is not None else None
     world.add_pin(system("system_a"), el.get("link_a"), _floats(where, el, "point_a", 3), b,
                   el.get("link_b") if b is not None else None, _floats(where, el, "point_b", 3))
+
+
+def _granular_medium(world, where, el) -> None:
+    """A ``<granular_medium>``: a flat ``height`` or the surface of ``heightmap`` (its index), the medium's
+    settings, and an optional ``region``."""
+    if el.get("heightmap") is not None:
+        k = int(_one(where, el, "heightmap"))
+        if not 0 <= k < len(world.heightmaps):
+            raise WorldXMLError(f"{where}: <granular_medium>: heightmap must index one of the "
+                                f"{len(world.heightmaps)} height maps before it, got {k}")
+        surface = world.heightmaps[k]
+    else:
+        surface = _one(where, el, "height", 0.0)
+    coefficients = el.get("coefficients", "li2013")
+    if coefficients not in ("li2013", "poppy_loose", "poppy_close"):
+        coefficients = _floats(where, el, "coefficients", 9)
+    region = _floats(where, el, "region", 4) if el.get("region") is not None else None
+    world.add_granular_medium(surface, coefficients=coefficients, zeta=_one(where, el, "zeta", 3.75),
+                              normalization=el.get("normalization", "unit"), smoothing=_one(where, el, "smoothing", 0.1),
+                              region=region, mode=el.get("mode", "force"))
+
+
+def _plates(world, where, el, systems) -> None:
+    """A ``<plates>`` set of a free ``body`` (its index) or of a ``system``'s ``link``: ``centroids``,
+    ``normals`` (3 numbers per plate, in the owner's frame) and ``areas``."""
+    if el.get("body") is not None:
+        k = int(_one(where, el, "body"))
+        if not 0 <= k < len(world.bodies):
+            raise WorldXMLError(f"{where}: <plates>: body must index one of the {len(world.bodies)} bodies before "
+                                f"it, got {k}")
+        owner, link = world.bodies[k], None
+    else:
+        name = el.get("system")
+        if name not in systems:
+            raise WorldXMLError(f"{where}: <plates>: system must name an <articulated> before it, got {name!r}")
+        owner, link = systems[name], el.get("link")
+    areas = np.array(_floats(where, el, "areas"))
+    n = len(areas)
+    world._add_plates_exact(owner, link, np.reshape(_floats(where, el, "centroids", 3 * n), (n, 3)),
+                            np.reshape(_floats(where, el, "normals", 3 * n), (n, 3)), areas)
 
 
 def _heightmap_from_source(world, where, base, el):
@@ -340,6 +390,20 @@ def export_world_xml(world, path=None, env: int = 0) -> str:
         if pin.system_b is not None:
             attrs.update(system_b=names[pin.system_b], link_b=pin.link_b)
         ET.SubElement(root, "pin", **attrs)
+    for medium in world.granular_media:
+        attrs = {"coefficients": _fmt(medium.coefficients), "zeta": repr(medium.zeta),
+                 "normalization": medium.normalization, "smoothing": repr(medium.smoothing), "mode": medium.mode}
+        if medium.heightmap is None:
+            attrs["height"] = repr(medium.height)
+        else:
+            attrs["heightmap"] = str(world.heightmaps.index(medium.heightmap))
+        if np.isfinite(medium.region).all():
+            attrs["region"] = _fmt(medium.region)
+        ET.SubElement(root, "granular_medium", **attrs)
+    for ps in world.plate_sets:
+        owner = {"body": str(ps.owner.index)} if ps.link is None else {"system": names[ps.owner], "link": ps.link}
+        ET.SubElement(root, "plates", **owner, centroids=_fmt(ps.centroids), normals=_fmt(ps.normals),
+                      areas=_fmt(ps.areas))
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode")
     if path is not None:
