@@ -7,7 +7,6 @@ translation; mirror and rotation symmetry; Newton-Euler for the generalized forc
 Worlds here have zero gravity and set velocities, so one step's plate forces follow from the set state alone.
 """
 import math
-import warnings
 
 import numpy as np
 import pytest

@@ -8,6 +8,15 @@ from .media import make_medium
 from .plates import PlateSet, collision_mesh, refine, shape_mesh
 
 
+def _link_surface(shapes):
+    """A function making one mesh of a link's collision shapes (in the link frame)."""
+    def surface():
+        import trimesh
+
+        return trimesh.util.concatenate([collision_mesh(c) for c in shapes])
+    return surface
+
+
 class GranularBuilder:
     """Mixed into :class:`taichi_terra.World`."""
 
@@ -109,13 +118,7 @@ class GranularBuilder:
             k = owner.model.link_index(link)
             carrier, name = (owner.index, k), f"link {link!r}"
             shapes = owner.model.links[k].collisions
-
-            def surface():
-                import trimesh
-
-                return trimesh.util.concatenate([collision_mesh(c) for c in shapes])
-            if not shapes:
-                surface = None
+            surface = _link_surface(shapes) if shapes else None
         else:
             raise TypeError(f"owner must be a Body or an ArticulatedSystem, got {type(owner).__name__}")
         if any(ps.carrier == carrier for ps in self._plate_sets):

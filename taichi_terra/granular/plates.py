@@ -7,7 +7,6 @@ faces into congruent triangles no larger than the target area, so the plates of 
 """
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 
@@ -134,7 +133,7 @@ def refine(mesh, *, count=None, area=None, name="mesh"):
     tri, cross, twice = tri[keep], cross[keep], twice[keep]
     normals = cross / twice[:, None]
     splits = _splits(twice, target)
-    if count is not None:  # the largest target area whose plates still number at least ``count`` (or one per face)
+    if area is None:  # the largest target area whose plates still number at least the count (or one per face)
         n = DEFAULT_COUNT if count is None else count
         lo, hi = target, float(0.5 * twice.sum())
         for _ in range(60):
