@@ -200,6 +200,7 @@ class GranularBuilder:
 
             arrays = {**self._model.arrays(), **self._state.arrays(), **self._scratch.arrays()}
             names = ("model_i", "model_f", "heights", "q", "u", "state_f", "scratch_f")
-            self._plate_graph = backend.compiled_launch(plates_kernel(self._model.n_trees > 0), (),
+            serial = backend.config()["arch"] == "cpu" and self._n_envs == 1  # (as the step kernel's env loop)
+            self._plate_graph = backend.compiled_launch(plates_kernel(self._model.n_trees > 0, serial), (),
                                                         {n: arrays[n] for n in names})
         return self._plate_graph

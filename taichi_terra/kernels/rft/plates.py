@@ -97,11 +97,18 @@ def medium_at(D: ti.template(), e, point, n_media):
 
 @ti.func
 def plate_step(D: ti.template(), e, p, n_media, trial):
-    """Plate ``p``'s force this step (``PLATE_OUT``), smoothed against its last one (``PLATE_STATE``). In a
-    medium whose resistance is a row, a plate moving slower than ``|trial|`` (gravity's velocity change over the
-    step) is taken at its velocity plus ``(1 - |v| / |trial|) trial``: straight down at rest, its own velocity
-    from ``|trial|`` on (so RFT's independence of speed holds there)."""
+    """Plate ``p``'s force this step (:func:`plate_force_of`), its carrier's motion read for it alone."""
     pos, rot, vel, omega = carrier_motion(D, e, get(D.plate_i, e, p, PLATE_I.carrier))
+    plate_force_of(D, e, p, n_media, trial, pos, rot, vel, omega)
+
+
+@ti.func
+def plate_force_of(D: ti.template(), e, p, n_media, trial, pos, rot, vel, omega):
+    """Plate ``p``'s force this step (``PLATE_OUT``), smoothed against its last one (``PLATE_STATE``), its carrier
+    at ``pos``, ``rot`` moving at ``vel``, ``omega`` (:func:`carrier_motion`). In a medium whose resistance is a
+    row, a plate moving slower than ``|trial|`` (gravity's velocity change over the step) is taken at its velocity
+    plus ``(1 - |v| / |trial|) trial``: straight down at rest, its own velocity from ``|trial|`` on (so RFT's
+    independence of speed holds there)."""
     centroid = pos + rot @ get3(D.plate_f, e, p, PLATE_F.centroid)
     normal = rot @ get3(D.plate_f, e, p, PLATE_F.normal)
     velocity = vel + omega.cross(centroid - pos)
@@ -115,9 +122,11 @@ def plate_step(D: ti.template(), e, p, n_media, trial):
             if slow > 0.0:
                 velocity += slow * trial
         depth = medium_depth(D, e, m, centroid)
-        coeffs = getn(D.medium_f, e, m, MEDIUM_F.coefficients, 9)
-        force = plate_force(normal, velocity, depth, get(D.plate_f, e, p, PLATE_F.area),
-                            get(D.medium_f, e, m, MEDIUM_F.zeta), coeffs, get(D.medium_i, e, m, MEDIUM_I.normalization))
+        if depth > 0.0:  # (an unburied plate's force is zero: its coefficients are not read)
+            coeffs = getn(D.medium_f, e, m, MEDIUM_F.coefficients, 9)
+            force = plate_force(normal, velocity, depth, get(D.plate_f, e, p, PLATE_F.area),
+                                get(D.medium_f, e, m, MEDIUM_F.zeta), coeffs,
+                                get(D.medium_i, e, m, MEDIUM_I.normalization))
         a = get(D.medium_f, e, m, MEDIUM_F.smoothing)
         if get(D.plate_state, e, p, PLATE_STATE.started) != 0.0:
             force = a * force + (1.0 - a) * get3(D.plate_state, e, p, PLATE_STATE.force)
@@ -130,8 +139,25 @@ def plate_step(D: ti.template(), e, p, n_media, trial):
 
 @ti.func
 def carrier_load(D: ti.template(), e, c):
-    """``PLATE_LOAD`` of carrier ``c``: its plates' forces and their moment about its origin, in plate order."""
-    pos, rot, _vel, _omega = carrier_motion(D, e, c)
+    """``PLATE_LOAD`` of carrier ``c`` (:func:`sum_carrier_load`)."""
+    _pos, rot, _vel, _omega = carrier_motion(D, e, c)
+    sum_carrier_load(D, e, c, rot)
+
+
+@ti.func
+def carrier_plates(D: ti.template(), e, c, n_media, trial):
+    """Carrier ``c``'s plates one after the other, its motion read once, then its load: the serial stage."""
+    pos, rot, vel, omega = carrier_motion(D, e, c)
+    first = get(D.plate_range, e, c, PLATE_RANGE.first)
+    for p in range(first, first + get(D.plate_range, e, c, PLATE_RANGE.count)):
+        plate_force_of(D, e, p, n_media, trial, pos, rot, vel, omega)
+    sum_carrier_load(D, e, c, rot)
+
+
+@ti.func
+def sum_carrier_load(D: ti.template(), e, c, rot):
+    """``PLATE_LOAD`` of carrier ``c`` with rotation ``rot``: its plates' forces and their moment about its origin,
+    in plate order."""
     first = get(D.plate_range, e, c, PLATE_RANGE.first)
     force = vec3(0.0, 0.0, 0.0)
     torque = vec3(0.0, 0.0, 0.0)
@@ -171,7 +197,7 @@ def _frames(D: ti.template(), e):
         tree_kinematics(D, e, t)
 
 
-def _plates_kernel(trees: bool):
+def _plates_kernel(trees: bool, serial: bool):
     nd = ti.types.ndarray()
 
     @ti.kernel
@@ -182,15 +208,26 @@ def _plates_kernel(trees: bool):
         n_media = _setting(StepData(model_i, trees, model_i=model_i), SETTINGS_I.n_media)
         n_carriers = _setting(StepData(model_i, trees, model_i=model_i), SETTINGS_I.n_plate_carriers)
         trial = _trial(StepData(model_i, trees, model_i=model_i, model_f=model_f))
-        if ti.static(trees):
+        if ti.static(serial):  # (one loop on the calling thread, each carrier's motion read once)
+            ti.loop_config(serialize=True)
             for e in range(n_envs):
-                _frames(StepData(model_i, trees, model_i=model_i, model_f=model_f, q=q, u=u, scratch_f=scratch_f), e)
-        for e, p in ti.ndrange(n_envs, n_plates):
-            plate_step(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
-                                state_f=state_f, scratch_f=scratch_f), e, p, n_media, trial)
-        for e, c in ti.ndrange(n_envs, n_carriers):
-            carrier_load(StepData(model_i, trees, model_i=model_i, model_f=model_f, q=q, u=u, scratch_f=scratch_f),
-                         e, c)
+                if ti.static(trees):
+                    _frames(StepData(model_i, trees, model_i=model_i, model_f=model_f, q=q, u=u, scratch_f=scratch_f),
+                            e)
+                for c in range(n_carriers):
+                    carrier_plates(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q,
+                                            u=u, state_f=state_f, scratch_f=scratch_f), e, c, n_media, trial)
+        else:
+            if ti.static(trees):
+                for e in range(n_envs):
+                    _frames(StepData(model_i, trees, model_i=model_i, model_f=model_f, q=q, u=u, scratch_f=scratch_f),
+                            e)
+            for e, p in ti.ndrange(n_envs, n_plates):
+                plate_step(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
+                                    state_f=state_f, scratch_f=scratch_f), e, p, n_media, trial)
+            for e, c in ti.ndrange(n_envs, n_carriers):
+                carrier_load(StepData(model_i, trees, model_i=model_i, model_f=model_f, q=q, u=u, scratch_f=scratch_f),
+                             e, c)
 
     return plates
 
@@ -198,8 +235,13 @@ def _plates_kernel(trees: bool):
 _VARIANTS = {}
 
 
-def plates_kernel(trees: bool):
-    """The RFT stage's kernel, with the tree stages or not."""
-    if trees not in _VARIANTS:
-        _VARIANTS[trees] = _plates_kernel(bool(trees))
-    return _VARIANTS[trees]
+def plates_kernel(trees: bool, serial: bool = False):
+    """The RFT stage's kernel, with the tree stages or not; ``serial`` runs its loops on the calling thread (a
+    single-env world on cpu: there the three parallel loops' launches cost more than the plates' work; the
+    hexapod's 3072 plates took 300 us per step in parallel and 100 to 140 us serially, stage and step together,
+    on the 2-core machine). Each plate's force does not depend on the schedule, and each carrier sums its plates in
+    index order, so both variants give the same bits."""
+    key = (bool(trees), bool(serial))
+    if key not in _VARIANTS:
+        _VARIANTS[key] = _plates_kernel(*key)
+    return _VARIANTS[key]
