@@ -42,7 +42,7 @@ def contact_law_run(n_steps: ti.i32, warm: ti.i32, mat_arr: ti.types.ndarray(), 
             lam = start
             for _ in range(3):  # a few sweeps of the isolated row
                 vloc = v_free + wmat @ lam
-                lam = solve_soil_row(wmat, lam, vloc, delta, s_p, j, area, b, dt, mat)
+                lam = solve_soil_row(wmat, lam, vloc, delta, s_p, j, area, b, dt, mat, True)
             v_end = v_free + wmat @ lam
             w_e = -v_end[0]
             delta_e = delta + dt * w_e

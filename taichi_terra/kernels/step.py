@@ -402,7 +402,7 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
                     mat, st = soil_point(D, e, m, get(D.feature, e, s, FEATURE.now) - FEAT_SOIL)
                     new = solve_soil_row(w, lam, vloc, st[1] - get(D.contact, e, s, CONTACT.depth), st[1], st[2],
                                          get(D.contact, e, s, CONTACT.area), get(D.row_f, e, r, ROW_F.width), dt,
-                                         mat)
+                                         mat, get(D.row_f, e, r, ROW_F.slip_rate))
                 else:
                     new = solve_rigid_row(w, lam, vloc, get(D.row_f, e, r, ROW_F.target),
                                           get(D.row_f, e, r, ROW_F.friction))

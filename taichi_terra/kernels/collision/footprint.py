@@ -1,12 +1,21 @@
-"""A flat-bottomed body's footprint on a soil bed: the convex hull of its sample points projected on the
-bed plane, and how much of each sample's cell it covers (the quadrature weights of
-``reference/solver_math.md``: a plate's total area is exact wherever it stands and however it is turned).
+"""A body's footprint on a soil bed, and how much of each sample's cell it covers (the quadrature weights of
+``reference/solver_math.md``). A box's footprint is the convex hull of its corners projected on the bed plane (a
+plate's total area is exact wherever it stands and however it is turned); a cylinder's is the hull of its two
+rims' projections, each rim an ellipse drawn as a polygon of the ellipse's own area (a wheel's tread width is
+exact, so its load does not jump as it drifts across sample columns).
 """
+import math
+
 import taichi as ti
 
 from ..common.arrays import point_at
 
 MAX_HULL = 20  # hull vertices (a box projects to at most 6, a cylinder's two rims to at most 16)
+RIM_SIDES = 8  # polygon sides of a cylinder rim's projection (two rims: 16 points)
+# the rim polygon's radii are scaled so that its area is the ellipse's: pi = (k/2) sin(2 pi/k) f^2
+_RIM_SCALE = math.sqrt(2.0 * math.pi / (RIM_SIDES * math.sin(2.0 * math.pi / RIM_SIDES)))
+_RIM_COS = [_RIM_SCALE * math.cos(2.0 * math.pi * k / RIM_SIDES) for k in range(RIM_SIDES)]
+_RIM_SIN = [_RIM_SCALE * math.sin(2.0 * math.pi * k / RIM_SIDES) for k in range(RIM_SIDES)]
 _BUF = MAX_HULL + 4  # a rectangle clipped by the hull keeps at most this many vertices
 _SKEW = 0.4142135623730951  # tan(22.5 deg): the hull starts at the lowest x + _SKEW y
 
@@ -69,6 +78,29 @@ def footprint_hull(points: ti.template(), pt0, npt, c_l, r_l):
         pts[k, 0] = p[0]
         pts[k, 1] = p[1]
     return convex_hull_2d(pts, n, MAX_HULL)
+
+
+@ti.func
+def cylinder_hull(radius, half, c_l, r_l):
+    """Counter-clockwise footprint of a cylinder (radius and half length [m], axis along its z) at ``c_l`` with
+    rotation ``r_l`` in the bed frame: the hull of its rims' projected ellipses, drawn as polygons of
+    ``RIM_SIDES`` sides of the ellipse's area, with vertices at the ends of the ellipse's axes (a wheel whose
+    axle lies in the bed plane projects to a rectangle of its exact width). Returns (MAX_HULL x 2 rows, count)."""
+    axis = ti.math.vec3(r_l[0, 2], r_l[1, 2], r_l[2, 2])
+    flat = ti.math.vec2(axis[0], axis[1])
+    along = ti.math.vec2(1.0, 0.0)  # (the in-plane axle direction; any for an upright cylinder)
+    if flat.norm() > 1e-12:
+        along = flat / flat.norm()
+    across = ti.math.vec2(-along[1], along[0])
+    minor = radius * ti.abs(axis[2])  # the ellipse's semi-axis along the axle's projection
+    pts = ti.Matrix.zero(float, MAX_HULL, 2)
+    for rim in ti.static(range(2)):
+        centre = ti.math.vec2(c_l[0], c_l[1]) + (1.0 - 2.0 * rim) * half * flat
+        for k in ti.static(range(RIM_SIDES)):
+            v = centre + radius * ti.static(_RIM_COS[k]) * across + minor * ti.static(_RIM_SIN[k]) * along
+            pts[rim * RIM_SIDES + k, 0] = v[0]
+            pts[rim * RIM_SIDES + k, 1] = v[1]
+    return convex_hull_2d(pts, 2 * RIM_SIDES, MAX_HULL)
 
 
 @ti.func

@@ -47,7 +47,7 @@ from ..common.math import (
 )
 from ..common.schema import get, put, putn, row
 from ..soil.law import sample_area
-from .footprint import MAX_HULL, cell_coverage, footprint_hull
+from .footprint import MAX_HULL, cell_coverage, cylinder_hull, footprint_hull
 from .heightmap import (
     cell_range,
     hm_local,
@@ -178,13 +178,15 @@ def soil_quadrature(D: ti.template(), e, p, base, cap, margin, pos, rot, stype, 
     off, nx, ny, soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(D, m, pos, rot)
     up_b = r_l.transpose() @ vec3(0.0, 0.0, 1.0)
     z_start = c_l[2] - 2.0 * rad  # below the whole body
-    # a box's footprint weights each sample by the part of its cell the box covers (exact total area);
+    # a box's or a cylinder's footprint weights each sample by the part of its cell the body covers (footprint.py);
     # other shapes give each sample whose ray meets them its whole cell
-    covered = stype == BOX
+    covered = stype == BOX or stype == CYLINDER
     hull = ti.Matrix.zero(float, MAX_HULL, 2)
     nh = 0
-    if covered:
+    if stype == BOX:
         hull, nh = footprint_hull(D.point, pt0, npt, c_l, r_l)
+    elif stype == CYLINDER:
+        hull, nh = cylinder_hull(prm[0], prm[1], c_l, r_l)
     gx1 = x0 + (nx - 1) * dx
     gy1 = y0 + (ny - 1) * dy
     jx0, jx1 = vertex_range(c_l[0] - rad - 0.5 * dx, c_l[0] + rad + 0.5 * dx, x0, dx, nx)
@@ -196,10 +198,14 @@ def soil_quadrature(D: ti.template(), e, p, base, cap, margin, pos, rot, stype, 
             vy = y0 + jy * dy
             area = sample_area(jx, jy, nx, ny, dx, dy)
             ray = ti.math.vec2(vx, vy)
+            shift = ti.math.vec2(0.0, 0.0)  # (from the covered part's centroid to the cell's centre)
             if covered:
                 # a cell cut by the outline acts at the centroid of its covered part (inside the footprint)
-                area, ray = cell_coverage(hull, nh, ti.max(vx - 0.5 * dx, x0), ti.min(vx + 0.5 * dx, gx1),
-                                          ti.max(vy - 0.5 * dy, y0), ti.min(vy + 0.5 * dy, gy1))
+                xa, xb = ti.max(vx - 0.5 * dx, x0), ti.min(vx + 0.5 * dx, gx1)
+                ya, yb = ti.max(vy - 0.5 * dy, y0), ti.min(vy + 0.5 * dy, gy1)
+                area, ray = cell_coverage(hull, nh, xa, xb, ya, yb)
+                if area < (1.0 - 1e-9) * (xb - xa) * (yb - ya):  # (a whole cell's centroid is its centre)
+                    shift = ti.math.vec2(0.5 * (xa + xb), 0.5 * (ya + yb)) - ray
                 if area < 1e-9 * dx * dy:  # an outline running along the cell's edge: rounding, not cover
                     area = 0.0
             if area > 0.0:
@@ -215,6 +221,7 @@ def soil_quadrature(D: ti.template(), e, p, base, cap, margin, pos, rot, stype, 
                              False)
                         if get(D.pair_count, e, p, PAIR_COUNT.count) > before:
                             put(D.contact, e, base + before, CONTACT.area, area)
+                            putn(D.contact, e, base + before, CONTACT.sample_offset, rm @ vec3(shift[0], shift[1], 0.0))
 
 
 @ti.func

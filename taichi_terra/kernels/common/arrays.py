@@ -133,10 +133,12 @@ Q_FREE = Block("free_body", [("position", 3), ("orientation", 4)],
 U_FREE = Block("free_body", [("linear", 3), ("angular", 3)],
                "per free body: centre-of-mass velocity [m/s] and world angular velocity [rad/s]")
 CONTACT = Block("contact", [("position", 3), ("normal", 3), ("depth", 1), ("impulse", 3), ("area", 1),
-                            ("merged", 1)],
+                            ("merged", 1), ("sample_offset", 3)],
                 "per contact slot: world point [m], unit normal from side a to side b, depth (> 0 overlapping) "
                 "[m], the last step's world impulse [N s], quadrature area of a soil point [m^2], 1 where the "
-                "contact coincided with a deeper one of the same belt and took no impulse (belts/rows.py)")
+                "contact coincided with a deeper one of the same belt and took no impulse (belts/rows.py); for a "
+                "soil point, the world vector from the point (the centroid of the part of the sample's cell "
+                "its footprint covers) to the cell's centre [m] (zero where the footprint covers the whole cell)")
 SOIL = Block("soil", [("sinkage", 1), ("plastic", 1), ("slip", 1), ("loaded", 1)],
              "per soil sample: total sinkage [m], plastic sinkage [m], accumulated slip [m], loaded last step (0/1)")
 ENV = Block("env", [("shape_pairs", 1), ("prev_shape_pairs", 1), ("pairs_dropped", 1), ("sweeps", 1)],
@@ -184,7 +186,7 @@ REACH = Block("reach", [("centre", 3), ("low", 1), ("high", 1), ("radius", 1)],
               "per body: broadphase sphere centre [m], its interval along the sweep axis [m], grown radius [m]")
 ROW_F = Block("row", [("delassus", 9), ("impulse", 3), ("target", 1), ("bounce", 1), ("width", 1),
                      ("frame", 9), ("offset_a", 3), ("offset_b", 3), ("friction", 1), ("restitution", 1),
-                     ("seen", 3), ("belt_a", 3), ("belt_b", 3)],
+                     ("seen", 3), ("belt_a", 3), ("belt_b", 3), ("plastic", 1), ("slip_rate", 1)],
               "per row: Delassus block in the contact frame, impulse in the frame [N s], target normal velocity "
               "[m/s] (rigid rows), bounce target of this step's impact wave [m/s] (< 0: none), footprint "
               "width b of a soil row [m]; for contact and soil rows, the contact frame (n, t1, t2) as columns "
@@ -192,7 +194,9 @@ ROW_F = Block("row", [("delassus", 9), ("impulse", 3), ("target", 1), ("bounce",
               "and restitution coefficients of its material pair (0 for soil rows), fixed for the step once "
               "the rows are built; the row's velocity [m/s] (a joint row's: [m/s] or [rad/s], first entry) as "
               "the last sweep found it before updating the row (the sweeps' stop test); the world direction t [unit] "
-              "in which the belt surface of each side runs at the point (zero for a side that is no belt)")
+              "in which the belt surface of each side runs at the point (zero for a side that is no belt); for a "
+              "soil row, the rate at which its sample's slip grows with the point's slip (soil/law.py "
+              "slip_rate) and, during the soil commit, the plastic sinkage it leaves at its sample [m]")
 ROW_I = Block("row", [("kind", 1), ("slot", 1), ("pair", 1), ("side_a", 1), ("side_b", 1), ("impacted", 1),
                      ("block", 1), ("belt_a", 1), ("belt_b", 1)],
               "per row: kind (layout.py ROW_*), contact slot, pair, link of each side (-1: static), took an "

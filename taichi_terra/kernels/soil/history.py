@@ -6,7 +6,7 @@ import taichi as ti
 
 from ..common.arrays import CONTACT, FEATURE, MAP_F, MAP_I, PAIR, ROW_F, ROW_I, ROW_REVISION, SOIL, SOIL_MATERIAL
 from ..common.layout import FEAT_SOIL, ROW_SOIL
-from ..common.schema import add, get, get3, getn, put, put_row, row
+from ..common.schema import add, get, getn, put, put_row, row
 from ..solver.links import relative_velocity
 from ..solver.rows import row_geometry
 from .law import soil_pressure
@@ -21,7 +21,13 @@ def soil_point(D: ti.template(), e, m, idx):
 @ti.func
 def commit_soil(D: ti.template(), e, n_soil, n_maps, n_rows, dt):
     """Write the soil history of env ``e`` after the sweep (``terrain/deformable.py`` describes it) and
-    advance the revision of every sample row whose surface height changed."""
+    advance the revision of every sample row whose surface height changed.
+
+    Each loaded soil row gives its sample a sinkage, a plastic sinkage and a slip; a sample under several bodies
+    (each loading its part of the sample's cell) takes the largest of each, whatever the rows' order. The first
+    pass reads every sample's plastic sinkage as it was at the start of the step (the rows' depths are measured
+    from that rut floor) and writes the sinkage and slip; the second writes the plastic sinkage. A row's slip
+    grows at its rate (``ROW_F.slip_rate``, :func:`~.law.slip_rate`)."""
     for k in range(n_soil):
         put(D.soil, e, k, SOIL.loaded, 0.0)
     for r in range(n_rows):
@@ -36,12 +42,22 @@ def commit_soil(D: ti.template(), e, n_soil, n_maps, n_rows, dt):
             delta_e = st[SOIL.plastic] - get(D.contact, e, s, CONTACT.depth) - dt * vloc[0]
             pressure = soil_pressure(delta_e, st[SOIL.plastic], get(D.row_f, e, r, ROW_F.width), mat)
             s_p = ti.max(st[SOIL.plastic], delta_e - pressure / mat[SOIL_MATERIAL.elastic_stiffness])
-            j = st[SOIL.slip] + dt * ti.sqrt(vloc[1] * vloc[1] + vloc[2] * vloc[2])
+            j = st[SOIL.slip] + get(D.row_f, e, r, ROW_F.slip_rate) * dt * ti.sqrt(vloc[1] * vloc[1] + vloc[2] * vloc[2])
             s_new = ti.max(delta_e, s_p)
+            if st[SOIL.loaded] != 0.0:  # (another body's row loaded the sample already in this pass)
+                s_new = ti.max(s_new, st[SOIL.sinkage])
+                j = ti.max(j, st[SOIL.slip])
             mi = row(D.map_i, e, m)
             if s_new != st[SOIL.sinkage]:
                 add(D.rev, e, mi[MAP_I.soil_row0] + idx // mi[MAP_I.nx], ROW_REVISION.revision, 1)
-            put_row(D.soil, e, mi[MAP_I.soil0] + idx, ti.Vector([s_new, s_p, j, 1.0]))
+            put_row(D.soil, e, mi[MAP_I.soil0] + idx, ti.Vector([s_new, st[SOIL.plastic], j, 1.0]))
+            put(D.row_f, e, r, ROW_F.plastic, s_p)
+    for r in range(n_rows):  # (the plastic sinkage, once every row has read the old one)
+        ri = row(D.row_i, e, r)
+        if ri[ROW_I.kind] == ROW_SOIL and get(D.row_f, e, r, ROW_F.impulse) > 0.0:
+            m = get(D.pair, e, ri[ROW_I.pair], PAIR.other)
+            k = get(D.map_i, e, m, MAP_I.soil0) + get(D.feature, e, ri[ROW_I.slot], FEATURE.now) - FEAT_SOIL
+            put(D.soil, e, k, SOIL.plastic, ti.max(get(D.soil, e, k, SOIL.plastic), get(D.row_f, e, r, ROW_F.plastic)))
     for m in range(n_maps):
         mi = row(D.map_i, e, m)
         if mi[MAP_I.soil0] >= 0:  # a soil bed: unloaded samples recover their elastic part, row by row

@@ -139,7 +139,8 @@ def _one_minus_exp(x):
 
 @ti.func
 def _janosi_impulse(lam_t_old, f, w_tt, j, s_full, kj, dt):
-    """Tangential impulse of :func:`solve_soil_shear` for ``Kj > 0`` (``|f| > 0``, ``s_full > 0``).
+    """Tangential impulse of :func:`solve_soil_shear` for ``Kj > 0`` (``|f| > 0``, ``s_full > 0``); ``dt`` here is the
+    time over which the slip grows (the step times :func:`slip_rate`).
 
     Parametrisation as in ``friction_disc``: ``l(g) = -(w_tt + g I)^-1 f`` gives the end slip
     ``v = f + w_tt l = -g l``, exactly opposite to ``l``, for any ``g > 0`` and any SPD ``w_tt``. The scalar root
@@ -205,7 +206,31 @@ def _janosi_impulse(lam_t_old, f, w_tt, j, s_full, kj, dt):
 
 
 @ti.func
+def slip_rate(offset, v_t):
+    """How fast a sample's slip grows with the slip ``|v_t|`` of its soil point: 1, but 1/2 where the footprint
+    covers only part of the sample's cell and the cell's centre lies ahead of the covered part along the slip
+    (``offset``, from the point, the covered part's centroid, to the cell's centre, within 45 degrees of
+    ``v_t``). There the footprint's edge is advancing over the cell, and the covered part's centroid has been
+    under the body for half of the edge's advance; when the edge leaves the cell the sample's slip is half a
+    cell, the distance the body has slid since the edge passed the sample, as in the continuum (a rate of 1
+    would leave every sample half a cell ahead: an error of first order in the spacing). Beside or behind the
+    footprint (a wheel's tread edge, a plate's trailing edge) the covered part has been under the body all
+    along."""
+    rate = 1.0
+    along = offset.dot(v_t)
+    if along > 0.0 and 2.0 * along * along > offset.norm_sqr() * v_t.norm_sqr():
+        rate = 0.5
+    return rate
+
+
+@ti.func
 def solve_soil_shear(lam_t_old, v_t_free, w_tt, j, area, dt, p_n, mat):
+    """:func:`solve_soil_shear_at` with the slip growing at the point's own rate (``rate = 1``)."""
+    return solve_soil_shear_at(lam_t_old, v_t_free, w_tt, j, area, dt, p_n, mat, 1.0)
+
+
+@ti.func
+def solve_soil_shear_at(lam_t_old, v_t_free, w_tt, j, area, dt, p_n, mat, rate):
     """Tangential impulse of a soil point. Returns ``(lam_t, j_e)``: ``lam_t`` [N s] (vec2 in ``(t1, t2)``) and the
     end-of-step accumulated slip ``j_e = j + dt |v_t_end|`` [m], ``v_t_end = v_t_free + w_tt @ lam_t``.
 
@@ -214,6 +239,8 @@ def solve_soil_shear(lam_t_old, v_t_free, w_tt, j, area, dt, p_n, mat):
     Delassus block (symmetric positive definite), ``j`` [m] the slip accumulated before this step, ``area``
     [m^2], ``dt`` [s], ``p_n`` [Pa] the total normal pressure (viscosity included, from
     :func:`solve_soil_normal`), ``mat`` (module doc).
+
+    ``rate`` (:func:`slip_rate`) scales how fast the sample's slip grows: ``j_e = j + rate dt |v_t_end|``.
 
     Strength ``S(j_e) = dt area (c + mu p_n)(1 - exp(-j_e / Kj))``. ``Kj > 0``: the impulse opposes the end-of-step
     slip with magnitude ``S(j_e)``, ``lam_t = -S(j_e) v_t_end / |v_t_end|``, solved as a scalar root (see
@@ -225,22 +252,23 @@ def solve_soil_shear(lam_t_old, v_t_free, w_tt, j, area, dt, p_n, mat):
     s_full = dt * area * (c + mu * ti.max(p_n, 0.0))
     lam = vec2(0.0, 0.0)
     if s_full > 0.0 and v_t_free.norm() > 0.0:
-        if kj > 0.0:
-            lam = _janosi_impulse(lam_t_old, v_t_free, w_tt, j, s_full, kj, dt)
+        if kj > 0.0:  # (the slip grows by rate dt |v| in a step)
+            lam = _janosi_impulse(lam_t_old, v_t_free, w_tt, j, s_full, kj, rate * dt)
         else:
             lam = friction_disc(w_tt, v_t_free, s_full)
-    return lam, j + dt * (v_t_free + w_tt @ lam).norm()
+    return lam, j + rate * dt * (v_t_free + w_tt @ lam).norm()
 
 
 @ti.func
-def solve_soil_row(w, lam, vloc, delta, s_p, j, area, b, dt, mat):
+def solve_soil_row(w, lam, vloc, delta, s_p, j, area, b, dt, mat, rate):
     """One Gauss-Seidel update of a soil quadrature row (frame ``(n, t1, t2)``, ``n`` the bed's +z).
 
     ``w``: the 3x3 Delassus block, ``lam``: the row's current impulse, ``vloc``: the current relative
     velocity in the frame (with ``lam`` applied), ``delta``: how far the body's underside lies below the
     undeformed surface at the start of the step [m], ``s_p`` and ``j``: the sample's plastic sinkage and
-    loaded slip [m]. The normal law is solved first with the row's current tangential impulse, then the
-    shear law under the new normal pressure; returns the new frame impulse [N s]."""
+    loaded slip [m]; ``rate``: how fast the sample's slip grows with the point's (:func:`slip_rate`). The normal law is solved first with the row's current
+    tangential impulse, then the shear law under the new normal pressure; returns the new frame impulse
+    [N s]."""
     v_n_free = vloc[0] - w[0, 0] * lam[0]
     ln, _delta_e, _p, p_n = solve_soil_normal(delta, s_p, w[0, 0], v_n_free, area, b, dt, mat)
     wt = ti.math.mat2([[w[1, 1], w[1, 2]], [w[2, 1], w[2, 2]]])
@@ -248,7 +276,7 @@ def solve_soil_row(w, lam, vloc, delta, s_p, j, area, b, dt, mat):
     vt_free = vec2(vloc[1], vloc[2]) + vec2(w[1, 0], w[2, 0]) * (ln - lam[0]) - wt @ lt_old
     lt = vec2(0.0, 0.0)
     if ln > 0.0:
-        lt, _j_e = solve_soil_shear(lt_old, vt_free, wt, j, area, dt, p_n, mat)
+        lt, _j_e = solve_soil_shear_at(lt_old, vt_free, wt, j, area, dt, p_n, mat, rate)
     return ti.math.vec3(ln, lt[0], lt[1])
 
 

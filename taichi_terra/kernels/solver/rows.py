@@ -27,7 +27,16 @@ from ..common.schema import get, get3, get33, put, put33, putn, row
 from ..dynamics.bodies import forget_link_points
 from .contact import contact_frame, normal_target
 from ..belts.rows import belt_sides, forget_belts, merge_coincident
-from .links import claim_points, link_offset, prepare_sides, row_offsets, row_response, soil_footprint_width
+from ..soil.law import slip_rate
+from .links import (
+    claim_points,
+    link_offset,
+    prepare_sides,
+    relative_velocity,
+    row_offsets,
+    row_response,
+    soil_footprint_width,
+)
 
 
 @ti.func
@@ -96,6 +105,9 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
             mu, restitution = 0.0, 0.0
             if kind == PAIR_SOIL:
                 put(D.row_f, e, r, ROW_F.width, width)
+                v = relative_velocity(D, e, r, a, b, ra, rb)  # (at the start of the step)
+                n = get3(D.contact, e, s, CONTACT.normal)
+                put(D.row_f, e, r, ROW_F.slip_rate, slip_rate(get3(D.contact, e, s, CONTACT.sample_offset), v - v.dot(n) * n))
             else:
                 put(D.row_f, e, r, ROW_F.target,
                     normal_target(get(D.contact, e, s, CONTACT.depth), dt, slop, erp, max_push))
