@@ -132,6 +132,7 @@ def drawbar_run(slips, spacing=0.01, speed=0.2, dt=2e-3, steps=1100, window=0.05
         wheel.set_position([-0.35, 0.0013, R - 0.04], env=e)
     spin = speed / (R * (1.0 - np.asarray(slips)))
     change_v, change_w = np.zeros(n), np.zeros(n)
+    start_v, start_w = np.full(n, speed), spin
     rows = []
     for k in range(steps):
         v = wheel.get_linear_velocity()

@@ -413,9 +413,13 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
                 emit(D, e, p, base, cap,
                      vec3(pw[0], pw[1], ground_height), up, depth, FEAT_POINT + k, False)
     elif kind == PAIR_SOIL:
-        _pos, rot = body_pose(D, e, bi)
-        soil_quadrature(D, e, p, base, cap, margin, pos, rot, stype, prm, bf[BODY_F.radius], bd[BODY_I.plane0],
-                        bd[BODY_I.n_planes], pr[PAIR.other], pt0, npt)
+        # the rut floor lies nowhere above the bed's highest undeformed sample (plastic sinkage is >= 0): a body
+        # whose bounding sphere stays above it by more than the margin meets no sample (the test of a height map)
+        o, rm = hm_pose(D, pr[PAIR.other])
+        if (rm.transpose() @ (pos - o))[2] - bf[BODY_F.radius] - margin <= get(D.map_f, 0, pr[PAIR.other], MAP_F.top):
+            _pos, rot = body_pose(D, e, bi)
+            soil_quadrature(D, e, p, base, cap, margin, pos, rot, stype, prm, bf[BODY_F.radius],
+                            bd[BODY_I.plane0], bd[BODY_I.n_planes], pr[PAIR.other], pt0, npt)
     else:  # a height map
         # the whole map lies below its highest sample: a shape whose bounding sphere stays above it by more than
         # the margin is farther than the margin from every triangle (an exact rejection, from the centre's height
