@@ -29,6 +29,7 @@ RUNS = {
     "conveyor": ["--seconds", "5", "--fps", "15", "--width", "560", "--height", "315"],
     "rotating_intruder": ["--envs", "1", "--seconds", "3.6", "--fps", "12", "--width", "560", "--height", "315"],
     "hexapod_sand": ["--seconds", "4", "--fps", "12", "--width", "560", "--height", "315"],
+    "buggy_soil": ["--seconds", "15", "--fps", "12", "--width", "560", "--height", "315"],
 }
 
 

@@ -22,16 +22,19 @@ CASES = [("slope_and_wall", [], 1000), ("soil_ruts", [], 1000), ("many_worlds", 
          ("cradle_and_pile", [], 1000), ("push_boxes", [], 10), ("robot_crowd", ["--envs", "3"], 10),
          ("quadruped_terrain", ["--envs", "2"], 1000),  # 2 envs: the tree kernel test_articulated compiled
          ("tracked_robot_steps", ["--envs", "2"], 500), ("conveyor", ["--envs", "2"], 500),  # (dt = 2 ms)
-         ("rotating_intruder", ["--envs", "1"], 1000), ("hexapod_sand", ["--envs", "1"], 1000)]
+         ("rotating_intruder", ["--envs", "1"], 1000), ("hexapod_sand", ["--envs", "1"], 1000),
+         ("buggy_soil", ["--envs", "1"], 1000)]
 #: scenes checked in this process only (their step kernel would compile a second time in the other one)
-HERE_ONLY = {"quadruped_terrain", "tracked_robot_steps", "conveyor", "rotating_intruder", "hexapod_sand"}
+HERE_ONLY = {"quadruped_terrain", "tracked_robot_steps", "conveyor", "rotating_intruder", "hexapod_sand",
+             "buggy_soil"}
 #: the links of an articulated scene's first system that must be drawn where they are
 LINKS_SHOWN = {"quadruped_terrain": lambda shown: "trunk" in shown and {link[:2] for link in shown} >= {
     "FL", "FR", "RL", "RR"},
     "tracked_robot_steps": lambda shown: {"base", "left_flipper", "right_flipper"} <= shown,
     "conveyor": lambda shown: "world" in shown,  # (the belt's frame link is fixed to the root, merged into it)
     "rotating_intruder": lambda shown: "plate" in shown,
-    "hexapod_sand": lambda shown: "body" in shown}
+    "hexapod_sand": lambda shown: "body" in shown,
+    "buggy_soil": lambda shown: "chassis" in shown}
 _RUNS = {}  # scene -> what its run in this process saw (see ``run_here``)
 
 OTHER_PROCESS = textwrap.dedent("""

@@ -1,0 +1,123 @@
+"""The off-road buggy of ``scenes/assets/make_buggy.py``: its URDF loads as the design says (896 kg, the joints
+and limits the generator wrote), and on a soil bed it comes to rest on its four wheels, which then carry its
+weight; its one steering input turns both front wheels.
+
+One world (a small bed around the car, at the scene's 4 cm spacing and soil) serves the physics tests."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import taichi_terra as tt
+from taichi_terra.bodies.urdf import parse_urdf
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes" / "assets"))
+import make_buggy as mb  # noqa: E402
+
+G = 9.81
+SOIL = dict(bekker_kphi=2.0e6, elastic_stiffness=2.0e7, damping=4.0e4, sinkage_exponent=1.1, cohesion=100.0)
+SPACING = 0.04  # [m]
+BED_X, BED_Y = 3.2, 2.0  # [m]: the car's 2.2 m x 1.5 m wheel footprint with room around it
+
+
+def test_committed_urdf_is_the_generators_and_loads():
+    """The file in the repository is what the generator writes now; it parses into 28 links and 33 velocity
+    coordinates (6 base, 5 per rear corner, 6 per front corner, the rack and two 2-hinge tie rods)."""
+    assert mb.URDF_PATH.read_text() == mb.buggy_urdf()
+    model = parse_urdf(mb.URDF_PATH)
+    assert model.n_dof == 6 + 2 * 5 + 2 * 6 + 1 + 4
+    assert len(model.links) == 28
+    joints = {j.name: j for j in model.joints}
+    for c in ("rl", "rr"):  # rear drives: continuous with an effort limit
+        assert joints[f"{c}_wheel_joint"].type == "continuous"
+        assert joints[f"{c}_wheel_joint"].effort == mb.DRIVE_EFFORT
+    assert joints["steering_rack_joint"].type == "prismatic"
+    assert (joints["steering_rack_joint"].lower, joints["steering_rack_joint"].upper) == (-mb.RACK_LIMIT, mb.RACK_LIMIT)
+    wheels = {link.name: link.collisions[0] for link in model.links if link.name.endswith("_wheel")}
+    for name, shape in wheels.items():
+        width = mb.FRONT_WIDTH if name[0] == "f" else mb.REAR_WIDTH
+        assert shape.kind == "cylinder"
+        np.testing.assert_array_equal(shape.params, [0.3611, width])
+        np.testing.assert_allclose(shape.rotation[:, 2], [0.0, -1.0, 0.0], atol=1e-8)  # axle along y (rpy: 9 digits)
+
+
+def test_total_mass_is_896_kg():
+    """Sum of the link masses after the parser merges nothing (no fixed joints): 896 kg to 1e-9, the chassis
+    745.4 kg of it."""
+    model = parse_urdf(mb.URDF_PATH)
+    assert model.total_mass == pytest.approx(896.0, rel=1e-9)
+    assert mb.total_mass() == pytest.approx(896.0, rel=1e-9)
+    assert model.links[model.link_index("chassis")].mass == 745.4
+
+
+@pytest.fixture(scope="module")
+def settled():
+    """The buggy standing on a small soil bed for 3 s (it starts with its wheels on the undeformed surface and
+    sinks in; the drives hold the rear wheels still, the rack at 0). Yields (world, bed, buggy, normal force
+    of the soil in each of the last 200 steps [N])."""
+    world = tt.World(dt=1e-3)
+    nx, ny = round(BED_X / SPACING) + 1, round(BED_Y / SPACING) + 1
+    bed = world.add_deformable_terrain(nx, ny, BED_X, BED_Y, 0.0, 0.0, np.zeros(nx * ny), tt.SoilMaterial(**SOIL))
+    buggy = mb.add_buggy(world)
+    world.step(2800)
+    forces = []
+    for _ in range(200):
+        world.step()
+        forces.append(bed.get_soil_step_stats(0)["normal_force"])
+    yield world, bed, buggy, np.array(forces)
+
+
+def test_buggy_at_rest_on_soil_carries_its_weight(settled):
+    """Reference: statics of the whole car. At rest, the soil's total normal force on the car (the beds's
+    step statistics: loaded quadrature points only) equals m g; once settled, in each of the last 200 steps
+    to 1e-3 relative. Only the four wheels touch the soil, each carrying a share, and the loops stay closed
+    (pin gaps below 1e-6 m)."""
+    world, bed, buggy, forces = settled
+    weight = buggy.mass * G
+    np.testing.assert_allclose(forces / weight, 1.0, atol=1e-3)
+    contacts = world.get_contacts(0)
+    per_wheel = {}
+    for imp, nrm, label, link in zip(contacts.impulses, contacts.normals, contacts.static, contacts.link_b):
+        fn = float(imp @ nrm) / world.dt
+        if label == "soil:0" and fn > 0.0:
+            per_wheel[link[1]] = per_wheel.get(link[1], 0.0) + fn
+    assert set(per_wheel) == {f"{c}_wheel" for c in mb.CORNERS}, per_wheel
+    assert sum(per_wheel.values()) == pytest.approx(forces[-1], rel=1e-12)
+    for name, f in per_wheel.items():
+        assert 0.15 * weight < f < 0.35 * weight, (name, f)
+    assert max(pin.get_gap(0) for pin in buggy.pins) < 1e-6
+    u = buggy.system.get_generalized_velocity(0)
+    assert np.abs(u[:3]).max() < 1e-3  # at rest (chassis speed below 1 mm/s)
+
+
+def test_axle_loads_follow_the_centre_of_mass(settled):
+    """Reference: moment balance about the rear axle, front load = m g (x_com - x_rear) / wheelbase with the
+    design's centre of mass (43.4 % front). On soil the rear sinks about 10 mm deeper than the front: a pitch
+    of about 0.005 rad moves the centre of mass (about 0.5 m above the wheel contacts) 2 to 3 mm back over
+    the 2.2 m wheelbase, about 1e-3 of the split; the check allows 2e-3."""
+    world, _bed, buggy, _forces = settled
+    contacts = world.get_contacts(0)
+    front = sum(float(imp @ nrm) for imp, nrm, label, link in zip(contacts.impulses, contacts.normals,
+                                                                  contacts.static, contacts.link_b)
+                if label == "soil:0" and link[1] in ("fl_wheel", "fr_wheel")) / world.dt
+    share = mb.static_loads()["front_share"]
+    assert front / (buggy.mass * G) == pytest.approx(share, abs=2e-3)
+
+
+def test_one_rack_steers_both_front_wheels(settled):
+    """The rack is the only steering input: moved 2 cm to the right (the car's left turn), both knuckles turn
+    left, by about rack / lever (the steering arm's reach behind the kingpin), the inner (left) wheel more
+    than the outer (Ackermann arms), and the rear knuckle-less corners do not steer."""
+    world, _bed, buggy, _forces = settled
+    rack = -0.02  # [m]
+    buggy.set_commands(rack=rack)
+    world.step(600)
+    q = buggy.system.get_generalized_coordinate(0)
+    left, right = (q[1 + i] for i in buggy.steer)
+    assert q[1 + buggy.rack] == pytest.approx(rack, abs=1e-3)
+    expected = mb.rack_to_steer(rack)
+    assert expected > 0.0
+    assert left > right > 0.0
+    assert 0.5 * (left + right) == pytest.approx(expected, rel=0.1)
+    assert max(pin.get_gap(0) for pin in buggy.pins) < 1e-6
