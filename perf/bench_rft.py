@@ -35,6 +35,8 @@ import time
 
 import numpy as np
 
+from .timing import first_step, round_rate
+
 # Li 2013 generic coefficients (A00, A10, B11, B01, B-11, C11, C01, C-11, D10), from the formula sheet
 LI_GENERIC = (0.206, 0.169, 0.212, 0.358, 0.055, -0.124, 0.253, 0.007, 0.088)
 F1_FIT = (0.440850096954369, 3.62263982880971, 1.60910808139526)  # Treers: a1 (tanh(a2 vt - a3) + tanh(a3))
@@ -193,21 +195,13 @@ def bench_steps(n_envs: int, args) -> list:
     cases = {}
     for mode in ("force", "row"):
         world, _bodies, _sets = walking_world(n_envs, mode)
-        t = time.perf_counter()
-        world.step()
-        ti.sync()
-        first = time.perf_counter() - t
+        first = first_step(world)
         world.step(args.warmup)
         ti.sync()
         cases[mode] = (world, world.checkpoint(), first, [])
     for _ in range(args.repeats):
         for mode, (world, snap, _first, rates) in cases.items():
-            world.restore(snap)
-            ti.sync()
-            t = time.perf_counter()
-            world.step(steps)
-            ti.sync()
-            rates.append(n_envs * steps / (time.perf_counter() - t))
+            rates.append(round_rate(world, snap, steps))
     rows = []
     for mode, (world, _snap, first, rates) in cases.items():
         rate = statistics.median(rates)
