@@ -6,9 +6,12 @@ surface is the undeformed surface lowered by ``s`` along the bed's local z. Bodi
 one quadrature point per sample under their footprint (a vertical ray from the sample to the body), whose
 force follows the soil's pressure and shear laws (``kernels/soil/law.py``), solved inside the contact sweep.
 
-Each sample stands for the rectangle of half-spacings around it (``sample_areas``), whole when its ray hits
-the body: a flat body's quadrature area is exact when its edges fall midway between samples, and otherwise
-off by up to half a spacing along its outline. The point queries inherited from the height map
+Each sample stands for the rectangle of half-spacings around it (``sample_areas``). A box or a cylinder loads
+the part of that cell its footprint covers, through the covered part's centroid, so its quadrature area is
+exact wherever it stands; a sphere, capsule or mesh loads the whole cell when the sample's ray hits it. A
+sample's slip grows with the slip of its point, at half the rate while a footprint's edge advances over its
+cell (``kernels/soil/law.py``, ``slip_rate``); a sample under two bodies keeps the larger of their sinkages,
+plastic sinkages and slips. The point queries inherited from the height map
 (``get_height``, ``get_normal``) read the undeformed surface; ``get_heights(env)`` gives the deformed one.
 With no bodies in the world, ``step`` does not advance the bed.
 """

@@ -42,7 +42,8 @@ def commit_soil(D: ti.template(), e, n_soil, n_maps, n_rows, dt):
             delta_e = st[SOIL.plastic] - get(D.contact, e, s, CONTACT.depth) - dt * vloc[0]
             pressure = soil_pressure(delta_e, st[SOIL.plastic], get(D.row_f, e, r, ROW_F.width), mat)
             s_p = ti.max(st[SOIL.plastic], delta_e - pressure / mat[SOIL_MATERIAL.elastic_stiffness])
-            j = st[SOIL.slip] + get(D.row_f, e, r, ROW_F.slip_rate) * dt * ti.sqrt(vloc[1] * vloc[1] + vloc[2] * vloc[2])
+            rate = get(D.row_f, e, r, ROW_F.slip_rate)
+            j = st[SOIL.slip] + rate * dt * ti.sqrt(vloc[1] * vloc[1] + vloc[2] * vloc[2])
             s_new = ti.max(delta_e, s_p)
             if st[SOIL.loaded] != 0.0:  # (another body's row loaded the sample already in this pass)
                 s_new = ti.max(s_new, st[SOIL.sinkage])

@@ -139,8 +139,8 @@ def _one_minus_exp(x):
 
 @ti.func
 def _janosi_impulse(lam_t_old, f, w_tt, j, s_full, kj, dt):
-    """Tangential impulse of :func:`solve_soil_shear` for ``Kj > 0`` (``|f| > 0``, ``s_full > 0``); ``dt`` here is the
-    time over which the slip grows (the step times :func:`slip_rate`).
+    """Tangential impulse of :func:`solve_soil_shear` for ``Kj > 0`` (``|f| > 0``, ``s_full > 0``); ``dt`` here is
+    the time over which the slip grows (the step times :func:`slip_rate`).
 
     Parametrisation as in ``friction_disc``: ``l(g) = -(w_tt + g I)^-1 f`` gives the end slip
     ``v = f + w_tt l = -g l``, exactly opposite to ``l``, for any ``g > 0`` and any SPD ``w_tt``. The scalar root
@@ -266,9 +266,9 @@ def solve_soil_row(w, lam, vloc, delta, s_p, j, area, b, dt, mat, rate):
     ``w``: the 3x3 Delassus block, ``lam``: the row's current impulse, ``vloc``: the current relative
     velocity in the frame (with ``lam`` applied), ``delta``: how far the body's underside lies below the
     undeformed surface at the start of the step [m], ``s_p`` and ``j``: the sample's plastic sinkage and
-    loaded slip [m]; ``rate``: how fast the sample's slip grows with the point's (:func:`slip_rate`). The normal law is solved first with the row's current
-    tangential impulse, then the shear law under the new normal pressure; returns the new frame impulse
-    [N s]."""
+    loaded slip [m]; ``rate``: how fast the sample's slip grows with the point's (:func:`slip_rate`). The
+    normal law is solved first with the row's current tangential impulse, then the shear law under the new
+    normal pressure; returns the new frame impulse [N s]."""
     v_n_free = vloc[0] - w[0, 0] * lam[0]
     ln, _delta_e, _p, p_n = solve_soil_normal(delta, s_p, w[0, 0], v_n_free, area, b, dt, mat)
     wt = ti.math.mat2([[w[1, 1], w[1, 2]], [w[2, 1], w[2, 2]]])

@@ -107,7 +107,8 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
                 put(D.row_f, e, r, ROW_F.width, width)
                 v = relative_velocity(D, e, r, a, b, ra, rb)  # (at the start of the step)
                 n = get3(D.contact, e, s, CONTACT.normal)
-                put(D.row_f, e, r, ROW_F.slip_rate, slip_rate(get3(D.contact, e, s, CONTACT.sample_offset), v - v.dot(n) * n))
+                offset = get3(D.contact, e, s, CONTACT.sample_offset)
+                put(D.row_f, e, r, ROW_F.slip_rate, slip_rate(offset, v - v.dot(n) * n))
             else:
                 put(D.row_f, e, r, ROW_F.target,
                     normal_target(get(D.contact, e, s, CONTACT.depth), dt, slop, erp, max_push))
