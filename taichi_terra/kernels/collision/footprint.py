@@ -16,6 +16,11 @@ RIM_SIDES = 8  # polygon sides of a cylinder rim's projection (two rims: 16 poin
 _RIM_SCALE = math.sqrt(2.0 * math.pi / (RIM_SIDES * math.sin(2.0 * math.pi / RIM_SIDES)))
 _RIM_COS = [_RIM_SCALE * math.cos(2.0 * math.pi * k / RIM_SIDES) for k in range(RIM_SIDES)]
 _RIM_SIN = [_RIM_SCALE * math.sin(2.0 * math.pi * k / RIM_SIDES) for k in range(RIM_SIDES)]
+# a cylinder's hull vertex i: the rim polygon's corner k (0 .. half a turn moved forward, then on round moved back)
+_HULL_K = [i if i <= RIM_SIDES // 2 else (i - 1) % RIM_SIDES for i in range(RIM_SIDES + 2)]
+_HULL_COS = [_RIM_COS[k] for k in _HULL_K]
+_HULL_SIN = [_RIM_SIN[k] for k in _HULL_K]
+_HULL_SIDE = [1.0 if i <= RIM_SIDES // 2 else -1.0 for i in range(RIM_SIDES + 2)]
 _BUF = MAX_HULL + 4  # a rectangle clipped by the hull keeps at most this many vertices
 _SKEW = 0.4142135623730951  # tan(22.5 deg): the hull starts at the lowest x + _SKEW y
 
@@ -83,9 +88,13 @@ def footprint_hull(points: ti.template(), pt0, npt, c_l, r_l):
 @ti.func
 def cylinder_hull(radius, half, c_l, r_l):
     """Counter-clockwise footprint of a cylinder (radius and half length [m], axis along its z) at ``c_l`` with
-    rotation ``r_l`` in the bed frame: the hull of its rims' projected ellipses, drawn as polygons of
-    ``RIM_SIDES`` sides of the ellipse's area, with vertices at the ends of the ellipse's axes (a wheel whose
-    axle lies in the bed plane projects to a rectangle of its exact width). Returns (MAX_HULL x 2 rows, count)."""
+    rotation ``r_l`` in the bed frame: the hull of its rims' projected ellipses, each drawn as a polygon of
+    ``RIM_SIDES`` sides of the ellipse's area with vertices at the ends of the ellipse's axes. The hull is built
+    directly, as the Minkowski sum of one rim's polygon and the axis's projection: the half of the polygon facing
+    along the axle's projection moved forward by it, the other half back (``RIM_SIDES + 2`` vertices). A wheel
+    whose axle lies in the bed plane projects to a rectangle of its exact width; an axle tilted by rounding
+    leaves the hull as it is (a wrapping of near-collinear points could not be trusted there). Returns
+    (MAX_HULL x 2 rows, count)."""
     axis = ti.math.vec3(r_l[0, 2], r_l[1, 2], r_l[2, 2])
     flat = ti.math.vec2(axis[0], axis[1])
     along = ti.math.vec2(1.0, 0.0)  # (the in-plane axle direction; any for an upright cylinder)
@@ -93,14 +102,15 @@ def cylinder_hull(radius, half, c_l, r_l):
         along = flat / flat.norm()
     across = ti.math.vec2(-along[1], along[0])
     minor = radius * ti.abs(axis[2])  # the ellipse's semi-axis along the axle's projection
-    pts = ti.Matrix.zero(float, MAX_HULL, 2)
-    for rim in ti.static(range(2)):
-        centre = ti.math.vec2(c_l[0], c_l[1]) + (1.0 - 2.0 * rim) * half * flat
-        for k in ti.static(range(RIM_SIDES)):
-            v = centre + radius * ti.static(_RIM_COS[k]) * across + minor * ti.static(_RIM_SIN[k]) * along
-            pts[rim * RIM_SIDES + k, 0] = v[0]
-            pts[rim * RIM_SIDES + k, 1] = v[1]
-    return convex_hull_2d(pts, 2 * RIM_SIDES, MAX_HULL)
+    centre = ti.math.vec2(c_l[0], c_l[1])
+    hull = ti.Matrix.zero(float, MAX_HULL, 2)
+    # angle k runs clockwise in the (along, across) frame: the rows are filled from the last, counter-clockwise
+    for i in ti.static(range(RIM_SIDES + 2)):
+        v = centre + ti.static(_HULL_SIDE[i]) * half * flat + radius * ti.static(_HULL_COS[i]) * across \
+            + minor * ti.static(_HULL_SIN[i]) * along
+        hull[RIM_SIDES + 1 - i, 0] = v[0]
+        hull[RIM_SIDES + 1 - i, 1] = v[1]
+    return hull, RIM_SIDES + 2
 
 
 @ti.func
