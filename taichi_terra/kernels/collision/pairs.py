@@ -380,6 +380,16 @@ def _sphere_map_contacts(D: ti.template(), e, p, base, cap, off, nx, ny, x0, y0,
 
 # --------------------------------------------------------------------------- one pair
 @ti.func
+def within_reach_of_map(D: ti.template(), m, pos, radius, margin):
+    """Whether a body centred at ``pos`` with bounding ``radius`` [m] can come within ``margin`` of map ``m``: the
+    whole map lies below its highest sample, so a bounding sphere that stays above it by more than the margin is
+    farther than the margin from every triangle (an exact rejection, from the centre's height in the map frame
+    alone)."""
+    o, rm = hm_pose(D, m)
+    return (rm.transpose() @ (pos - o))[2] - radius - margin <= get(D.map_f, 0, m, MAP_F.top)
+
+
+@ti.func
 def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
     """Fill the contact slots of static pair ``p`` (a shape with the ground, a height map or a soil bed) in
     env ``e`` from the link poses in ``q``.
@@ -413,20 +423,14 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
                 emit(D, e, p, base, cap,
                      vec3(pw[0], pw[1], ground_height), up, depth, FEAT_POINT + k, False)
     elif kind == PAIR_SOIL:
-        # the rut floor lies nowhere above the bed's highest undeformed sample (plastic sinkage is >= 0): a body
-        # whose bounding sphere stays above it by more than the margin meets no sample (the test of a height map)
-        o, rm = hm_pose(D, pr[PAIR.other])
-        if (rm.transpose() @ (pos - o))[2] - bf[BODY_F.radius] - margin <= get(D.map_f, 0, pr[PAIR.other], MAP_F.top):
+        # (the rut floor lies nowhere above the bed's highest undeformed sample: plastic sinkage is >= 0)
+        if within_reach_of_map(D, pr[PAIR.other], pos, bf[BODY_F.radius], margin):
             _pos, rot = body_pose(D, e, bi)
             soil_quadrature(D, e, p, base, cap, margin, pos, rot, stype, prm, bf[BODY_F.radius],
                             bd[BODY_I.plane0], bd[BODY_I.n_planes], pr[PAIR.other], pt0, npt)
     else:  # a height map
-        # the whole map lies below its highest sample: a shape whose bounding sphere stays above it by more than
-        # the margin is farther than the margin from every triangle (an exact rejection, from the centre's height
-        # in the map frame alone)
-        o, rm = hm_pose(D, pr[PAIR.other])
         top = get(D.map_f, 0, pr[PAIR.other], MAP_F.top)
-        if (rm.transpose() @ (pos - o))[2] - bf[BODY_F.radius] - margin <= top:
+        if within_reach_of_map(D, pr[PAIR.other], pos, bf[BODY_F.radius], margin):
             _pos, rot = body_pose(D, e, bi)
             off, nx, ny, _soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(D, pr[PAIR.other], pos, rot)
             if stype == SPHERE or stype == CAPSULE:
