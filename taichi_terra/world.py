@@ -429,7 +429,8 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
             if self._model.n_bodies or self._model.n_trees:
                 self._upload_params()
             self._settings_key = key
-        if self._model.n_plates:  # the RFT stage before each step (kernels/rft/plates.py)
+        if self._model.n_plates and not self._fused_plates():  # the RFT stage's own launch before each step
+            # (kernels/rft/plates.py)
             plate_run, plate_args = self._plate_stage()
             run, args = self._graph()
             args["n_steps"] = 1
@@ -473,6 +474,13 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
             spread = np.where(g >= 0.5 * g.max(), -np.inf, spread)
         return int(np.argmax(spread))
 
+    def _fused_plates(self) -> bool:
+        """Whether the step kernel runs the RFT stage itself (on cpu): each env's thread evaluates its plates,
+        carrier by carrier, at the start of each of its steps, so ``step(n)`` stays one launch. On the GPU
+        backends the RFT stage is a kernel of its own, parallel over (env, plate), launched before each step
+        (there one thread per env would take each env's plates one by one)."""
+        return bool(self._model.n_plates) and backend.config()["arch"] == "cpu"
+
     def _graph(self):
         """The step kernel as a compiled Taichi graph, built once per world: one call binds every array in
         C++ instead of Python. Returns the function that runs it and its argument dict (``n_steps`` set by
@@ -483,7 +491,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
 
             arch = backend.config()["arch"]
             serial = arch == "cpu" and self._n_envs == 1
-            kernel = simulate_kernel(serial, self._model.n_trees > 0)
+            kernel = simulate_kernel(serial, self._model.n_trees > 0, self._fused_plates())
             arrays = {**self._model.arrays(), **self._state.arrays(), **self._control.arrays(),
                       **self._scratch.arrays()}
             run, args = backend.compiled_launch(kernel, ("n_steps", "spread"),

@@ -320,6 +320,66 @@ def test_a_link_in_sand_feels_its_plates_as_a_generalized_force():
     np.testing.assert_allclose(force[0], f.sum(axis=0), rtol=0, atol=1e-12 * np.abs(force).max())
 
 
+_PADDLE = ('<robot name="paddle"><link name="base"/><link name="blade"><inertial><origin xyz="0 0 -0.15"/>'
+           '<mass value="0.5"/><inertia ixx="0.004" iyy="0.004" izz="0.0002" ixy="0" ixz="0" iyz="0"/></inertial>'
+           '<collision><origin xyz="0 0 -0.15"/><geometry><box size="0.02 0.06 0.2"/></geometry></collision>'
+           '</link><joint name="hinge" type="continuous"><parent link="base"/><child link="blade"/>'
+           '<origin xyz="0 0 0.1"/><axis xyz="0 1 0"/></joint></robot>')
+
+
+def _swung_paddle(n_envs, mode):
+    """A hinged paddle swung at 3 rad/s into sand whose surface its tip lies 6 mm below, under gravity, beside a
+    free box half in the sand; smoothing 0.5."""
+    world = tt.World(dt=1e-3, n_envs=n_envs)
+    world.add_granular_medium(-0.1, zeta=ZETA, smoothing=0.5, mode=mode)
+    paddle = world.add_articulated_system(_PADDLE, base="fixed")
+    world.add_plates(paddle, "blade", count=100)
+    box = world.add_box(0.05, 0.05, 0.05, 0.3)
+    world.add_plates(box, count=60)
+    box.set_position([0.4, 0.0, -0.1])
+    box.set_linear_velocity([0.1, 0.0, -0.05])
+    paddle.set_generalized_coordinate([0.6])
+    paddle.set_generalized_velocity([-3.0])
+    return world, paddle
+
+
+@pytest.mark.parametrize("mode", ["force", "row"])
+def test_plates_step_the_same_alone_beside_another_env_and_in_the_rft_stage_of_their_own(mode):
+    """Reference: batch invariance and schedule independence. A hinged paddle and a free box swung into sand give
+    the same plate forces, loads and motion bit for bit in a world of one env and in env 0 of two, and with
+    ``step(15)`` as with fifteen ``step()``. On cpu the step kernel evaluates the plates itself, carrier by
+    carrier; the GPU backends launch the RFT stage's own kernel, parallel over (env, plate), before each step:
+    run here from a checkpoint, that kernel gives the forces, depths, media and loads of the step's, bit for
+    bit."""
+    results = []
+    for n_envs, calls in ((1, 1), (1, 15), (2, 1)):
+        world, paddle = _swung_paddle(n_envs, mode)
+        for _ in range(calls):
+            world.step(15 // calls)
+        results.append((world.get_plate_forces(0)["force"], world.get_plate_loads(0)[1],
+                        paddle.get_generalized_coordinate(0), paddle.get_generalized_velocity(0)))
+    assert abs(results[0][2][0] - 0.6) > 1e-3 and np.abs(results[0][1]).max() > 0.1  # (it swung; the sand resists)
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            np.testing.assert_array_equal(a, b)
+    snap = world.checkpoint()
+    world.step()
+    stepped = [world.get_plate_forces(e) for e in range(2)]
+    loads = world._scratch.block("scratch_f", "plate_load").copy()
+    world.restore(snap)
+    for block in ("plate_out", "plate_load"):  # (so that only the stage's launch can fill them)
+        world._scratch.set_block("scratch_f", block, None, np.full(world._scratch.block("scratch_f", block).shape,
+                                                                   np.nan))
+    run, args = world._plate_stage()
+    run(args)
+    for e in range(2):
+        for key in ("force", "depth", "medium"):
+            np.testing.assert_array_equal(world.get_plate_forces(e)[key], stepped[e][key])
+    assert (stepped[0]["depth"] > 0).any() and np.abs(stepped[0]["force"]).max() > 0.0
+    columns = slice(0, 12) if mode == "force" else slice(0, 6)  # (a row's part is, after the step, what it applied)
+    np.testing.assert_array_equal(world._scratch.block("scratch_f", "plate_load")[..., columns], loads[..., columns])
+
+
 # ---------------------------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("kwargs,error,match", [
     ({"surface": "sand"}, TypeError, "surface must be a height"),

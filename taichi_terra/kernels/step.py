@@ -7,7 +7,9 @@ is these stages, in order (``step_env``):
 0. articulated trees: link frames and velocities; after the contacts (1), bias forces, the drives held at
    their effort limit since the last step and, for a tree some row acts on this step, the mass matrix and
    its factor with the implicit drive terms (a tree without rows
-   takes the articulated-body algorithm in stage 5 instead; ``dynamics/tree.py``, ``dynamics/tree_solve.py``)
+   takes the articulated-body algorithm in stage 5 instead; ``dynamics/tree.py``, ``dynamics/tree_solve.py``);
+   then, on cpu, the RFT plates' forces and each carrier's load from those frames (``rft/plates.py``; the GPU
+   backends launch that stage before the step)
 1. contacts: every static pair's slots (a shape with the ground, a height map, a soil bed's quadrature
    points; a tree link with several shapes loads each bed sample through its lowest one), the broadphase's
    shape-shape pairs, then those pairs' contacts (``find_contacts``)
@@ -17,7 +19,7 @@ is these stages, in order (``step_env``):
    pushes the belt's drives (``belts/rows.py``), and coincident contacts of one belt are merged
 4. impacts, in waves, with the velocities before this step's forces (``solver/impact.py``)
 5. free velocities ``u* = u + dt M^-1 (tau - h)`` (``dynamics/free_body.py``; trees: with their drives), the
-   RFT plates' loads of the stage before the step among the applied forces (``rft/plates.py``)
+   RFT plates' loads among the applied forces (``rft/plates.py``)
 6. warm starts from the last step's impulse of the same contact feature, joint and pin
 7. projected Gauss-Seidel sweeps, dispatching on the row kind: Coulomb contact, soil point, then the
    trees' joint limit and friction rows (``solver/limits.py``), then the pins (``solver/pins.py``), then the
@@ -69,6 +71,7 @@ from .dynamics.free_body import free_velocity, integrate_link, link_inv_inertia
 from .dynamics.inverse import transmitted_wrenches
 from .dynamics.tree import hold_drives, record_drive_forces, tree_dynamics, tree_free_velocity, tree_integrate, tree_kinematics
 from .dynamics.tree_solve import tree_factor
+from .rft.plates import carrier_plates
 from .soil.history import commit_soil, soil_point
 from .soil.law import solve_soil_row
 from .solver.block import contact_block_sweep, setup_contact_block
@@ -106,10 +109,11 @@ def env_spread(n_envs: int, arch: str, threads: int, serial: bool) -> int:
     return max(1, 512 // per_chunk)
 
 
-def _simulate_kernel(serial: bool, trees: bool):
+def _simulate_kernel(serial: bool, trees: bool, plates: bool = False):
     """The step kernel; ``serial`` runs the env loop on the calling thread (a single-env world on cpu: a
     parallel loop's launch costs about 130 us there, a serial one about 20 us); ``trees`` compiles the
-    articulated-tree stages in (a world without trees does not pay their compile time)."""
+    articulated-tree stages in (a world without trees does not pay their compile time); ``plates`` runs the RFT
+    stage inside each step (stage 0, on cpu), so ``step(n)`` stays one launch."""
 
     @ti.kernel
     def simulate(n_steps: ti.i32, spread: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd, u: nd,
@@ -121,7 +125,7 @@ def _simulate_kernel(serial: bool, trees: bool):
             if i % spread == 0:
                 run_env(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
                                  state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
-                                 scratch_i=scratch_i, soil_rev=soil_rev), i // spread, n_steps, trees)
+                                 scratch_i=scratch_i, soil_rev=soil_rev), i // spread, n_steps, trees, plates)
 
     return simulate
 
@@ -130,21 +134,22 @@ def _simulate_kernel(serial: bool, trees: bool):
 simulate = _simulate_kernel(False, False)
 #: the same on the calling thread (worlds of one env on cpu)
 simulate_serial = _simulate_kernel(True, False)
-_VARIANTS = {(False, False): simulate, (True, False): simulate_serial}
+_VARIANTS = {(False, False, False): simulate, (True, False, False): simulate_serial}
 
 
-def simulate_kernel(serial: bool, trees: bool):
-    """The step kernel for a world: on the calling thread or not, with the tree stages or not."""
-    key = (bool(serial), bool(trees))
+def simulate_kernel(serial: bool, trees: bool, plates: bool = False):
+    """The step kernel for a world: on the calling thread or not, with the tree stages or not, with the RFT
+    stage inside the step or not."""
+    key = (bool(serial), bool(trees), bool(plates))
     if key not in _VARIANTS:
         _VARIANTS[key] = _simulate_kernel(*key)
     return _VARIANTS[key]
 
 
 @ti.func
-def run_env(D: ti.template(), e, n_steps, trees: ti.template()):
+def run_env(D: ti.template(), e, n_steps, trees: ti.template(), plates: ti.template()):
     for _ in range(n_steps):
-        step_env(D, e, trees)
+        step_env(D, e, trees, plates)
 
 
 @ti.func
@@ -180,7 +185,7 @@ def find_contacts(D: ti.template(), e):
 
 
 @ti.func
-def step_env(D: ti.template(), e, trees: ti.template()):
+def step_env(D: ti.template(), e, trees: ti.template(), plates: ti.template()):
     """One step of env ``e`` (the stages are listed in the module docstring)."""
     sf = row(D.settings_f, e, 0)
     si = row(D.settings_i, e, 0)
@@ -191,6 +196,10 @@ def step_env(D: ti.template(), e, trees: ti.template()):
     if ti.static(trees):  # 0. trees: link frames and velocities
         for t in range(n_trees):
             tree_kinematics(D, e, t)
+    if ti.static(plates):  # 0, cpu: the RFT stage, carrier by carrier, from the frames above (rft/plates.py)
+        trial = dt * gravity
+        for c in range(si[SETTINGS_I.n_plate_carriers]):
+            carrier_plates(D, e, c, si[SETTINGS_I.n_media], trial)
     find_contacts(D, e)
     if ti.static(trees):  # 0b. bias forces; the mass matrix and its factor where a row acts on the tree
         mark_factored_trees(D, e, n_trees, n_static, dt, sf[SETTINGS_F.margin])

@@ -1,14 +1,20 @@
-"""The RFT stage of a step: every plate's force in parallel over (env, plate), then each carrier's load.
+"""The RFT stage of a step: every plate's force, then each carrier's load.
 
-One launch before each step (``World.step``):
+On the GPU backends, one launch before each step (``World.step``), parallel over (env, plate):
 
 1. tree link frames and velocities at the start of the step (the step recomputes them; ``dynamics/tree.py``);
-2. over (env, plate): the plate's centroid, normal and centroid velocity in the world; the first medium whose
-   region holds the centroid; the depth below its surface (flat, or the height map's triangle under the centroid,
-   measured along the map's z); the force of :func:`~.law.plate_force`, smoothed with the medium's factor
-   ``a``: ``F <- a F + (1 - a) F_last`` once the plate has a last force (``PLATE_STATE``, checkpointed);
+2. over (env, plate): the plate's centroid in the world; the first medium whose region holds it; the depth below
+   its surface (flat, or the height map's triangle under the centroid, measured along the map's z); for a buried
+   plate, its world normal and centroid velocity and the force of :func:`~.law.plate_force`; the force smoothed
+   with the medium's factor ``a``: ``F <- a F + (1 - a) F_last`` once the plate has a last force
+   (``PLATE_STATE``, checkpointed);
 3. over (env, carrier): the sum of its plates' forces and their moment about its origin, plate by plate in
    index order (the sum does not depend on how the plates were scheduled, so replays are bit-identical).
+
+On cpu the step kernel does the same inside each env's step (:func:`carrier_plates`, after the step's own tree
+frames): carrier by carrier, its motion read once, each plate's force added to the carrier's load as it is
+found, in the same order, so both give the same bits (a test). There a launch of its own before each step cost
+more than the plates' work (the README's performance section has the numbers), and ``step(n)`` is one launch.
 
 The step adds each carrier's load as an applied force (``PLATE_LOAD``): to a free body's force and torque, and to a
 tree link's Newton-Euler force, which the bias forces then carry to the joints.
@@ -108,21 +114,25 @@ def plate_force_of(D: ti.template(), e, p, n_media, trial, pos, rot, vel, omega)
     at ``pos``, ``rot`` moving at ``vel``, ``omega`` (:func:`carrier_motion`). In a medium whose resistance is a
     row, a plate moving slower than ``|trial|`` (gravity's velocity change over the step) is taken at its velocity
     plus ``(1 - |v| / |trial|) trial``: straight down at rest, its own velocity from ``|trial|`` on (so RFT's
-    independence of speed holds there)."""
-    centroid = pos + rot @ get3(D.plate_f, e, p, PLATE_F.centroid)
-    normal = rot @ get3(D.plate_f, e, p, PLATE_F.normal)
-    velocity = vel + omega.cross(centroid - pos)
+    independence of speed holds there). Returns the centroid's offset from the carrier's origin (world axes),
+    the force and whether its medium's resistance is a row."""
+    arm = rot @ get3(D.plate_f, e, p, PLATE_F.centroid)
+    centroid = pos + arm
     m = medium_at(D, e, centroid, n_media)
     force = vec3(0.0, 0.0, 0.0)
     depth = 0.0
+    in_row = False
     if m >= 0:
-        if get(D.medium_i, e, m, MEDIUM_I.row) != 0:  # (a plate slower than gravity's change over the step
-            # moves the way gravity starts it: at rest, straight down)
-            slow = 1.0 - velocity.norm() / ti.max(trial.norm(), 1e-300)
-            if slow > 0.0:
-                velocity += slow * trial
+        in_row = get(D.medium_i, e, m, MEDIUM_I.row) != 0
         depth = medium_depth(D, e, m, centroid)
-        if depth > 0.0:  # (an unburied plate's force is zero: its coefficients are not read)
+        if depth > 0.0:  # (an unburied plate's force is zero: its normal, velocity and coefficients are not read)
+            normal = rot @ get3(D.plate_f, e, p, PLATE_F.normal)
+            velocity = vel + omega.cross(centroid - pos)
+            if in_row:  # (a plate slower than gravity's change over the step moves the way gravity starts it:
+                # at rest, straight down)
+                slow = 1.0 - velocity.norm() / ti.max(trial.norm(), 1e-300)
+                if slow > 0.0:
+                    velocity += slow * trial
             coeffs = getn(D.medium_f, e, m, MEDIUM_F.coefficients, 9)
             force = plate_force(normal, velocity, depth, get(D.plate_f, e, p, PLATE_F.area),
                                 get(D.medium_f, e, m, MEDIUM_F.zeta), coeffs,
@@ -135,6 +145,7 @@ def plate_force_of(D: ti.template(), e, p, n_media, trial, pos, rot, vel, omega)
     putn(D.plate_out, e, p, PLATE_OUT.force, force)
     put(D.plate_out, e, p, PLATE_OUT.depth, depth)
     put(D.plate_out, e, p, PLATE_OUT.medium, ti.cast(m, float))
+    return arm, force, in_row
 
 
 @ti.func
@@ -146,23 +157,40 @@ def carrier_load(D: ti.template(), e, c):
 
 @ti.func
 def carrier_plates(D: ti.template(), e, c, n_media, trial):
-    """Carrier ``c``'s plates one after the other, its motion read once, then its load: the serial stage."""
+    """Carrier ``c``'s plates one after the other, its motion read once, each plate's force added to its load as
+    it is found: the serial stage (the same sums, in the same order, as :func:`sum_carrier_load`)."""
     pos, rot, vel, omega = carrier_motion(D, e, c)
+    force, torque = vec3(0.0, 0.0, 0.0), vec3(0.0, 0.0, 0.0)
+    row_force, row_torque = vec3(0.0, 0.0, 0.0), vec3(0.0, 0.0, 0.0)
     first = get(D.plate_range, e, c, PLATE_RANGE.first)
     for p in range(first, first + get(D.plate_range, e, c, PLATE_RANGE.count)):
-        plate_force_of(D, e, p, n_media, trial, pos, rot, vel, omega)
-    sum_carrier_load(D, e, c, rot)
+        arm, f, in_row = plate_force_of(D, e, p, n_media, trial, pos, rot, vel, omega)
+        if in_row:
+            row_force += f
+            row_torque += arm.cross(f)
+        else:
+            force += f
+            torque += arm.cross(f)
+    store_load(D, e, c, force, torque, row_force, row_torque)
+
+
+@ti.func
+def store_load(D: ti.template(), e, c, force, torque, row_force, row_torque):
+    """Write carrier ``c``'s ``PLATE_LOAD``."""
+    putn(D.plate_load, e, c, PLATE_LOAD.force, force)
+    putn(D.plate_load, e, c, PLATE_LOAD.torque, torque)
+    putn(D.plate_load, e, c, PLATE_LOAD.row_force, row_force)
+    putn(D.plate_load, e, c, PLATE_LOAD.row_torque, row_torque)
 
 
 @ti.func
 def sum_carrier_load(D: ti.template(), e, c, rot):
     """``PLATE_LOAD`` of carrier ``c`` with rotation ``rot``: its plates' forces and their moment about its origin,
-    in plate order."""
+    in plate order, of the plates in media that apply forces and, apart, of those in media whose resistance is a
+    row."""
+    force, torque = vec3(0.0, 0.0, 0.0), vec3(0.0, 0.0, 0.0)
+    row_force, row_torque = vec3(0.0, 0.0, 0.0), vec3(0.0, 0.0, 0.0)
     first = get(D.plate_range, e, c, PLATE_RANGE.first)
-    force = vec3(0.0, 0.0, 0.0)
-    torque = vec3(0.0, 0.0, 0.0)
-    row_force = vec3(0.0, 0.0, 0.0)
-    row_torque = vec3(0.0, 0.0, 0.0)
     for p in range(first, first + get(D.plate_range, e, c, PLATE_RANGE.count)):
         f = get3(D.plate_out, e, p, PLATE_OUT.force)
         t = (rot @ get3(D.plate_f, e, p, PLATE_F.centroid)).cross(f)
@@ -173,10 +201,7 @@ def sum_carrier_load(D: ti.template(), e, c, rot):
         else:
             force += f
             torque += t
-    putn(D.plate_load, e, c, PLATE_LOAD.force, force)
-    putn(D.plate_load, e, c, PLATE_LOAD.torque, torque)
-    putn(D.plate_load, e, c, PLATE_LOAD.row_force, row_force)
-    putn(D.plate_load, e, c, PLATE_LOAD.row_torque, row_torque)
+    store_load(D, e, c, force, torque, row_force, row_torque)
 
 
 @ti.func
@@ -236,11 +261,10 @@ _VARIANTS = {}
 
 
 def plates_kernel(trees: bool, serial: bool = False):
-    """The RFT stage's kernel, with the tree stages or not; ``serial`` runs its loops on the calling thread (a
-    single-env world on cpu: there the three parallel loops' launches cost more than the plates' work; the
-    hexapod's 3072 plates took 300 us per step in parallel and 100 to 140 us serially, stage and step together,
-    on the 2-core machine). Each plate's force does not depend on the schedule, and each carrier sums its plates in
-    index order, so both variants give the same bits."""
+    """The RFT stage's own kernel (the GPU backends' RFT stage; on cpu the step kernel runs it), with the tree stages
+    or not; ``serial`` runs its loops on the calling thread, carrier by carrier (for a single env on cpu, where
+    three parallel loops' launches cost more than the plates' work). Each plate's force does not depend on the
+    schedule, and each carrier sums its plates in index order, so every variant gives the same bits."""
     key = (bool(trees), bool(serial))
     if key not in _VARIANTS:
         _VARIANTS[key] = _plates_kernel(*key)
