@@ -413,7 +413,8 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
     def step(self, n_steps: int = 1) -> None:
         """Advance every env by ``n_steps`` time steps.
 
-        One call costs one kernel launch (on vulkan one per step); settings (``solver``, gravity) are
+        One call costs one kernel launch (on vulkan one per step; on the GPU backends a world with RFT plates also
+        launches the plates' stage before each step); settings (``solver``, gravity) are
         checked and uploaded only when they changed since the last call.
         """
         n = n_steps if type(n_steps) is int and n_steps >= 1 else check_int("n_steps", n_steps, 1)

@@ -340,7 +340,6 @@ def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
     prev_pair = 0
     for r in range(n_rows):
         ri = row(D.row_i, e, r)
-        s = ri[ROW_I.slot]
         lam = vec3(0.0, 0.0, 0.0)
         is_soil = ri[ROW_I.kind] == ROW_SOIL
         prev = -1
