@@ -88,14 +88,17 @@ def gait(t: float) -> np.ndarray:
 
 def add_hexapod(world, payload: float = 0.0, *, plates: int = 500, height: float = None):
     """The hexapod standing with its feet on the sand's surface (z = 0) and its servos holding the gait's first
-    pose; each foot (the dactyl of each leg link) gets about ``plates`` plates. Returns the system."""
+    pose; each foot (the dactyl of each leg link) gets about ``plates`` plates (at least that many, and at least
+    32: 512 for the default 500, 128 for 100). Returns the system."""
     robot = world.add_articulated_system(hexapod_urdf(payload),
                                          position=(0.0, 0.0, DROP + FOOT[0] + 0.5 * FOOT[1] if height is None
                                                    else height))
     import trimesh
 
+    rings = max(4, min(16, math.ceil(math.sqrt(plates / 2))))  # (a capsule of n x n segments has 2 n^2 faces, and
+    # a mesh is cut into plates no coarser than its faces: 500 plates take 16 x 16, 100 take 8 x 8)
     for k, (_x, side) in enumerate(HIPS):  # (plates on the dactyl, the part of the leg that enters the sand)
-        foot = trimesh.creation.capsule(height=FOOT[1], radius=FOOT[0], count=[16, 16])
+        foot = trimesh.creation.capsule(height=FOOT[1], radius=FOOT[0], count=[rings, rings])
         foot.apply_translation((0.0, side * REACH, -DROP))
         world.add_plates(robot, f"leg{k}", count=plates, mesh=foot)
     nv = robot.get_dof()

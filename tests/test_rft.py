@@ -568,7 +568,7 @@ def test_the_hexapod_walks_in_sand_and_sinks_deeper_with_a_payload():
     """Reference: the spec's hexapod experiment (``spec/rft_granular.md``): the 4.04 kg, 12-joint hexapod of
     ``scenes/hexapod_sand.py`` walks forward through sand (zeta = 3.75) on a tripod gait of one cycle per second,
     and its feet sink deeper with a 2.277 kg payload than without. Two envs, one per payload (the payload is
-    the body's mass, so two worlds); 2 s each, 100 plates per foot; the body stays level (within 0.1 rad)."""
+    the body's mass, so two worlds); 2 s each, 128 plates per foot; the body stays level (within 0.1 rad)."""
     hexapod = _scene("hexapod_sand")
     walked, deepest = [], []
     for payload in (0.0, 2.277):
