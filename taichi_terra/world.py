@@ -23,11 +23,11 @@ from .rays import RayCaster
 from .terrain.builder import TerrainBuilder
 from .validation import as_vector, check_env, check_finite, check_int, check_positive
 
-#: steps per kernel launch on vulkan, for worlds without and with soil beds. A launch costs about 0.6 s on
-#: lavapipe whatever it does (a sphere on a slope: 670 ms per step at one step per launch, 80 ms at eight, the
-#: same trajectory; neither the graph launch nor the block size is the cause), but launches of several steps
-#: were seen to stop early on soil (a box settling on soil: 8 steps per launch left 124 of its 221 soil points
-#: unsolved), so there each step is its own launch
+#: steps per kernel launch on vulkan, for worlds without and with soil beds. On lavapipe a ``break`` three loops
+#: deep (the soil law's Newton iterations inside the sweep inside the step loop) also ended the loops around it:
+#: a box settling on soil, 40 steps in launches of 8 and of 40, sank 1.2 and 0.16 mm instead of 6.8 mm, so there
+#: each step is its own launch (about 1.5 ms on lavapipe since the env loop runs on as many threads as envs,
+#: ``kernels/common/lanes.py``; 0.6 s before)
 _VULKAN_STEPS_PER_LAUNCH = 8
 _VULKAN_SOIL_STEPS_PER_LAUNCH = 1
 
@@ -140,8 +140,8 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
             raise TypeError(f"solver must be a SolverConfig or None, got {type(solver).__name__}")
         self.solver = copy.deepcopy(solver) if solver is not None else SolverConfig()
         self.solver.validate()
-        # initialise Taichi if needed, before any array exists. On vulkan (lavapipe) a launch of many steps was
-        # seen to stop early on soil, so there a launch runs at most _VULKAN_STEPS_PER_LAUNCH steps (set at build)
+        # initialise Taichi if needed, before any array exists. On vulkan a launch runs at most
+        # _VULKAN_STEPS_PER_LAUNCH steps (set at build)
         self._vulkan = backend.config()["arch"] == "vulkan"
         self._step_chunk = None
         self.materials = MaterialTable()
@@ -488,11 +488,13 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         the caller). A world of one env on cpu runs its env loop on the calling thread."""
         if self._step_graph is None:
             from .kernels.common.arrays import ARENAS
+            from .kernels.common.lanes import gpu_lanes
             from .kernels.step import env_spread, simulate_kernel
 
             arch = backend.config()["arch"]
             serial = arch == "cpu" and self._n_envs == 1
-            kernel = simulate_kernel(serial, self._model.n_trees > 0, self._fused_plates())
+            kernel = simulate_kernel(serial, self._model.n_trees > 0, self._fused_plates(),
+                                     gpu_lanes(self._n_envs) if arch == "vulkan" else 0)
             arrays = {**self._model.arrays(), **self._state.arrays(), **self._control.arrays(),
                       **self._scratch.arrays()}
             run, args = backend.compiled_launch(kernel, ("n_steps", "spread"),

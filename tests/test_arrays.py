@@ -184,3 +184,12 @@ def test_planar_tables_follow_their_declarations():
     roles = {t.name: t.role for t in PL.TABLES}
     assert set(PlanarArrays.STATE) == {n for n, r in roles.items() if r in ("state", "control")}
     assert roles["cmd"] == "control" and roles["pose0"] == "scratch"
+
+
+def test_vulkan_loops_launch_a_power_of_two_threads_from_32_up_to_the_limit():
+    """Reference: the rule of kernels/common/lanes.py (thread i takes item i, so every item needs a thread)."""
+    from taichi_terra.kernels.common.lanes import MAX_LANES, gpu_lanes
+
+    assert [gpu_lanes(n) for n in (0, 1, 32, 33, 64, 1000, 4096, 4097)] == [32, 32, 32, 64, 64, 1024, 4096, 8192]
+    assert gpu_lanes(MAX_LANES) == MAX_LANES
+    assert gpu_lanes(MAX_LANES + 1) == 0  # (Taichi's own grid-stride loop)

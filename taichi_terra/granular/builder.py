@@ -196,11 +196,20 @@ class GranularBuilder:
         """The RFT stage's compiled launch (``kernels/rft/plates.py``), built once per world."""
         if self._plate_graph is None:
             from .. import backend
+            from ..kernels.common.lanes import gpu_lanes
             from ..kernels.rft.plates import plates_kernel
 
             arrays = {**self._model.arrays(), **self._state.arrays(), **self._scratch.arrays()}
             names = ("model_i", "model_f", "heights", "q", "u", "state_f", "scratch_f")
-            serial = backend.config()["arch"] == "cpu" and self._n_envs == 1  # (as the step kernel's env loop)
-            self._plate_graph = backend.compiled_launch(plates_kernel(self._model.n_trees > 0, serial), (),
+            arch = backend.config()["arch"]
+            serial = arch == "cpu" and self._n_envs == 1  # (as the step kernel's env loop)
+            lanes = (0, 0, 0)
+            if arch == "vulkan":
+                ne = self._n_envs
+                lanes = (gpu_lanes(ne), gpu_lanes(ne * self._model.n_plates),
+                         gpu_lanes(ne * self._model.n_plate_carriers))
+                if 0 in lanes:  # (past MAX_LANES: every loop as Taichi sizes it)
+                    lanes = (0, 0, 0)
+            self._plate_graph = backend.compiled_launch(plates_kernel(self._model.n_trees > 0, serial, lanes), (),
                                                         {n: arrays[n] for n in names})
         return self._plate_graph

@@ -109,23 +109,31 @@ def env_spread(n_envs: int, arch: str, threads: int, serial: bool) -> int:
     return max(1, 512 // per_chunk)
 
 
-def _simulate_kernel(serial: bool, trees: bool, plates: bool = False):
+def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int = 0):
     """The step kernel; ``serial`` runs the env loop on the calling thread (a single-env world on cpu: a
     parallel loop's launch costs about 130 us there, a serial one about 20 us); ``trees`` compiles the
     articulated-tree stages in (a world without trees does not pay their compile time); ``plates`` runs the RFT
-    stage inside each step (stage 0, on cpu), so ``step(n)`` stays one launch."""
+    stage inside each step (stage 0, on cpu), so ``step(n)`` stays one launch; ``lanes`` > 0 (vulkan) runs
+    env ``i`` on thread ``i`` of that many (:func:`~.common.lanes.gpu_lanes`)."""
 
     @ti.kernel
     def simulate(n_steps: ti.i32, spread: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd, u: nd,
                  state_f: nd, state_i: nd, control: nd, scratch_f: nd, scratch_i: nd, soil_rev: nd):
         """Advance every env by ``n_steps`` steps (a call costs one kernel launch however many steps it
         takes); ``spread`` loop iterations per env (:func:`env_spread`)."""
-        ti.loop_config(serialize=serial)
-        for i in range(q.shape[0] * spread):  # (env_spread: all but every spread-th iteration are empty)
-            if i % spread == 0:
-                run_env(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
-                                 state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
-                                 scratch_i=scratch_i, soil_rev=soil_rev), i // spread, n_steps, trees, plates)
+        if ti.static(lanes > 0):
+            for lane in range(lanes):
+                if lane < q.shape[0]:
+                    run_env(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
+                                     state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
+                                     scratch_i=scratch_i, soil_rev=soil_rev), lane, n_steps, trees, plates)
+        else:
+            ti.loop_config(serialize=serial)
+            for i in range(q.shape[0] * spread):  # (env_spread: all but every spread-th iteration are empty)
+                if i % spread == 0:
+                    run_env(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
+                                     state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
+                                     scratch_i=scratch_i, soil_rev=soil_rev), i // spread, n_steps, trees, plates)
 
     return simulate
 
@@ -134,13 +142,14 @@ def _simulate_kernel(serial: bool, trees: bool, plates: bool = False):
 simulate = _simulate_kernel(False, False)
 #: the same on the calling thread (worlds of one env on cpu)
 simulate_serial = _simulate_kernel(True, False)
-_VARIANTS = {(False, False, False): simulate, (True, False, False): simulate_serial}
+_VARIANTS = {(False, False, False, 0): simulate, (True, False, False, 0): simulate_serial}
 
 
-def simulate_kernel(serial: bool, trees: bool, plates: bool = False):
+def simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int = 0):
     """The step kernel for a world: on the calling thread or not, with the tree stages or not, with the RFT
-    stage inside the step or not."""
-    key = (bool(serial), bool(trees), bool(plates))
+    stage inside the step or not, over a loop Taichi sizes or over ``lanes`` threads
+    (:func:`~.common.lanes.gpu_lanes`)."""
+    key = (bool(serial), bool(trees), bool(plates), int(lanes))
     if key not in _VARIANTS:
         _VARIANTS[key] = _simulate_kernel(*key)
     return _VARIANTS[key]

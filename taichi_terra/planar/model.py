@@ -102,16 +102,19 @@ class PlanarArrays:
 
     def step(self, n: int) -> None:
         """Advance every env by ``n`` steps: one launch of the planar step kernel (``kernels/planar/step.py``),
-        a compiled graph bound to these arrays once; on vulkan one launch per step (on lavapipe launches of eight
-        steps ended the push scene's robot 6 cm from where launches of one step put it, as launches of
-        several steps on soil were seen to stop early)."""
+        a compiled graph bound to these arrays once; on vulkan one launch per step (on lavapipe the contact
+        sweeps' ``break``, three loops deep, also ended the step loop: one launch of 24 steps left the push
+        scene's robot at 0.40 m where 24 launches put it at 0.64 m), its env loop over as many threads as envs
+        (``kernels/common/lanes.py``)."""
         if self._launch is None:
+            from ..kernels.common.lanes import gpu_lanes
             from ..kernels.planar.step import planar_step_kernel
 
             arch = backend.config()["arch"]
             names = ("model_i", "model_f", "pose", "pose0", "vel", "cmd", "wv", "pair_i", "pair_f", "order_tmp",
                      "blk", "blk_next", "obj_s", "env_i")
-            kernel = planar_step_kernel(arch == "cpu" and self.pose.shape[0] == 1)
+            kernel = planar_step_kernel(arch == "cpu" and self.pose.shape[0] == 1,
+                                        gpu_lanes(self.pose.shape[0]) if arch == "vulkan" else 0)
             run, args = backend.compiled_launch(kernel, ("n_steps",), {k: getattr(self, k) for k in names})
             self._launch = (run, args, 1 if arch == "vulkan" else None)
         run, args, chunk = self._launch

@@ -14,15 +14,21 @@ from .motion import advance_object
 nd = ti.types.ndarray()
 
 
-def _planar_kernel(serial: bool):
+def _planar_kernel(serial: bool, lanes: int = 0):
     @ti.kernel
     def planar_step(n_steps: ti.i32, model_i: nd, model_f: nd, pose: nd, pose0: nd, vel: nd, cmd: nd, wv: nd,
                     pair_i: nd, pair_f: nd, order_tmp: nd, blk: nd, blk_next: nd, obj_s: nd, env_i: nd):
         """Advance every env by ``n_steps`` steps."""
-        ti.loop_config(serialize=serial)
-        for e in range(pose.shape[0]):
-            run_env(e, n_steps, PlanarModel(model_i, model_i, model_f), pose, pose0, vel, cmd, wv, pair_i, pair_f,
-                    order_tmp, blk, blk_next, obj_s, env_i)
+        if ti.static(lanes > 0):  # (vulkan: over ``lanes`` threads, kernels/step.py's gpu_lanes)
+            for lane in range(lanes):
+                if lane < pose.shape[0]:
+                    run_env(lane, n_steps, PlanarModel(model_i, model_i, model_f), pose, pose0, vel, cmd, wv, pair_i,
+                            pair_f, order_tmp, blk, blk_next, obj_s, env_i)
+        else:
+            ti.loop_config(serialize=serial)
+            for e in range(pose.shape[0]):
+                run_env(e, n_steps, PlanarModel(model_i, model_i, model_f), pose, pose0, vel, cmd, wv, pair_i,
+                        pair_f, order_tmp, blk, blk_next, obj_s, env_i)
 
     return planar_step
 
@@ -42,8 +48,10 @@ def run_env(e, n_steps, M: ti.template(), pose: ti.template(), pose0: ti.templat
 _VARIANTS = {}
 
 
-def planar_step_kernel(serial: bool):
-    """The planar step kernel, its env loop on the calling thread (``serial``) or one thread per env."""
-    if serial not in _VARIANTS:
-        _VARIANTS[bool(serial)] = _planar_kernel(bool(serial))
-    return _VARIANTS[bool(serial)]
+def planar_step_kernel(serial: bool, lanes: int = 0):
+    """The planar step kernel, its env loop on the calling thread (``serial``), one thread per env, or
+    ``lanes`` threads taking every ``lanes``-th env (vulkan)."""
+    key = (bool(serial), int(lanes))
+    if key not in _VARIANTS:
+        _VARIANTS[key] = _planar_kernel(*key)
+    return _VARIANTS[key]

@@ -222,8 +222,9 @@ def _frames(D: ti.template(), e):
         tree_kinematics(D, e, t)
 
 
-def _plates_kernel(trees: bool, serial: bool):
+def _plates_kernel(trees: bool, serial: bool, lanes: tuple):
     nd = ti.types.ndarray()
+    env_lanes, plate_lanes, carrier_lanes = lanes
 
     @ti.kernel
     def plates(model_i: nd, model_f: nd, heights: nd, q: nd, u: nd, state_f: nd, scratch_f: nd):
@@ -242,6 +243,21 @@ def _plates_kernel(trees: bool, serial: bool):
                 for c in range(n_carriers):
                     carrier_plates(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q,
                                             u=u, state_f=state_f, scratch_f=scratch_f), e, c, n_media, trial)
+        elif ti.static(env_lanes > 0):  # (vulkan: thread i of a fixed number takes item i, common/lanes.py)
+            if ti.static(trees):
+                for lane in range(env_lanes):
+                    if lane < n_envs:
+                        _frames(StepData(model_i, trees, model_i=model_i, model_f=model_f, q=q, u=u,
+                                         scratch_f=scratch_f), lane)
+            for lane in range(plate_lanes):
+                if lane < n_envs * n_plates:
+                    plate_step(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
+                                        state_f=state_f, scratch_f=scratch_f), lane // n_plates, lane % n_plates,
+                               n_media, trial)
+            for lane in range(carrier_lanes):
+                if lane < n_envs * n_carriers:
+                    carrier_load(StepData(model_i, trees, model_i=model_i, model_f=model_f, q=q, u=u,
+                                          scratch_f=scratch_f), lane // n_carriers, lane % n_carriers)
         else:
             if ti.static(trees):
                 for e in range(n_envs):
@@ -260,12 +276,14 @@ def _plates_kernel(trees: bool, serial: bool):
 _VARIANTS = {}
 
 
-def plates_kernel(trees: bool, serial: bool = False):
+def plates_kernel(trees: bool, serial: bool = False, lanes: tuple = (0, 0, 0)):
     """The RFT stage's own kernel (the GPU backends' RFT stage; on cpu the step kernel runs it), with the tree stages
     or not; ``serial`` runs its loops on the calling thread, carrier by carrier (for a single env on cpu, where
-    three parallel loops' launches cost more than the plates' work). Each plate's force does not depend on the
-    schedule, and each carrier sums its plates in index order, so every variant gives the same bits."""
-    key = (bool(trees), bool(serial))
+    three parallel loops' launches cost more than the plates' work); ``lanes`` (vulkan): the threads of its loops
+    over envs, (env, plate) and (env, carrier) pairs (:func:`~..common.lanes.gpu_lanes`; 0: as Taichi sizes
+    them). Each plate's force does not depend on the schedule, and each carrier sums its plates in index order,
+    so every variant gives the same bits."""
+    key = (bool(trees), bool(serial), tuple(int(n) for n in lanes))
     if key not in _VARIANTS:
         _VARIANTS[key] = _plates_kernel(*key)
     return _VARIANTS[key]

@@ -1,0 +1,24 @@
+"""Parallel loops over a compile-time number of threads ("lanes"), for the SPIR-V backends (vulkan)."""
+
+#: the most threads a loop over lanes launches (vulkan allows 65,535 groups of 128 threads per dimension)
+MAX_LANES = 1 << 22
+
+
+def gpu_lanes(count: int) -> int:
+    """Threads of a parallel loop over ``count`` items on vulkan: the next power of two from 32, or 0 (a loop
+    Taichi sizes itself) past :data:`MAX_LANES`.
+
+    Taichi (1.7) launches a loop whose bound is known only at run time on the SPIR-V backends with 65,536
+    threads, whatever the bound, each thread taking every 65,536th iteration. A thread with nothing to do still
+    costs its share of the shader's set-up, and the step kernel's is large: on lavapipe every launch of the step
+    kernel took about 0.6 s, for one env as for 64. A loop over a compile-time number of lanes, lane ``i``
+    taking item ``i`` when ``i < count`` (``for lane in range(lanes): if lane < count: ...``), launches only
+    those threads; powers of two keep the number of kernel variants (each compiled once) small. (A lane does not
+    loop over several items: on lavapipe a ``break`` three loops deep also ended the loops around it.)"""
+    count = int(count)
+    if count > MAX_LANES:
+        return 0
+    lanes = 32
+    while lanes < count:
+        lanes *= 2
+    return lanes
