@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from perf import harness  # noqa: E402
+from perf import harness, harness_report  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +26,7 @@ def quick(tmp_path_factory):
 
 def test_quick_run_covers_every_scene_on_cpu_f64_and_f32_and_writes_table_and_plot(quick):
     out, result = quick
-    assert harness.validate(result) == []
+    assert harness_report.validate(result) == []
     assert [b["backend"] for b in result["backends"]] == ["cpu-f64", "cpu-f32"]
     for b in result["backends"]:
         assert b["available"] and "crashed" not in b
@@ -66,12 +66,12 @@ def test_schema_check_names_what_is_missing_or_mistyped(quick):
     broken["backends"][1]["runs"][0]["n_envs"] = "one"
     broken["backends"][1]["backend"] = "tpu-f16"
     broken["wall_s"] = True
-    problems = harness.validate(broken)
+    problems = harness_report.validate(broken)
     assert "backends[0].runs[0]: missing 'ms_per_step'" in problems
     assert "backends[1].runs[0].n_envs: str, not int" in problems
     assert any(p.startswith("backends[1].backend: 'tpu-f16'") for p in problems)
     assert "result.wall_s: bool, not float" in problems
-    assert harness.validate([]) == ["the result is not a JSON object"]
+    assert harness_report.validate([]) == ["the result is not a JSON object"]
 
 
 def test_an_absent_backend_is_reported_unavailable_not_failed(tmp_path):
@@ -87,6 +87,6 @@ def test_an_absent_backend_is_reported_unavailable_not_failed(tmp_path):
     else:
         assert proc.returncode == 3, proc.stderr[-2000:]
         assert data["available"] is False and data["reason"]
-        assert harness.validate({**json.loads(json.dumps({
+        assert harness_report.validate({**json.loads(json.dumps({
             "machine": {}, "quick": True, "repeats": 1, "jobs": 1, "scenes": {}, "peers": [], "wall_s": 0.0})),
             "backends": [{**data, "wall_s": 0.1}]}) == []
