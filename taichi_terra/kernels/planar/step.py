@@ -19,7 +19,7 @@ def _planar_kernel(serial: bool, lanes: int = 0):
     def planar_step(n_steps: ti.i32, model_i: nd, model_f: nd, pose: nd, pose0: nd, vel: nd, cmd: nd, wv: nd,
                     pair_i: nd, pair_f: nd, order_tmp: nd, blk: nd, blk_next: nd, obj_s: nd, env_i: nd):
         """Advance every env by ``n_steps`` steps."""
-        if ti.static(lanes > 0):  # (vulkan: over ``lanes`` threads, kernels/step.py's gpu_lanes)
+        if ti.static(lanes > 0):  # (vulkan: env i on thread i of ``lanes``, common/lanes.py)
             for lane in range(lanes):
                 if lane < pose.shape[0]:
                     run_env(lane, n_steps, PlanarModel(model_i, model_i, model_f), pose, pose0, vel, cmd, wv, pair_i,
@@ -49,8 +49,8 @@ _VARIANTS = {}
 
 
 def planar_step_kernel(serial: bool, lanes: int = 0):
-    """The planar step kernel, its env loop on the calling thread (``serial``), one thread per env, or
-    ``lanes`` threads taking every ``lanes``-th env (vulkan)."""
+    """The planar step kernel, its env loop on the calling thread (``serial``), over threads Taichi sizes, or
+    (vulkan) env ``i`` on thread ``i`` of ``lanes`` (:func:`~..common.lanes.gpu_lanes`)."""
     key = (bool(serial), int(lanes))
     if key not in _VARIANTS:
         _VARIANTS[key] = _planar_kernel(*key)
