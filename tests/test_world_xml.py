@@ -62,6 +62,11 @@ def test_round_trip_restores_the_soil_state(tmp_path):
     ("<scene/>", "root element"),
     ("<world", "well-formed"),
     ("<world max_shape_pairs='2.5'/>", "max_shape_pairs must be an integer"),
+    ("<world max_shape_pairs='inf'/>", "max_shape_pairs must be an integer, got 'inf'"),
+    ("<world n_envs='inf'/>", "n_envs must be an integer, got 'inf'"),
+    ("<world n_envs='2.5'/>", "n_envs must be an integer"),
+    ("<world><heightmap x_size='1' y_size='1' x_sample='1e400' y_sample='2' height='0 0'/></world>",
+     "<heightmap>: x_sample must be an integer"),
     ("<world max_shape_contacts='-1'/>", "max_shape_contacts must be >= 0"),
 ])
 def test_bad_world_files_name_the_element(text, msg):

@@ -44,6 +44,7 @@ env). Loader errors name the file (or "<string>") and the element.
 """
 from __future__ import annotations
 
+import math
 import os
 import xml.etree.ElementTree as ET
 
@@ -77,6 +78,14 @@ def _one(where, el, name, default=None):
     return _floats(where, el, name, 1, None if default is None else [default])[0]
 
 
+def _int(where, el, name, default=None) -> int:
+    """Attribute ``name`` of ``el`` as an integer (a number with no fractional part, "3" or "3.0")."""
+    value = _one(where, el, name, default)
+    if not math.isfinite(value) or value != int(value):
+        raise WorldXMLError(f"{where}: <{el.tag}>: {name} must be an integer, got {el.get(name)!r}")
+    return int(value)
+
+
 def load_world_xml(source, **world_kwargs):
     """Build a :class:`taichi_terra.World` from an XML file path or an XML string. ``world_kwargs``
     (``n_envs``, ``solver``) override the file's attributes."""
@@ -101,13 +110,10 @@ def load_world_xml(source, **world_kwargs):
     if root.tag != "world":
         raise WorldXMLError(f"{where}: the root element must be <world>, got <{root.tag}>")
     kwargs = {"dt": _one(where, root, "dt", 1e-3), "gravity": _floats(where, root, "gravity", 3, [0.0, 0.0, -9.81]),
-              "n_envs": int(_one(where, root, "n_envs", 1))}
+              "n_envs": _int(where, root, "n_envs", 1)}
     for name in ("max_shape_pairs", "max_shape_contacts"):  # optional broadphase limits
         if root.get(name) is not None:
-            value = _one(where, root, name)
-            if value != int(value):
-                raise WorldXMLError(f"{where}: <world>: {name} must be an integer, got {root.get(name)!r}")
-            kwargs[name] = int(value)
+            kwargs[name] = _int(where, root, name)
     kwargs.update(world_kwargs)
     try:
         world = World(**kwargs)
@@ -127,7 +133,7 @@ def load_world_xml(source, **world_kwargs):
                 hm.set_position(_floats(where, el, "pos", 3, [0.0, 0.0, 0.0]))
                 hm.set_orientation(_floats(where, el, "quat", 4, [1.0, 0.0, 0.0, 0.0]))
             elif el.tag == "heightmap":
-                nx, ny = int(_one(where, el, "x_sample")), int(_one(where, el, "y_sample"))
+                nx, ny = _int(where, el, "x_sample"), _int(where, el, "y_sample")
                 args = (nx, ny, _one(where, el, "x_size"), _one(where, el, "y_size"), _one(where, el, "center_x", 0.0),
                         _one(where, el, "center_y", 0.0), np.array(_floats(where, el, "height")))
                 soil = el.find("soil")
@@ -195,7 +201,7 @@ def _articulated(world, where, base, el, systems) -> str:
                                           position=_floats(where, el, "pos", 3, [0.0, 0.0, 0.0]),
                                           orientation=_floats(where, el, "quat", 4, [1.0, 0.0, 0.0, 0.0]),
                                           package_dirs=dirs,
-                                          self_collision=bool(int(_one(where, el, "self_collision", 0.0))))
+                                          self_collision=_int(where, el, "self_collision", 0) != 0)
     systems[name] = system
     nq, nv = system.get_generalized_coordinate_dim(), system.get_dof()
     if el.get("q") is not None:
@@ -214,7 +220,7 @@ def _articulated(world, where, base, el, systems) -> str:
     if el.get("held") is not None:
         system.set_held_drives(_floats(where, el, "held", len(system.get_joint_names())))
     if el.get("inverse_dynamics") is not None:
-        system.set_compute_inverse_dynamics(bool(int(_one(where, el, "inverse_dynamics"))))
+        system.set_compute_inverse_dynamics(_int(where, el, "inverse_dynamics") != 0)
     return name
 
 
@@ -235,7 +241,7 @@ def _granular_medium(world, where, el) -> None:
     """A ``<granular_medium>``: a flat ``height`` or the surface of ``heightmap`` (its index), the medium's
     settings, and an optional ``region``."""
     if el.get("heightmap") is not None:
-        k = int(_one(where, el, "heightmap"))
+        k = _int(where, el, "heightmap")
         if not 0 <= k < len(world.heightmaps):
             raise WorldXMLError(f"{where}: <granular_medium>: heightmap must index one of the "
                                 f"{len(world.heightmaps)} height maps before it, got {k}")
@@ -255,7 +261,7 @@ def _plates(world, where, el, systems) -> None:
     """A ``<plates>`` set of a free ``body`` (its index) or of a ``system``'s ``link``: ``centroids``,
     ``normals`` (3 numbers per plate, in the owner's frame) and ``areas``."""
     if el.get("body") is not None:
-        k = int(_one(where, el, "body"))
+        k = _int(where, el, "body")
         if not 0 <= k < len(world.bodies):
             raise WorldXMLError(f"{where}: <plates>: body must index one of the {len(world.bodies)} bodies before "
                                 f"it, got {k}")
