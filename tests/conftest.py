@@ -11,6 +11,26 @@ tt.init(arch=os.environ.get("TAICHI_TERRA_TEST_ARCH", "cpu"),
         precision=os.environ.get("TAICHI_TERRA_TEST_PRECISION", "f64"))
 
 
+#: examples each property-based target tried in this run (tests/test_fuzz.py), and whether ``--fuzz-long`` was given
+FUZZ_TRIED: dict = {}
+FUZZ_LONG = False
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fuzz-long", action="store_true", help="run the property-based tests with 25 times the examples")
+
+
+def pytest_configure(config):
+    global FUZZ_LONG
+    FUZZ_LONG = bool(config.getoption("--fuzz-long"))
+
+
+def pytest_terminal_summary(terminalreporter):
+    if FUZZ_TRIED:
+        terminalreporter.write_line("examples tried per fuzzed target: " + ", ".join(
+            f"{target} {count}" for target, count in sorted(FUZZ_TRIED.items())))
+
+
 @pytest.fixture
 def rng():
     import numpy as np

@@ -212,8 +212,7 @@ def parse_urdf(source, *, package_dirs=(), base: str = "floating") -> Articulate
     """Parse a URDF into an :class:`ArticulatedModel` with fixed joints merged.
 
     Args:
-        source: a file path (str or path-like) or the XML text itself (a str starting with ``<`` after
-            whitespace).
+        source: a file path (str or path-like) or the XML text itself (a str holding a ``<``).
         package_dirs: directories used to resolve ``package://pkg/path`` mesh names: each directory
             either contains ``pkg/`` or is itself named ``pkg``.
         base: "floating" or "fixed" (the root welded to the world; it may then be massless).
@@ -223,7 +222,9 @@ def parse_urdf(source, *, package_dirs=(), base: str = "floating") -> Articulate
     """
     if base not in ("floating", "fixed"):
         raise ValueError(f"base must be 'floating' or 'fixed', got {base!r}")
-    if isinstance(source, str) and source.lstrip().startswith("<"):
+    if isinstance(source, str) and ("<" in source or not source.strip()):
+        if not source.strip():
+            raise URDFError("<string>: the URDF text is empty (source is a file path or the URDF's XML text)")
         fname, base_dir, text = "<string>", os.getcwd(), source.lstrip()
     else:
         fname = os.fspath(source)
@@ -231,8 +232,8 @@ def parse_urdf(source, *, package_dirs=(), base: str = "floating") -> Articulate
         try:
             with open(fname, "rb") as f:
                 text = f.read()
-        except OSError as e:
-            raise URDFError(f"{fname}: cannot read the URDF file: {e.strerror}") from None
+        except (OSError, ValueError) as e:  # (ValueError: a NUL byte in the path)
+            raise URDFError(f"{fname}: cannot read the URDF file: {getattr(e, 'strerror', None) or e}") from None
     return _Parser(fname, base_dir, tuple(os.fspath(d) for d in package_dirs)).parse(text, base)
 
 

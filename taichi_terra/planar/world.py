@@ -151,6 +151,8 @@ class World:
         if len(grid.segments) == 0:
             raise ValueError("occupancy has no occupied cell")
         pieces = [p for seg in grid.segments for p in line_pieces(seg)]
+        if not pieces:
+            raise ValueError(f"resolution={res!r} m: the occupied cells' sides are too short to make segments")
         return self._add("map", pieces, kind="static", friction=friction, name=name, _grid=grid)
 
     def _add(self, shape: str, pieces, *, kind=None, position=(0.0, 0.0), angle=0.0, mass=None, friction=None,

@@ -119,6 +119,20 @@ class TerrainProperties:
         seed = check_int("seed", self.seed, 0)
         if seed >= 2 ** 32:
             raise ValueError(f"seed must be in [0, 2**32), got {seed}")
+        # (in logarithms, so that the checks themselves cannot overflow)
+        finest = math.log(self.frequency) + max(0.0, (octaves - 1) * math.log(self.fractal_lacunarity)) \
+            + math.log(max(self.x_size, self.y_size))
+        if finest > 52.0 * math.log(2.0):
+            raise ValueError("frequency x fractal_lacunarity^(fractal_octaves - 1) x max(x_size, y_size) must be "
+                             "below 2^52 noise cells (past it float64 holds no position inside a cell), got "
+                             f"frequency={self.frequency!r}, fractal_lacunarity={self.fractal_lacunarity!r}, "
+                             f"x_size={self.x_size!r}, y_size={self.y_size!r}")
+        if (octaves - 1) * math.log(self.fractal_gain) > 600.0:
+            raise ValueError("fractal_gain^(fractal_octaves - 1) (the last octave's amplitude) must stay below "
+                             f"1e260, got fractal_gain={self.fractal_gain!r}, fractal_octaves={octaves}")
+        if self.step_size > 0.0 and abs(self.z_scale) > 1e15 * self.step_size:
+            raise ValueError(f"step_size must be 0 or at least 1e-15 of z_scale, got step_size={self.step_size!r} "
+                             f"for z_scale={self.z_scale!r}")
 
     def generate(self) -> np.ndarray:
         """The heights [m], shape (x_samples * y_samples,), index y * x_samples + x."""
