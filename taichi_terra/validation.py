@@ -75,12 +75,12 @@ def rotation_to_quat(name: str, value) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite")
     if arr.shape == (4,):
-        scale = float(np.max(np.abs(arr)))  # (divided out first: a norm of huge components would overflow)
-        unit = arr / scale if scale > 0.0 else arr
-        n = float(np.linalg.norm(unit))
-        if scale * n < 1e-12:
+        if np.max(np.abs(arr)) > 1e150:  # (scaled first, where the norm of the components would overflow)
+            arr = arr / np.max(np.abs(arr))
+        n = np.linalg.norm(arr)
+        if n < 1e-12:
             raise ValueError(f"{name}: a quaternion must have a non-zero norm")
-        return unit / n
+        return arr / n
     if arr.shape == (3, 3):
         if np.max(np.abs(arr @ arr.T - np.eye(3))) > 1e-6 or np.linalg.det(arr) < 0.0:
             raise ValueError(f"{name}: a 3x3 matrix must be a rotation (orthonormal, det +1)")
