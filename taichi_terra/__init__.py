@@ -12,7 +12,8 @@ from .backend import init, is_initialized  # noqa: E402  (backend imports taichi
 
 __version__ = "0.1.0"
 
-__all__ = ["init", "is_initialized", "World", "SolverConfig", "Checkpoint", "ContactSet", "Ground", "Body",
+__all__ = ["init", "is_initialized", "World", "SolverConfig", "Checkpoint", "DivergenceError", "ContactSet", "Ground",
+           "Body",
            "ArticulatedSystem", "URDFError", "HeightMap", "DeformableTerrain", "TerrainProperties", "RayHit",
            "SoilMaterial", "ShapeType", "load_world_xml", "export_world_xml", "__version__"]
 
@@ -20,6 +21,7 @@ _LAZY = {
     "World": ("world", "World"),
     "SolverConfig": ("world", "SolverConfig"),
     "Checkpoint": ("world", "Checkpoint"),
+    "DivergenceError": ("world", "DivergenceError"),
     "ContactSet": ("contacts", "ContactSet"),
     "Ground": ("world", "Ground"),
     "Body": ("bodies.body", "Body"),

@@ -63,7 +63,7 @@ from .common.arrays import (
     TREE_STEP,
     StepData,
 )
-from .common.layout import FEAT_SOIL, ROW_MERGED, ROW_SOIL
+from .common.layout import FEAT_SOIL, JOINT_FIXED_ROOT, JOINT_FLOATING, ROW_MERGED, ROW_SOIL
 from .common.math import vec3
 from .common.schema import add, get, get3, get33, put, put33, put_row, putn, row
 from .dynamics.bodies import carrier_joint
@@ -158,7 +158,75 @@ def simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int 
 @ti.func
 def run_env(D: ti.template(), e, n_steps, trees: ti.template(), plates: ti.template()):
     for _ in range(n_steps):
-        step_env(D, e, trees, plates)
+        if get(D.env, e, 0, ENV.diverged) == 0:  # (a diverged env stands still until it is reset)
+            step_env(D, e, trees, plates)
+            add(D.env, e, 0, ENV.steps, 1)
+            watch_env(D, e)
+
+
+@ti.func
+def _blown(x):
+    """Whether ``x`` is NaN or infinite."""
+    return not (ti.abs(x) < ti.math.inf)
+
+
+@ti.func
+def watch_env(D: ti.template(), e):
+    """The divergence watch, after each step of env ``e``: the first body (free bodies, then trees) with a
+    non-finite coordinate, a position coordinate beyond ``SETTINGS_F.bound`` (a free body's centre, a floating
+    root's origin), a non-finite velocity or a velocity component beyond ``SETTINGS_F.speed_limit`` is written
+    to the env's row (``ENV.diverged*``), and the env takes no more steps."""
+    bound, limit = get(D.settings_f, e, 0, SETTINGS_F.bound), get(D.settings_f, e, 0, SETTINGS_F.speed_limit)
+    what, body = 0, -1
+    n_free = get(D.settings_i, e, 0, SETTINGS_I.n_free_bodies)
+    for b in range(n_free):
+        qs, us = get(D.body_i, e, b, BODY_I.q0), get(D.body_i, e, b, BODY_I.u0)
+        w = 0
+        for k in ti.static(range(7)):
+            if w == 0 and _blown(D.q[e, qs + k]):
+                w = 1
+        for k in ti.static(range(3)):
+            if w == 0 and ti.abs(D.q[e, qs + k]) > bound:
+                w = 2
+        for k in ti.static(range(6)):
+            if w == 0 and _blown(D.u[e, us + k]):
+                w = 3
+        for k in ti.static(range(6)):
+            if w == 0 and ti.abs(D.u[e, us + k]) > limit:
+                w = 4
+        if what == 0 and w != 0:
+            what, body = w, b
+    if ti.static(D.trees):
+        for t in range(get(D.settings_i, e, 0, SETTINGS_I.n_trees)):
+            j0 = get(D.tree, e, t, TREE.joint0)
+            w = 0
+            for j in range(j0, j0 + get(D.tree, e, t, TREE.n_joints)):
+                kind = get(D.joint_i, e, j, JOINT_I.type)
+                r = get(D.joint_i, e, j, JOINT_I.q)
+                n = 1
+                if kind == JOINT_FLOATING:
+                    n = 7
+                elif kind == JOINT_FIXED_ROOT:
+                    n = 0
+                for k in range(n):
+                    x = get(D.q_tree, e, r + k, 0)
+                    if w == 0 and _blown(x):
+                        w = 1
+                    if w == 0 and kind == JOINT_FLOATING and k < 3 and ti.abs(x) > bound:
+                        w = 2
+            u0 = get(D.tree, e, t, TREE.u0)
+            for k in range(get(D.tree, e, t, TREE.nv)):
+                v = get(D.u_tree, e, u0 + k, 0)
+                if w == 0 and _blown(v):
+                    w = 3
+                if w == 0 and ti.abs(v) > limit:
+                    w = 4
+            if what == 0 and w != 0:
+                what, body = w, n_free + t
+    if what != 0:
+        put(D.env, e, 0, ENV.diverged, what)
+        put(D.env, e, 0, ENV.diverged_body, body)
+        put(D.env, e, 0, ENV.diverged_step, get(D.env, e, 0, ENV.steps))
 
 
 @ti.func

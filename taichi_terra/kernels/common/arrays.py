@@ -87,9 +87,10 @@ PIN_I = Block("pin", [("joint_a", 1), ("joint_b", 1)],
               "per pin: the joint rows of the links its two points are fixed on (joint_b -1: a fixed world point)")
 SETTINGS_F = Block("settings_f", [
     ("dt", 1), ("gravity", 3), ("tolerance", 1), ("slop", 1), ("erp", 1), ("max_push", 1),
-    ("restitution_threshold", 1), ("margin", 1), ("ground_height", 1)],
+    ("restitution_threshold", 1), ("margin", 1), ("ground_height", 1), ("bound", 1), ("speed_limit", 1)],
     "float settings: time step [s], gravity [m/s^2], sweep tolerance [m/s], slop [m], erp, max push [m/s], "
-    "restitution threshold [m/s], contact margin [m], ground height [m]")
+    "restitution threshold [m/s], contact margin [m], ground height [m], the divergence watch's bound on every "
+    "position coordinate [m] and on every velocity component [m/s or rad/s]")
 BODY_F = Block("body", [("params", 4), ("inflation", 1), ("radius", 1), ("mass", 1), ("offset", 3),
                         ("offset_rotation", 9)],
                "per body: shape parameters (bodies/shapes.py) [m], inflation of its sample points [m], "
@@ -141,8 +142,12 @@ CONTACT = Block("contact", [("position", 3), ("normal", 3), ("depth", 1), ("impu
                 "its footprint covers) to the cell's centre [m] (zero where the footprint covers the whole cell)")
 SOIL = Block("soil", [("sinkage", 1), ("plastic", 1), ("slip", 1), ("loaded", 1)],
              "per soil sample: total sinkage [m], plastic sinkage [m], accumulated slip [m], loaded last step (0/1)")
-ENV = Block("env", [("shape_pairs", 1), ("prev_shape_pairs", 1), ("pairs_dropped", 1), ("sweeps", 1)],
-            "per env: shape pairs this step and the last, pairs dropped (table full), sweeps of the last step")
+ENV = Block("env", [("shape_pairs", 1), ("prev_shape_pairs", 1), ("pairs_dropped", 1), ("sweeps", 1),
+                    ("steps", 1), ("diverged", 1), ("diverged_body", 1), ("diverged_step", 1)],
+            "per env: shape pairs this step and the last, pairs dropped (table full), sweeps of the last step, "
+            "steps taken, and the divergence watch's finding (kernels/step.py watch_env): what (0: none, "
+            "1: a non-finite coordinate, 2: a position out of bounds, 3: a non-finite velocity, 4: a speed over "
+            "the limit), the body (a free body's index; n_free_bodies + t: tree t) and the step it was found after")
 PAIR_COUNT = Block("pair_count", [("count", 1), ("dropped", 1)],
                    "per pair (static pairs, then this step's shape pairs): contacts found, contacts dropped")
 FEATURE = Block("feature", [("now", 1), ("last", 1)],
