@@ -369,3 +369,24 @@ def test_a_track_with_visual_false_draws_no_belt():
             assert sorted(viewer.hidden_bodies) == sorted(belts) and len(belts) == 8
     assert (images[0] != 255).any()  # (the body is drawn)
     np.testing.assert_array_equal(images[0], images[1])
+
+
+def test_a_diverged_env_is_drawn_empty_and_named_in_the_overlay():
+    """Env 1 of 2 passes a 5 m/s speed limit in its first step (1e4 N up on 1 kg: 10 m/s); the divergence watch
+    stops it with its box still in view. The viewer leaves its box out, draws env 0's, and says why."""
+    world = tt.World(n_envs=2)
+    box = world.add_box(0.2, 0.2, 0.2, 1.0)
+    box.set_position([0.0, 0.0, 0.1])
+    box.set_external_force([0.0, 0.0, 1e4], env=1)
+    world.speed_limit = 5.0
+    world.step(3)
+    assert list(world.get_diverged()) == [1]
+    cam = OrbitCamera(target=(0.9, 0.0, 0.0), distance=3.6, yaw=-math.pi / 2, pitch=math.radians(70.0))
+    viewer = Viewer(world, headless=True, width=W, height=H, envs="all", tile_spacing=(1.8, 1.8), camera=cam,
+                    overlay=False, background=BG)
+    img = viewer.capture()
+    top = [0.0, 0.0, 0.2]
+    assert np.abs(chroma(pixel(img, cam.project(top, W, H)[0])) - chroma(PALETTE[0])).max() < 0.05
+    assert np.array_equal(pixel(img, cam.project(np.add(top, [1.8, 0.0, 0.0]), W, H)[0]), np.array(BG))
+    assert "env 1 diverged after step 1: a speed over the limit, body 0" in viewer.overlay_lines()
+    viewer.close()

@@ -142,6 +142,7 @@ class Viewer(TerrainLayer, SandLayer, WindowViewer):
         self._drawn_settings = None
         self._clock = (time.perf_counter(), world.time, world._steps)
         self._rates = (0.0, 0.0)
+        self._diverged_at, self._diverged_cache = -1, {}
         self._window = _window.acquire(self, title, self.width, self.height, self.headless)
         self._mouse = None
 
@@ -352,6 +353,20 @@ class Viewer(TerrainLayer, SandLayer, WindowViewer):
             q = self._b_poses
         body_vertices(q, self._b_local, self._b_local_n, self._b_vq, self._b_envs, self._b_offsets,
                       self._b_verts, self._b_normals)
+        gone = [t for t, e in enumerate(self._envs) if e in self._diverged()]
+        if gone:  # a diverged env's state is not drawn: its bodies shrink to its tile's origin
+            nv = self._b_local.shape[0]
+            verts = self._b_verts.to_numpy()
+            for t in gone:
+                verts[t * nv:(t + 1) * nv] = self._offsets[t]
+            self._b_verts.from_numpy(verts)
+
+    def _diverged(self) -> dict:
+        """The world's diverged envs (:meth:`taichi_terra.World.get_diverged`), read once per drawn frame."""
+        if self._diverged_at != self.world._steps:
+            self._diverged_cache = self.world.get_diverged()
+            self._diverged_at = self.world._steps
+        return self._diverged_cache
 
     def _follow_position(self, env: int) -> np.ndarray:
         """World position [m] of what the camera follows in ``env``: a body's centre or a system's root link."""
@@ -443,9 +458,26 @@ class Viewer(TerrainLayer, SandLayer, WindowViewer):
 
     def _overlay_size(self):
         """Width and height of the overlay as fractions of the image (it starts at (0.01, 0.01))."""
-        lines = 2 if self.headless else 4
-        return (min(0.98, (250.0 if self.headless else 340.0) / self.width),
+        lines = len(self.overlay_lines())
+        wide = any(line.startswith("env ") for line in self.overlay_lines())
+        return (min(0.98, (430.0 if wide else 250.0 if self.headless else 340.0) / self.width),
                 min(0.98, (30.0 + 18.0 * lines) / self.height))
+
+    def overlay_lines(self) -> list:
+        """The overlay's text: time, envs shown, rates, the first diverged env shown (the divergence watch,
+        ``World.get_diverged``), and the controls in a window."""
+        sps, rtf = self._rates
+        shown = f"env {self.env}" if len(self._envs) == 1 else f"{len(self._envs)} envs"
+        lines = [f"t = {self.world.time:.3f} s   {shown}{'   paused' if self.paused else ''}",
+                 f"{sps:,.0f} steps/s   real time x{rtf:.2f}"]
+        gone = [e for e in self._envs if e in self._diverged()]
+        if gone:
+            d = self._diverged()[gone[0]]
+            more = f" (+{len(gone) - 1} more)" if len(gone) > 1 else ""
+            lines.append(f"env {gone[0]} diverged after step {d['step']}: {d['what']}, {d['body']}{more}")
+        if not self.headless:
+            lines += ["drag: L orbit, R pan, M zoom (z/x)", "space pause, n step, r reset, f follow, [ ] env"]
+        return lines
 
     def _overlay(self) -> None:
         now, t_sim, steps = time.perf_counter(), self.world.time, self.world._steps
@@ -456,15 +488,10 @@ class Viewer(TerrainLayer, SandLayer, WindowViewer):
             self._clock = (now, t_sim, steps)
         if not self.overlay:
             return
-        sps, rtf = self._rates
-        shown = f"env {self.env}" if len(self._envs) == 1 else f"{len(self._envs)} envs"
         gui = self._window.get_gui()
         with gui.sub_window("taichi_terra", 0.01, 0.01, *self._overlay_size()):
-            gui.text(f"t = {t_sim:.3f} s   {shown}{'   paused' if self.paused else ''}")
-            gui.text(f"{sps:,.0f} steps/s   real time x{rtf:.2f}")
-            if not self.headless:
-                gui.text("drag: L orbit, R pan, M zoom (z/x)")
-                gui.text("space pause, n step, r reset, f follow, [ ] env")
+            for line in self.overlay_lines():
+                gui.text(line)
 
     def _render(self) -> None:
         import taichi as ti
