@@ -23,6 +23,15 @@ from conftest import FUZZ_TRIED  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "urdf"
 ROBOTS = [(DATA / name).read_text() for name in ("arm6.urdf", "quadruped.urdf")]
+
+
+def _tracked_robot() -> str:
+    from taichi_terra.bodies.tracked_robot import tracked_robot_urdf
+
+    return tracked_robot_urdf(flippers=True)
+
+
+ROBOTS.append(_tracked_robot())  # (with <track> elements)
 #: attribute values a hostile or careless file holds
 BAD_VALUES = ["nan", "inf", "-inf", "1e308", "-1e308", "1e-320", "0", "-0", "-1", "abc", "", " ", "1 2", "1 2 3 4",
               "nan nan nan", "1,2,3", "0x10", "True", "1e400", "\x00", "é", "9" * 400]
@@ -73,7 +82,7 @@ def mutated_xml(draw, text: str):
     return text
 
 
-@fuzz_settings(150)
+@fuzz_settings(300)
 @given(text=st.sampled_from(ROBOTS).flatmap(mutated_xml))
 def test_urdf_parser_loads_or_raises_urdf_error(text):
     tried("URDF, mutated")
@@ -83,7 +92,7 @@ def test_urdf_parser_loads_or_raises_urdf_error(text):
         assert str(exc).startswith("<string>: ")  # (names the file: a text holding "<" is the URDF itself)
 
 
-@fuzz_settings(40)
+@fuzz_settings(100)
 @given(n=st.integers(1, 12), length=st.floats(1e-3, 10.0), radius=st.floats(1e-4, 1.0), mass=st.floats(1e-3, 1e3))
 def test_generated_chains_parse_and_keep_their_links(n, length, radius, mass):
     tried("URDF, valid chains")
@@ -106,7 +115,7 @@ def _exported_world() -> str:
 WORLD_XML = _exported_world()
 
 
-@fuzz_settings(150)
+@fuzz_settings(300)
 @given(text=mutated_xml(WORLD_XML))
 def test_world_xml_loads_or_raises_world_xml_error(text):
     tried("world XML, mutated")
@@ -116,7 +125,7 @@ def test_world_xml_loads_or_raises_world_xml_error(text):
         assert str(exc).startswith("<string>")
 
 
-@fuzz_settings(30)
+@fuzz_settings(50)
 @given(boxes=st.lists(st.tuples(st.floats(0.01, 5.0), st.floats(0.01, 5.0), st.floats(0.01, 5.0),
                                 st.floats(1e-3, 1e3), st.floats(-100.0, 100.0, allow_subnormal=False)),
                       min_size=1, max_size=5))
@@ -138,7 +147,7 @@ def _png_bytes(rng_values, mode: str) -> bytes:
     return buf.getvalue()
 
 
-@fuzz_settings(60)
+@fuzz_settings(200)
 @given(data=st.data())
 def test_height_files_load_or_raise_value_error_and_add_nothing(tmp_path_factory, data):
     tried("height maps, PNG and text")
@@ -174,7 +183,7 @@ def test_height_files_load_or_raise_value_error_and_add_nothing(tmp_path_factory
         assert len(world.heightmaps) == 1 and np.isfinite(world.heightmaps[0].get_heights()).all()
 
 
-@fuzz_settings(60)
+@fuzz_settings(150)
 @given(field=st.sampled_from(["frequency", "x_size", "y_size", "z_scale", "x_samples", "y_samples",
                               "fractal_octaves", "fractal_lacunarity", "fractal_gain", "step_size",
                               "height_offset", "seed"]),
@@ -192,7 +201,7 @@ def test_terrain_properties_take_good_values_and_name_the_field_of_bad_ones(fiel
     assert heights.shape == (props.x_samples * props.y_samples,) and np.isfinite(heights).all()
 
 
-@fuzz_settings(80)
+@fuzz_settings(200)
 @given(vertices=st.lists(st.tuples(st.sampled_from([0.0, 1.0, -1.0, 0.5, 1e-12, 1e12, float("nan"), float("inf")]),
                                    st.sampled_from([0.0, 1.0, -1.0, 2.0, 1e-12, float("-inf")])),
                          min_size=0, max_size=7),
@@ -213,7 +222,7 @@ def test_planar_polygons_are_added_or_rejected_whole(vertices, mass):
         assert len(world.objects) == before + 1
 
 
-@fuzz_settings(60)
+@fuzz_settings(150)
 @given(occupancy=st.sampled_from([np.zeros((0, 3)), np.ones(4), np.ones((3, 3), bool), np.array([["a"]]),
                                   np.eye(4), np.full((2, 2), np.nan)]),
        resolution=st.sampled_from([0.1, 0.0, -1.0, float("nan"), float("inf"), 1e-300]),
@@ -233,7 +242,7 @@ def test_grid_maps_are_added_or_rejected_whole(occupancy, resolution, origin):
         assert len(world.objects) == before + 1
 
 
-@fuzz_settings(100)
+@fuzz_settings(200)
 @given(value=st.one_of(st.sampled_from([None, "x", True, [1.0, 2.0], [[1.0, 2.0, 3.0]] * 3, np.full(3, np.nan),
                                         np.array([1.0, np.inf, 0.0]), np.zeros((2, 3)), np.zeros(3, np.int8),
                                         np.array([1e300, 0.0, 0.0]), [1, 2, 3]]),
@@ -256,3 +265,20 @@ def test_body_setters_take_or_reject_values_and_keep_the_state_of_rejected_ones(
 
 SETTER_WORLD = tt.World(n_envs=2)
 SETTER_WORLD.add_box(0.2, 0.2, 0.2, 1.0)
+
+
+@fuzz_settings(200)
+@given(kind=st.sampled_from(["sphere", "box", "capsule", "cylinder"]),
+       sizes=st.lists(st.sampled_from([0.1, 1.0, 0.0, -1.0, 1e-200, 1e-320, 1e200, 1e308, float("nan"), float("inf"),
+                                       "0.1", None]), min_size=4, max_size=4))
+def test_primitive_bodies_are_added_with_a_finite_positive_inertia_or_refused(kind, sizes):
+    tried("body builders")
+    world = tt.World()
+    n_args = {"sphere": 2, "box": 4, "capsule": 3, "cylinder": 3}[kind]
+    try:
+        body = getattr(world, f"add_{kind}")(*sizes[:n_args])
+    except (ValueError, TypeError) as exc:
+        assert any(w in str(exc) for w in ("radius", "size", "height", "mass")), exc
+        assert world.bodies == []
+    else:
+        assert np.isfinite(body.shape.inertia).all() and np.linalg.eigvalsh(body.shape.inertia).min() > 0.0

@@ -56,6 +56,35 @@ class Shape:
     faces: np.ndarray | None = None
 
 
+def _finite(make):
+    """``make`` (a shape constructor) whose shape must come out finite: sizes and a mass that pass their own
+    checks (finite, > 0) can still overflow an inertia or a plane, or underflow an inertia to zero; such a
+    shape is refused, naming the arguments."""
+    import functools
+    import inspect
+
+    signature = inspect.signature(make)
+
+    @functools.wraps(make)
+    def checked(*args, **kwargs):
+        try:
+            with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
+                shape = make(*args, **kwargs)
+                ok = (np.isfinite(shape.inertia).all() and np.isfinite(shape.points).all()
+                      and np.isfinite(shape.planes).all() and math.isfinite(shape.bounding_radius)
+                      and np.linalg.eigvalsh(shape.inertia).min() > 0.0)
+        except (OverflowError, ZeroDivisionError):  # (Python's float arithmetic raises where numpy's gives inf)
+            ok = False
+        if not ok:
+            bound = signature.bind(*args, **kwargs)
+            given = ", ".join(f"{k}={v!r}" for k, v in bound.arguments.items() if k != "mesh_or_path")
+            raise ValueError(f"{make.__name__}({given}): the sizes and mass give an inertia or extent that is not "
+                             "finite and positive in floating point")
+        return shape
+    return checked
+
+
+@_finite
 def sphere(radius: float, mass: float) -> Shape:
     r = check_positive("radius", radius)
     m = check_positive("mass", mass)
@@ -63,6 +92,7 @@ def sphere(radius: float, mass: float) -> Shape:
     return Shape(ShapeType.SPHERE, np.array([r, 0.0, 0.0, 0.0]), m, inertia, np.zeros((1, 3)), r, r)
 
 
+@_finite
 def box(size_x: float, size_y: float, size_z: float, mass: float) -> Shape:
     sx = check_positive("size_x", size_x)
     sy = check_positive("size_y", size_y)
@@ -76,6 +106,7 @@ def box(size_x: float, size_y: float, size_z: float, mass: float) -> Shape:
                  float(np.linalg.norm(h)), planes=planes)
 
 
+@_finite
 def capsule(radius: float, height: float, mass: float) -> Shape:
     """A capsule: a cylinder of ``height`` between the centres of two hemispherical caps."""
     r = check_positive("radius", radius)
@@ -92,6 +123,7 @@ def capsule(radius: float, height: float, mass: float) -> Shape:
                  0.5 * h + r)
 
 
+@_finite
 def cylinder(radius: float, height: float, mass: float) -> Shape:
     r = check_positive("radius", radius)
     h = check_positive("height", height)
@@ -105,6 +137,7 @@ def cylinder(radius: float, height: float, mass: float) -> Shape:
                  pts, 0.0, math.hypot(r, 0.5 * h), planes=caps)
 
 
+@_finite
 def mesh(mesh_or_path, mass: float) -> Shape:
     """Convex hull of a ``trimesh.Trimesh`` or of a mesh file, with inertia from the hull.
 
