@@ -282,3 +282,67 @@ def test_primitive_bodies_are_added_with_a_finite_positive_inertia_or_refused(ki
         assert world.bodies == []
     else:
         assert np.isfinite(body.shape.inertia).all() and np.linalg.eigvalsh(body.shape.inertia).min() > 0.0
+
+
+def _system_world():
+    world = tt.World(n_envs=2)
+    system = world.add_articulated_system(make_chain_urdf(3), base="fixed", position=(0.0, 0.0, 1.0))
+    world.build()
+    return world, system
+
+
+SYSTEM_WORLD, SYSTEM = _system_world()
+SYSTEM_VALUES = [None, "x", True, 1.0, np.zeros(2), np.zeros(3), np.zeros((2, 3)), np.zeros((3, 3)), np.zeros(4),
+                 np.full(3, np.nan), np.array([0.0, np.inf, 0.0]), np.array([1e300, 0.0, 0.0]), np.zeros(3, np.int8),
+                 [0.1, 0.2, 0.3], [[0.1, 0.2, 0.3]] * 2, np.full(3, -1.0)]
+
+
+@fuzz_settings(200)
+@given(setter=st.sampled_from(["set_generalized_coordinate", "set_generalized_velocity", "set_generalized_force",
+                               "set_pd_gains", "set_pd_target"]),
+       first=st.sampled_from(SYSTEM_VALUES), second=st.sampled_from(SYSTEM_VALUES),
+       env=st.sampled_from([None, 0, 1, 2, -1, 1.0]))
+def test_articulated_setters_take_or_reject_values_and_keep_the_state_of_rejected_ones(setter, first, second, env):
+    tried("articulated setters")
+    world = SYSTEM_WORLD
+    start = world.checkpoint()
+    before = start.arrays
+    args = (first, second) if setter in ("set_pd_gains", "set_pd_target") else (first,)
+    try:
+        getattr(SYSTEM, setter)(*args, env=env)
+    except (ValueError, TypeError) as exc:
+        assert str(exc), exc
+        after = world.checkpoint().arrays
+        assert all(np.array_equal(before[k], after[k], equal_nan=True) for k in before)
+    finally:
+        world.restore(start)
+
+
+@fuzz_settings(150)
+@given(field=st.sampled_from(["bekker_kc", "bekker_kphi", "sinkage_exponent", "cohesion", "friction_coefficient",
+                              "shear_displacement", "elastic_stiffness", "damping"]),
+       value=st.sampled_from([float("nan"), float("inf"), -1.0, 0.0, 1e308, 1e-320, "1", None, True, 2.0]))
+def test_soil_materials_take_good_values_and_name_the_field_of_bad_ones(field, value):
+    tried("soil materials")
+    try:
+        tt.SoilMaterial(**{field: value})
+    except (ValueError, TypeError) as exc:
+        assert field in str(exc), exc
+
+
+@fuzz_settings(150)
+@given(surface=st.sampled_from([0.0, float("nan"), float("inf"), "sand", None, 1e308]),
+       zeta=st.sampled_from([3.75, 0.0, -1.0, float("nan"), float("inf"), 1e308]),
+       smoothing=st.sampled_from([1.0, 0.1, 0.0, -0.5, 1.5, float("nan")]),
+       mode=st.sampled_from(["force", "row", "rows", None]),
+       coefficients=st.sampled_from(["li2013", "treers", "nope", None, np.zeros(9), np.full(9, np.nan)]))
+def test_granular_media_are_added_or_rejected_whole(surface, zeta, smoothing, mode, coefficients):
+    tried("granular media")
+    world = tt.World()
+    try:
+        world.add_granular_medium(surface, coefficients=coefficients, zeta=zeta, smoothing=smoothing, mode=mode)
+    except (ValueError, TypeError) as exc:
+        assert str(exc), exc
+        assert world._media == []
+    else:
+        assert len(world._media) == 1
