@@ -21,7 +21,7 @@ _LAZY = {
     "World": ("world", "World"),
     "SolverConfig": ("world", "SolverConfig"),
     "Checkpoint": ("world", "Checkpoint"),
-    "DivergenceError": ("world", "DivergenceError"),
+    "DivergenceError": ("divergence", "DivergenceError"),
     "ContactSet": ("contacts", "ContactSet"),
     "Ground": ("world", "Ground"),
     "Body": ("bodies.body", "Body"),

@@ -26,6 +26,7 @@ from . import window as _window
 from .base import WindowViewer
 from .camera import OrbitCamera
 from .links import SYSTEM_COLORS, LinkShapes, axis_lines
+from .overlay import OverlayLayer
 from .sand_layer import SandLayer
 from .terrain_layer import COLOR_MODES, TerrainLayer, _field, _index_field
 from .tessellate import tessellate
@@ -59,7 +60,7 @@ def _identity_transform():
     return f
 
 
-class Viewer(TerrainLayer, SandLayer, WindowViewer):
+class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
     """Draws a world in a GGUI window (``headless=False``) or offscreen (``headless=True``).
 
     Args:
@@ -180,15 +181,6 @@ class Viewer(TerrainLayer, SandLayer, WindowViewer):
         links (``world._model.body_links``; a system's links alternate between two palette colours by their
         depth in the tree)."""
         return self._body_rgb.copy()
-
-    @property
-    def overlay_box(self):
-        """The text overlay's rectangle in pixels, ``(x0, y0, x1, y1)`` from the top-left, or ``None`` when the
-        overlay is off."""
-        if not self.overlay:
-            return None
-        w, h = self._overlay_size()
-        return 0, 0, math.ceil((0.01 + w) * self.width) + 1, math.ceil((0.01 + h) * self.height) + 1
 
     def _scene_bounds(self):
         """(lo, hi) corners [m] of one env's content: map grids and bodies (env 0's poses)."""
@@ -361,13 +353,6 @@ class Viewer(TerrainLayer, SandLayer, WindowViewer):
                 verts[t * nv:(t + 1) * nv] = self._offsets[t]
             self._b_verts.from_numpy(verts)
 
-    def _diverged(self) -> dict:
-        """The world's diverged envs (:meth:`taichi_terra.World.get_diverged`), read once per drawn frame."""
-        if self._diverged_at != self.world._steps:
-            self._diverged_cache = self.world.get_diverged()
-            self._diverged_at = self.world._steps
-        return self._diverged_cache
-
     def _follow_position(self, env: int) -> np.ndarray:
         """World position [m] of what the camera follows in ``env``: a body's centre or a system's root link."""
         if hasattr(self.follow, "get_position"):
@@ -455,43 +440,6 @@ class Viewer(TerrainLayer, SandLayer, WindowViewer):
             lines[1:2 * k:2] = pts + self.force_scale * forces
             self._c_lines.from_numpy(lines)
             scene.lines(self._c_lines, 2.0, color=FORCE_COLOR, vertex_count=2 * k)
-
-    def _overlay_size(self):
-        """Width and height of the overlay as fractions of the image (it starts at (0.01, 0.01))."""
-        lines = len(self.overlay_lines())
-        wide = any(line.startswith("env ") for line in self.overlay_lines())
-        return (min(0.98, (430.0 if wide else 250.0 if self.headless else 340.0) / self.width),
-                min(0.98, (30.0 + 18.0 * lines) / self.height))
-
-    def overlay_lines(self) -> list:
-        """The overlay's text: time, envs shown, rates, the first diverged env shown (the divergence watch,
-        ``World.get_diverged``), and the controls in a window."""
-        sps, rtf = self._rates
-        shown = f"env {self.env}" if len(self._envs) == 1 else f"{len(self._envs)} envs"
-        lines = [f"t = {self.world.time:.3f} s   {shown}{'   paused' if self.paused else ''}",
-                 f"{sps:,.0f} steps/s   real time x{rtf:.2f}"]
-        gone = [e for e in self._envs if e in self._diverged()]
-        if gone:
-            d = self._diverged()[gone[0]]
-            more = f" (+{len(gone) - 1} more)" if len(gone) > 1 else ""
-            lines.append(f"env {gone[0]} diverged after step {d['step']}: {d['what']}, {d['body']}{more}")
-        if not self.headless:
-            lines += ["drag: L orbit, R pan, M zoom (z/x)", "space pause, n step, r reset, f follow, [ ] env"]
-        return lines
-
-    def _overlay(self) -> None:
-        now, t_sim, steps = time.perf_counter(), self.world.time, self.world._steps
-        wall = now - self._clock[0]
-        if wall > 0.25 or steps < self._clock[2]:  # refresh the rates a few times a second
-            if steps >= self._clock[2] and wall > 0.0:
-                self._rates = ((steps - self._clock[2]) / wall, (t_sim - self._clock[1]) / wall)
-            self._clock = (now, t_sim, steps)
-        if not self.overlay:
-            return
-        gui = self._window.get_gui()
-        with gui.sub_window("taichi_terra", 0.01, 0.01, *self._overlay_size()):
-            for line in self.overlay_lines():
-                gui.text(line)
 
     def _render(self) -> None:
         import taichi as ti

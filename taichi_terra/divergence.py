@@ -1,0 +1,98 @@
+"""The divergence watch's side of a world (the step kernel's check is ``kernels/step.py``'s ``watch_env``): its
+bounds, its report, putting chosen envs back, and the error of ``on_divergence="raise"``."""
+from __future__ import annotations
+
+import numpy as np
+
+from .validation import check_positive
+
+#: what the divergence watch found (kernels/step.py watch_env), by its code
+_DIVERGED = {1: "a non-finite coordinate", 2: "a position out of bounds", 3: "a non-finite velocity",
+             4: "a speed over the limit"}
+
+
+class DivergenceError(RuntimeError):
+    """An env diverged and the world was made with ``on_divergence="raise"`` (:meth:`World.get_diverged`)."""
+
+
+class DivergenceWatch:
+    """Mixin of :class:`taichi_terra.World`: the divergence watch's settings and reports."""
+
+    @property
+    def bounds(self) -> float:
+        """The divergence watch's bound [m]: an env in which a free body's centre or a floating root's origin has
+        a coordinate beyond it (in absolute value) after a step is reported diverged (:meth:`get_diverged`)."""
+        return self._bounds
+
+    @bounds.setter
+    def bounds(self, value: float) -> None:
+        self._bounds = check_positive("bounds", value)
+
+    @property
+    def speed_limit(self) -> float:
+        """The divergence watch's bound on every velocity component [m/s for linear, rad/s for angular and joint
+        rates]."""
+        return self._speed_limit
+
+    @speed_limit.setter
+    def speed_limit(self, value: float) -> None:
+        self._speed_limit = check_positive("speed_limit", value)
+
+    def get_diverged(self) -> dict:
+        """The envs the divergence watch found diverged (:attr:`bounds`, :attr:`speed_limit`; the step kernel
+        checks every free body and tree after each step): ``{env: {"step": the env's step after which it was
+        found (counted from its build, or as restored), "body": the body's name (a free body's index as
+        ``"body <i>"``, an articulated system's name), "what": "a non-finite coordinate", "a position out of
+        bounds", "a non-finite velocity" or "a speed over the limit"}}``. A diverged env stands still until
+        :meth:`reset_envs` or :meth:`restore` puts it back; the other envs are not affected."""
+        self.build()
+        from .kernels.common.arrays import ENV
+
+        env = self._state.block("state_i", "env")[:, 0]
+        what, body, step = (env[:, getattr(ENV, c)] for c in ("diverged", "diverged_body", "diverged_step"))
+        n_free = self._model.n_free
+        out = {}
+        for e in np.flatnonzero(what):
+            b = int(body[e])
+            name = f"body {b}" if b < n_free else self._systems[b - n_free].model.name
+            out[int(e)] = {"step": int(step[e]), "body": name, "what": _DIVERGED[int(what[e])]}
+        return out
+
+    def reset_envs(self, envs, checkpoint) -> None:
+        """Put the envs ``envs`` (an index or a sequence of them) back to ``checkpoint`` (of this world), their
+        divergence report cleared with the rest of their state; the other envs keep theirs. The world's time
+        and step count are not changed (they are the other envs')."""
+        idx = np.atleast_1d(np.asarray(envs))
+        if idx.dtype.kind not in "iu" or idx.ndim != 1 or idx.size == 0:
+            raise TypeError(f"envs must be an env index or a non-empty sequence of them, got {envs!r}")
+        for e in idx:
+            self._check_env(int(e))
+        from .world import Checkpoint
+
+        if not isinstance(checkpoint, Checkpoint):
+            raise TypeError(f"checkpoint must be a Checkpoint, got {type(checkpoint).__name__}")
+        if checkpoint.signature != self._signature():
+            raise ValueError("checkpoint: it was taken from a world with a different layout")
+        from .state import load, snapshot
+
+        self.build()
+        current = snapshot(self._state, self._control)
+        for name, ref in current.items():
+            got = checkpoint.arrays.get(name) if isinstance(checkpoint.arrays, dict) else None
+            if not isinstance(got, np.ndarray) or got.shape != ref.shape or got.dtype != ref.dtype:
+                raise ValueError(f"checkpoint.arrays[{name!r}] is missing or has the wrong shape or dtype")
+        for name in current:
+            current[name][idx] = checkpoint.arrays[name][idx]
+        load(self._state, self._control, current)
+        for hm in self._heightmaps:  # (the reset envs' surfaces: every row a new revision)
+            if hm.is_soil:
+                rows = np.zeros((self._n_envs, hm.y_samples), np.int64)
+                rows[idx] = 1
+                self._bump_soil_rows(hm, rows)
+
+    def _raise_if_diverged(self) -> None:
+        found = self.get_diverged()
+        if found:
+            e = min(found)
+            raise DivergenceError(f"env {e} diverged after its step {found[e]['step']}: {found[e]['what']} "
+                                  f"of {found[e]['body']} (world.get_diverged(): {len(found)} env(s))")
