@@ -346,3 +346,58 @@ def test_granular_media_are_added_or_rejected_whole(surface, zeta, smoothing, mo
         assert world._media == []
     else:
         assert len(world._media) == 1
+
+
+NUMBERS = [0.5, 0.0, -1.0, 3, 1e-320, 1e308, float("nan"), float("inf"), "1", None, True, [1.0], np.float32(2.0)]
+
+
+@fuzz_settings(300)
+@given(call=st.sampled_from(["add_ground", "add_heightmap", "add_deformable_terrain", "set_material_pair_prop",
+                             "set_default_material", "set_external_force", "set_external_torque", "add_plates"]),
+       values=st.lists(st.sampled_from(NUMBERS), min_size=6, max_size=6), data=st.data())
+def test_world_builders_and_loads_are_taken_or_refused_whole(call, values, data):
+    """Ground, maps, soil beds, materials, external loads and RFT plates with numbers of every wrong kind."""
+    tried("world builders and loads")
+    world = tt.World(n_envs=2)
+    box = world.add_box(0.2, 0.2, 0.2, 1.0)
+    a, b, c, d, e, f = values
+    heights = data.draw(st.sampled_from([np.zeros(4), np.zeros(3), np.full(4, np.nan), np.zeros((2, 2)), "h"]))
+    calls = {
+        "add_ground": lambda: world.add_ground(a),
+        "add_heightmap": lambda: world.add_heightmap(2, 2, a, b, c, d, heights),
+        "add_deformable_terrain": lambda: world.add_deformable_terrain(2, 2, a, b, 0.0, 0.0, heights,
+                                                                       tt.SoilMaterial()),
+        "set_material_pair_prop": lambda: world.set_material_pair_prop("steel", "default", a, b),
+        "set_default_material": lambda: world.set_default_material(a, b),
+        "set_external_force": lambda: box.set_external_force([a, b, c], env=data.draw(st.sampled_from([None, 0, 2]))),
+        "set_external_torque": lambda: box.set_external_torque([d, e, f]),
+        "add_plates": lambda: world.add_plates(box, count=a) if data.draw(st.booleans())
+        else world.add_plates(box, area=b),
+    }
+    before = (len(world.heightmaps), len(world.plate_sets), world._ground)
+    try:
+        calls[call]()
+    except (ValueError, TypeError) as exc:
+        assert str(exc), exc
+        assert (len(world.heightmaps), len(world.plate_sets), world._ground) == before
+
+
+@fuzz_settings(200)
+@given(setter=st.sampled_from(["set_pose", "set_velocity", "set_command"]),
+       value=st.sampled_from([None, "x", [0.1, 0.2, 0.3], [0.1, 0.2], [[0.1, 0.2, 0.3]] * 2, np.full(3, np.nan),
+                              [1e308, 0.0, 0.0], [0.0, float("inf"), 0.0], np.zeros(3, np.int8), np.zeros((3, 3))]),
+       env=st.sampled_from([None, 0, 1, 2, -1]))
+def test_planar_setters_take_or_reject_values_and_keep_the_state_of_rejected_ones(setter, value, env):
+    tried("planar setters")
+    from taichi_terra import planar
+
+    world = planar.World(dt=0.1, n_envs=2)
+    robot = world.add_rectangle(0.6, 0.4, kinematics="diff", mass=20.0)
+    world.add_circle(0.1, mass=1.0, position=(2.0, 0.0))
+    before = world.checkpoint()
+    try:
+        getattr(robot, setter)(value, env=env)
+    except (ValueError, TypeError) as exc:
+        assert str(exc), exc
+        after = world.checkpoint()
+        assert all(np.array_equal(np.asarray(before[k]), np.asarray(after[k]), equal_nan=True) for k in before)
