@@ -67,22 +67,12 @@ class DivergenceWatch:
             raise TypeError(f"envs must be an env index or a non-empty sequence of them, got {envs!r}")
         for e in idx:
             self._check_env(int(e))
-        from .world import Checkpoint
+        self._check_checkpoint(checkpoint)
+        from .state import load
 
-        if not isinstance(checkpoint, Checkpoint):
-            raise TypeError(f"checkpoint must be a Checkpoint, got {type(checkpoint).__name__}")
-        if checkpoint.signature != self._signature():
-            raise ValueError("checkpoint: it was taken from a world with a different layout")
-        from .state import load, snapshot
-
-        self.build()
-        current = snapshot(self._state, self._control)
-        for name, ref in current.items():
-            got = checkpoint.arrays.get(name) if isinstance(checkpoint.arrays, dict) else None
-            if not isinstance(got, np.ndarray) or got.shape != ref.shape or got.dtype != ref.dtype:
-                raise ValueError(f"checkpoint.arrays[{name!r}] is missing or has the wrong shape or dtype")
+        current, arrays = self._checkpoint_arrays(checkpoint)
         for name in current:
-            current[name][idx] = checkpoint.arrays[name][idx]
+            current[name][idx] = arrays[name][idx]
         load(self._state, self._control, current)
         for hm in self._heightmaps:  # (the reset envs' surfaces: every row a new revision)
             if hm.is_soil:

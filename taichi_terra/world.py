@@ -542,17 +542,34 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
     def restore(self, checkpoint: Checkpoint) -> None:
         """Return to a checkpoint; stepping on replays bit-for-bit on the same backend. A checkpoint that
         does not fit this world raises and changes nothing."""
-        if not isinstance(checkpoint, Checkpoint):
-            raise TypeError(f"checkpoint must be a Checkpoint, got {type(checkpoint).__name__}")
-        if checkpoint.signature != self._signature():
-            raise ValueError("checkpoint: it was taken from a world with a different layout "
-                             f"({checkpoint.signature} != {self._signature()})")
+        self._check_checkpoint(checkpoint)
         if not isinstance(checkpoint.time, float) or not np.isfinite(checkpoint.time):
             raise ValueError(f"checkpoint.time must be a finite float, got {checkpoint.time!r}")
         if isinstance(checkpoint.step_count, bool) or not isinstance(checkpoint.step_count, int) \
                 or checkpoint.step_count < 0:
             raise ValueError(f"checkpoint.step_count must be an int >= 0, got {checkpoint.step_count!r}")
-        from .state import load, snapshot
+        from .state import load
+
+        _current, arrays = self._checkpoint_arrays(checkpoint)
+        load(self._state, self._control, arrays)
+        for hm in self._heightmaps:  # the surface may differ from the one drawn: every row is a new revision
+            if hm.is_soil:
+                self._bump_soil_rows(hm, np.ones((self._n_envs, hm.y_samples), np.int64))
+        self._time = checkpoint.time
+        self._steps = checkpoint.step_count
+
+    def _check_checkpoint(self, checkpoint) -> None:
+        """Raise unless ``checkpoint`` is a :class:`Checkpoint` of a world laid out as this one."""
+        if not isinstance(checkpoint, Checkpoint):
+            raise TypeError(f"checkpoint must be a Checkpoint, got {type(checkpoint).__name__}")
+        if checkpoint.signature != self._signature():
+            raise ValueError("checkpoint: it was taken from a world with a different layout "
+                             f"({checkpoint.signature} != {self._signature()})")
+
+    def _checkpoint_arrays(self, checkpoint) -> tuple[dict, dict]:
+        """The world's checkpointed arrays now and ``checkpoint``'s, after checking that every one of the
+        latter is there with the shape and dtype of the former (raises and changes nothing otherwise)."""
+        from .state import snapshot
 
         self.build()
         current = snapshot(self._state, self._control)
@@ -562,12 +579,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
             if not isinstance(got, np.ndarray) or got.shape != ref.shape or got.dtype != ref.dtype:
                 raise ValueError(f"checkpoint.arrays[{name!r}] is missing or has the wrong shape or dtype "
                                  f"(expected {ref.shape} {ref.dtype})")
-        load(self._state, self._control, arrays)
-        for hm in self._heightmaps:  # the surface may differ from the one drawn: every row is a new revision
-            if hm.is_soil:
-                self._bump_soil_rows(hm, np.ones((self._n_envs, hm.y_samples), np.int64))
-        self._time = checkpoint.time
-        self._steps = checkpoint.step_count
+        return current, arrays
 
     # ------------------------------------------------------------------ env indices (body_state.py holds the rest)
     def _check_env(self, env) -> None:
