@@ -34,6 +34,17 @@ def check_int(name: str, value, minimum: int) -> int:
     return int(value)
 
 
+def real_limits() -> tuple[str, float, float]:
+    """(name, largest, smallest normal) of the floating-point type the kernels run in: the chosen precision,
+    or f64 before :func:`taichi_terra.init`. A mass or inertia must lie between the two to reach the kernels
+    as a finite, invertible number."""
+    from .backend import config, is_initialized
+
+    name = config()["precision"] if is_initialized() else "f64"
+    info = np.finfo(np.float32 if name == "f32" else np.float64)
+    return name, float(info.max), float(info.tiny)
+
+
 def check_env(env, n_envs: int) -> int | None:
     """``None`` (every env) or an env index in [0, n_envs), returned as int."""
     if env is None:

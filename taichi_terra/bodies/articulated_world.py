@@ -40,7 +40,7 @@ class ArticulatedBuilder:
         ``self_collision`` is on.
         """
         from .articulated import ArticulatedSystem, base_pose
-        from .urdf import parse_urdf
+        from .urdf import _directories, parse_urdf
 
         self._require_builder("adding an articulated system")
         if base not in ("floating", "fixed"):
@@ -48,9 +48,10 @@ class ArticulatedBuilder:
         if not isinstance(self_collision, (bool, np.bool_)):
             raise ValueError(f"self_collision must be True or False, got {self_collision!r}")
         pos, quat = base_pose(position, orientation)
+        package_dirs = _directories("package_dirs", package_dirs)
         model = parse_urdf(urdf, package_dirs=package_dirs, base=base)
         system = ArticulatedSystem(self, len(self._systems), model, pos, quat)
-        system.urdf_source, system.package_dirs = urdf, tuple(os.fspath(d) for d in package_dirs)
+        system.urdf_source, system.package_dirs = urdf, package_dirs
         system.self_collision = bool(self_collision)
         self._systems.append(system)
         return system

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..validation import check_positive
+from ..validation import check_positive, real_limits
 
 #: Number of fixed sample points on each rim of a cylinder.
 CYLINDER_RIM_POINTS = 8
@@ -58,8 +58,9 @@ class Shape:
 
 def _finite(make):
     """``make`` (a shape constructor) whose shape must come out finite: sizes and a mass that pass their own
-    checks (finite, > 0) can still overflow an inertia or a plane, or underflow an inertia to zero; such a
-    shape is refused, naming the arguments."""
+    checks (finite, > 0) can still overflow an inertia or a plane, or underflow an inertia to zero, in f64 or
+    in the f32 the kernels may run in (a 1e308 kg sphere is finite in f64 only); such a shape is refused,
+    naming the arguments."""
     import functools
     import inspect
 
@@ -67,19 +68,24 @@ def _finite(make):
 
     @functools.wraps(make)
     def checked(*args, **kwargs):
+        precision, largest, tiny = real_limits()
         try:
             with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
                 shape = make(*args, **kwargs)
                 ok = (np.isfinite(shape.inertia).all() and np.isfinite(shape.points).all()
-                      and np.isfinite(shape.planes).all() and math.isfinite(shape.bounding_radius)
-                      and np.linalg.eigvalsh(shape.inertia).min() > 0.0)
+                      and np.isfinite(shape.planes).all() and math.isfinite(shape.bounding_radius))
+                eig = np.linalg.eigvalsh(shape.inertia) if ok else np.zeros(3)
+                ok = (ok and eig.min() >= tiny and shape.mass >= tiny
+                      and max(eig.max(), shape.mass, shape.bounding_radius) <= largest
+                      and np.abs(shape.planes).max(initial=0.0) <= largest)
         except (OverflowError, ZeroDivisionError):  # (Python's float arithmetic raises where numpy's gives inf)
             ok = False
         if not ok:
             bound = signature.bind(*args, **kwargs)
             given = ", ".join(f"{k}={v!r}" for k, v in bound.arguments.items() if k != "mesh_or_path")
             raise ValueError(f"{make.__name__}({given}): the sizes and mass give an inertia or extent that is not "
-                             "finite and positive in floating point")
+                             f"finite and positive in {precision} floating point "
+                             f"(between {tiny:.3g} and {largest:.3g})")
         return shape
     return checked
 

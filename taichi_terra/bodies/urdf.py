@@ -53,6 +53,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..validation import real_limits
+
 #: Joint types kept after fixed joints are merged, with their numbers of velocity and position coordinates.
 _JOINT_DOFS = {"revolute": (1, 1), "continuous": (1, 1), "prismatic": (1, 1), "floating": (6, 7)}
 #: Joint types with a meaningful axis.
@@ -222,6 +224,7 @@ def parse_urdf(source, *, package_dirs=(), base: str = "floating") -> Articulate
     """
     if base not in ("floating", "fixed"):
         raise ValueError(f"base must be 'floating' or 'fixed', got {base!r}")
+    dirs = _directories("package_dirs", package_dirs)
     if isinstance(source, str) and ("<" in source or not source.strip()):
         if not source.strip():
             raise URDFError("<string>: the URDF text is empty (source is a file path or the URDF's XML text)")
@@ -234,7 +237,7 @@ def parse_urdf(source, *, package_dirs=(), base: str = "floating") -> Articulate
                 text = f.read()
         except (OSError, ValueError) as e:  # (ValueError: a NUL byte in the path)
             raise URDFError(f"{fname}: cannot read the URDF file: {getattr(e, 'strerror', None) or e}") from None
-    return _Parser(fname, base_dir, tuple(os.fspath(d) for d in package_dirs)).parse(text, base)
+    return _Parser(fname, base_dir, dirs).parse(text, base)
 
 
 def make_chain_urdf(n_links: int, *, length: float = 0.1, radius: float = 0.01, mass: float = 0.1) -> str:
@@ -268,6 +271,17 @@ def make_chain_urdf(n_links: int, *, length: float = 0.1, radius: float = 0.01, 
         ]
     parts.append("</robot>")
     return "\n".join(parts) + "\n"
+
+
+def _directories(name: str, dirs) -> tuple[str, ...]:
+    """``dirs`` (a list of str or path-like directories, not one str) as a tuple of str."""
+    if isinstance(dirs, (str, bytes)) or not hasattr(dirs, "__iter__"):
+        raise TypeError(f"{name} must be a list of directories (str or path-like), got {dirs!r}")
+    dirs = list(dirs)
+    bad = [d for d in dirs if not isinstance(d, str) and not hasattr(d, "__fspath__")]
+    if bad:
+        raise TypeError(f"{name} must hold directories (str or path-like), got {bad[0]!r}")
+    return tuple(str(os.fspath(d)) for d in dirs)
 
 
 class _Parser:
@@ -453,6 +467,10 @@ class _Parser:
             raise self.error(where, f"inertia must be symmetric positive definite (principal moments {eig})")
         if eig[0] + eig[1] < eig[2] * (1 - _INERTIA_RTOL):
             raise self.error(where, f"inertia principal moments {eig} break the triangle inequality")
+        precision, largest, tiny = real_limits()
+        if not (tiny <= link.mass <= largest and tiny <= eig[0] and eig[-1] <= largest):
+            raise self.error(where, f"mass {link.mass!r} and principal moments {eig} must lie between {tiny:.3g} "
+                                    f"and {largest:.3g} to be finite and invertible in {precision}")
 
     # ---------------------------------------------------------------- joints
 

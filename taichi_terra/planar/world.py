@@ -17,7 +17,7 @@ import shapely
 
 from .. import backend
 from ..kernels.planar import layout as L
-from ..validation import as_float_array, check_env, check_finite, check_int, check_positive
+from ..validation import as_float_array, check_env, check_finite, check_int, check_positive, real_limits
 from .objects import COMMANDS, KINDS, KINEMATICS, ObjectSpec, PlanarObject, per_env
 from .reports import Contact, ContactArrays, ObjectContactArrays, object_view
 from .shapes import circle_piece, geometry_pieces, grid_boundary, line_pieces, mass_properties
@@ -83,12 +83,13 @@ class World:
 
     def add_circle(self, radius: float, **options) -> PlanarObject:
         """A disc of ``radius`` [m] centred on its body frame. Options as in :meth:`add_geometry`."""
-        return self._add("circle", [circle_piece((0.0, 0.0), check_positive("radius", radius))], **options)
+        r = check_positive("radius", radius)
+        return self._add("circle", lambda: [circle_piece((0.0, 0.0), r)], **options)
 
     def add_rectangle(self, width: float, height: float, **options) -> PlanarObject:
         """A ``width`` x ``height`` [m] rectangle centred on its body frame, width along the heading."""
         w, h = check_positive("width", width) / 2, check_positive("height", height) / 2
-        return self._add("rectangle", geometry_pieces("rectangle", shapely.box(-w, -h, w, h)), **options)
+        return self._add("rectangle", lambda: geometry_pieces("rectangle", shapely.box(-w, -h, w, h)), **options)
 
     def add_polygon(self, vertices, **options) -> PlanarObject:
         """A simple polygon from its (n, 2) vertices [m] in the body frame, convex or not (a non-convex one is
@@ -96,16 +97,19 @@ class World:
         v = as_float_array("vertices", vertices)
         if v.ndim != 2 or v.shape[1] != 2 or v.shape[0] < 3 or not np.all(np.isfinite(v)):
             raise ValueError(f"vertices must be a finite (n >= 3, 2) array, got shape {v.shape}")
-        return self._add("polygon", geometry_pieces("vertices", shapely.Polygon(v)), **options)
+        return self._add("polygon", lambda: geometry_pieces("vertices", shapely.Polygon(v)), **options)
 
     def add_linestring(self, points, **options) -> PlanarObject:
         """A wall along the (n, 2) points [m] (a closed pen repeats its first point last); static only."""
         p = as_float_array("points", points)
         if p.ndim != 2 or p.shape[1] != 2 or p.shape[0] < 2 or not np.all(np.isfinite(p)):
             raise ValueError(f"points must be a finite (n >= 2, 2) array, got shape {p.shape}")
-        pieces = line_pieces(p)
-        if not pieces:
-            raise ValueError("points must contain two distinct points")
+        def pieces():
+            out = line_pieces(p)
+            if not out:
+                raise ValueError("points must contain two distinct points")
+            return out
+
         options.setdefault("kind", "static")
         return self._add("linestring", pieces, **options)
 
@@ -117,8 +121,8 @@ class World:
         parts = list(parts)
         if not parts:
             raise ValueError("parts must not be empty")
-        pieces = [p for i, part in enumerate(parts) for p in geometry_pieces(f"parts[{i}]", part)]
-        return self._add("compound", pieces, **options)
+        return self._add("compound", lambda: [p for i, part in enumerate(parts)
+                                              for p in geometry_pieces(f"parts[{i}]", part)], **options)
 
     def add_geometry(self, geometry, **options) -> PlanarObject:
         """Any shapely geometry in the body frame (polygons, line strings, or collections of them).
@@ -133,7 +137,7 @@ class World:
             kinematics: 'diff', 'omni' or 'acker' (driven only); wheelbase: [m] > 0 (acker, default 1).
             name: a label (default: '<shape><index>').
         """
-        return self._add("geometry", geometry_pieces("geometry", geometry), **options)
+        return self._add("geometry", lambda: geometry_pieces("geometry", geometry), **options)
 
     def add_grid_map(self, occupancy, resolution: float, origin=(0.0, 0.0), *, friction=None,
                      name: str | None = None) -> PlanarObject:
@@ -167,7 +171,7 @@ class World:
         if (kind == "driven") != (kinematics is not None):
             raise ValueError(f"kinematics is required for a driven object and not allowed for a {kind} one "
                              f"(kind={kind!r}, kinematics={kinematics!r})")
-        props = mass_properties(pieces)
+        pieces, props = _finite_pieces(shape, pieces)
         if kind == "static":
             if mass is not None and not (isinstance(mass, numbers.Real) and math.isinf(mass) and mass > 0):
                 raise ValueError("mass: a static object is immovable; leave mass unset (or inf)")
@@ -179,6 +183,10 @@ class World:
                 raise ValueError(f"a {kind} object needs an area (mass spreads over it); line strings are static")
             m = check_positive("mass", 1.0 if mass is None else mass)
             I = props.inertia(m) if inertia is None else check_positive("inertia", inertia)
+            precision, largest, tiny = real_limits()
+            if not (tiny <= m <= largest and tiny <= I <= largest):
+                raise ValueError(f"mass={m!r} kg gives an inertia {I!r} kg m^2; both must lie between {tiny:.3g} "
+                                 f"and {largest:.3g} to be finite and invertible in {precision}")
         if wheelbase is not None and kinematics != "acker":
             raise ValueError("wheelbase applies to 'acker' kinematics only")
         pos = as_float_array("position", position)
@@ -373,3 +381,22 @@ class World:
             raise ValueError(f"kinematics must be one of {sorted(COMMANDS)}, got {kinematics!r}")
         return COMMANDS[kinematics]
 
+
+
+def _finite_pieces(shape: str, pieces):
+    """``pieces`` (a list, or a callable making it) and their mass properties, refused with a ValueError when
+    sizes or coordinates that are each finite overflow a corner, a normal, the area or the inertia."""
+    try:
+        with np.errstate(all="ignore"):
+            if callable(pieces):
+                pieces = pieces()
+            props = mass_properties(pieces)
+            ok = (all(np.isfinite(p.vertices).all() and np.isfinite(p.normals).all() and math.isfinite(p.radius)
+                      for p in pieces)
+                  and math.isfinite(props.area) and np.isfinite(props.center).all() and math.isfinite(props.moment))
+    except OverflowError:  # (Python's float arithmetic raises where numpy's gives inf)
+        ok = False
+    if not ok:
+        raise ValueError(f"{shape}: the sizes or coordinates overflow the shape's corners, area or inertia; "
+                         "keep them within a physical range")
+    return pieces, props
