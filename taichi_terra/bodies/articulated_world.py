@@ -2,8 +2,6 @@
 frames to the current state for the queries that read them."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 
