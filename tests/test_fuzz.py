@@ -569,3 +569,63 @@ def test_masses_finite_in_f64_but_not_in_f32_are_refused_under_f32(monkeypatch):
         plane.add_circle(0.1, mass=1e300)
     assert plane.objects == []
     assert world.add_sphere(0.1, 1e30).shape.mass == 1e30  # (inertia 4e27 kg m^2: fits)
+
+
+STATE_VALUES = [None, "x", True, 0.5, [0.0, 0.0, -9.81], [0.0, 0.0], np.full(3, np.nan), [0.0, float("inf"), 0.0],
+                np.zeros((2, 1, 3)), np.zeros((1, 3)), np.ones((1, 4)), np.zeros((1, 4)), np.full((2, 1, 4), np.nan),
+                np.zeros(4), np.full(4, 0.01), np.array([0.02, 0.01, 0.0, 0.0]), np.array([0.01, 0.02, 0.0, 0.0]),
+                np.full(4, -1.0), np.zeros(4, np.int8), [[1e308, 0.0, 0.0]], "name", "steel", ""]
+
+
+@fuzz_settings(200)
+@given(call=st.sampled_from(["set_gravity", "add_material", "set_state", "set_soil_state", "set_commands",
+                             "add_heightmap_from_matrix", "set_compute_inverse_dynamics"]),
+       values=st.lists(st.sampled_from(STATE_VALUES), min_size=3, max_size=3),
+       env=st.sampled_from([None, 0, 1, 2, -1, 1.0]))
+def test_world_state_setters_take_or_refuse_whole(call, values, env):
+    """Gravity, materials, the bodies' state, a soil bed's history, planar commands, a height map from a
+    matrix and the inverse-dynamics switch with values of every wrong shape, type and size."""
+    tried("world state setters")
+    from taichi_terra import planar
+
+    world = tt.World(n_envs=2)
+    world.add_box(0.2, 0.2, 0.2, 1.0)
+    bed = world.add_deformable_terrain(2, 2, 1.0, 1.0, 0.0, 0.0, np.zeros(4), tt.SoilMaterial())
+    system = world.add_articulated_system(make_chain_urdf(1), base="fixed", position=(3.0, 0.0, 1.0))
+    plane = planar.World(dt=0.1, n_envs=2)
+    plane.add_rectangle(0.6, 0.4, kinematics="diff", mass=20.0)
+    a, b, c = values
+    calls = {
+        "set_gravity": lambda: world.set_gravity(a),
+        "add_material": lambda: world.add_material(a),
+        "set_state": lambda: world.set_state(position=a, orientation=b, linear_velocity=c, env=env),
+        "set_soil_state": lambda: bed.set_soil_state(a, b, c, env=env),
+        "set_commands": lambda: plane.set_commands(a if np.ndim(a) else [[a, a]]),
+        "add_heightmap_from_matrix": lambda: world.add_heightmap_from_matrix(a if np.ndim(a) == 0 else 1.0, 1.0,
+                                                                            0.0, 0.0, b),
+        "set_compute_inverse_dynamics": lambda: system.set_compute_inverse_dynamics(a),
+    }
+
+    def snapshot():
+        return (world._gravity.copy(), list(world.materials.names), world.get_state(), bed._init_state.copy(),
+                [o._spec.command.copy() for o in plane.driven], len(world.heightmaps),
+                system.computes_inverse_dynamics)
+
+    def same(x, y):
+        if isinstance(x, dict):
+            return x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
+        if isinstance(x, (list, tuple)):
+            return len(x) == len(y) and all(same(p, q) for p, q in zip(x, y))
+        if isinstance(x, np.ndarray):
+            return np.array_equal(x, y, equal_nan=True)
+        return x == y
+
+    before = snapshot()
+    try:
+        calls[call]()
+    except (ValueError, TypeError) as exc:
+        assert str(exc), exc
+        assert same(before, snapshot()), call
+    else:
+        assert np.isfinite(world._gravity).all() and np.isfinite(bed._init_state).all()
+        assert all(np.isfinite(v).all() for v in world.get_state().values())
