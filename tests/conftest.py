@@ -1,6 +1,7 @@
 """One Taichi initialisation per test process: cpu, f64 (the reference backend), unless
 ``TAICHI_TERRA_TEST_ARCH`` and ``TAICHI_TERRA_TEST_PRECISION`` name another (``perf/device_check.sh`` runs the
 kernel tests on cuda so; tests that compare bits with cpu f64 goldens are then expected to differ)."""
+import json
 import os
 
 import pytest
@@ -23,6 +24,19 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     global FUZZ_LONG
     FUZZ_LONG = bool(config.getoption("--fuzz-long"))
+
+
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: hand the counts to the controller
+        workeroutput["fuzz_tried"] = json.dumps(FUZZ_TRIED)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """pytest-xdist's controller: add up the counts of the worker that finished."""
+    for target, count in json.loads(getattr(node, "workeroutput", {}).get("fuzz_tried", "{}")).items():
+        FUZZ_TRIED[target] = FUZZ_TRIED.get(target, 0) + count
 
 
 def pytest_terminal_summary(terminalreporter):
