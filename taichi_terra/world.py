@@ -324,6 +324,15 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         full[target, self._soil_rows(bed)] = rows
         self._state.set_block("state_f", "soil", None, full)
         self._bump_soil_rows(bed, self._changed_rows(bed, before, full[:, self._soil_rows(bed), 0]))
+        self._open_soil_spans(bed, target)
+
+    def _open_soil_spans(self, bed, envs) -> None:
+        """Make the next step visit every sample of ``bed`` in ``envs`` once (the step's history pass otherwise
+        visits only the samples loaded in the step before; ``SOIL_SPAN``)."""
+        off = self._model.soil_row_offsets[bed.index]
+        span = self._state.block("state_i", "soil_span")
+        span[envs, off:off + bed.y_samples] = (0, bed.x_samples - 1, bed.x_samples, -1)
+        self._state.set_block("state_i", "soil_span", None, span)
 
     @staticmethod
     def _changed_rows(bed, before: np.ndarray, after: np.ndarray) -> np.ndarray:
@@ -421,6 +430,8 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
                 off = model.soil_row_offsets[bed.index]
                 rev[:, off:off + bed.y_samples, 0] = bed._rev_before_build
             self._state.set_block("soil_rev", "row_revision", "revision", rev)
+            for bed in beds:  # (the first step looks at every sample once)
+                self._open_soil_spans(bed, slice(None))
         self._init = []
 
     def step(self, n_steps: int = 1) -> None:

@@ -80,6 +80,45 @@ def test_unloading_recovers_elastic_part_and_leaves_rut():
     np.testing.assert_allclose(bed.get_soil_state(0)["plastic_sinkage"][under], s - p / 2e6, rtol=2e-3)
 
 
+def test_every_sample_the_plate_left_gives_up_its_elastic_part_and_slip():
+    """Reference: the unloading law, over the whole bed. A sample no body loads keeps its plastic sinkage
+    only and forgets its slip. The step's history pass visits only the samples loaded in the step before (and
+    every sample once after the soil state is set from outside), so check that the law holds everywhere: while
+    a plate slides 0.15 m over the bed, samples with an elastic part or a slip lie under the plate only; once
+    it is lifted, none remain anywhere; a state set after the first step with an elastic part and a slip at
+    every sample is recovered whole by the next step."""
+    mat = tt.SoilMaterial(bekker_kphi=1e5, sinkage_exponent=1.1, elastic_stiffness=2e6)
+    world, bed, plate, R = plate_world(mat, drop=0.002)
+    xy = np.stack(np.meshgrid(np.linspace(-0.5, 0.5, 51), np.linspace(-0.5, 0.5, 51)), axis=-1).reshape(-1, 2)
+    loaded_steps = 0
+    for _ in range(50):
+        plate.set_linear_velocity([0.3, 0.0, plate.get_linear_velocity(0)[2]])
+        world.step(10)
+        state = bed.get_soil_state(0)
+        active = (state["sinkage"] != state["plastic_sinkage"]) | (state["shear"] != 0.0)
+        centre = plate.get_position(0)
+        near = (np.abs(xy[:, 0] - centre[0]) <= PLATE_X / 2 + 0.02) & (np.abs(xy[:, 1] - centre[1]) <= PLATE_Y / 2 + 0.02)
+        assert not (active & ~near).any()
+        loaded_steps += bool(active.any())
+    assert loaded_steps >= 45  # (the plate lands within 20 ms)
+    rut = bed.get_soil_state(0)["plastic_sinkage"]
+    assert rut.max() > 0.0
+    plate.set_position(plate.get_position(0) + [0.0, 0.0, 0.5])
+    plate.set_linear_velocity([0.0, 0.0, 0.0])
+    plate.set_external_force([0.0, 0.0, PLATE_MASS * G])
+    world.step(2)
+    state = bed.get_soil_state(0)
+    np.testing.assert_array_equal(state["sinkage"], state["plastic_sinkage"])
+    np.testing.assert_array_equal(state["shear"], 0.0)
+    assert (state["plastic_sinkage"] >= rut).all()
+    s = np.full(51 * 51, 0.02)
+    bed.set_soil_state(s, 0.5 * s, np.full(51 * 51, 1e-3))
+    world.step()
+    state = bed.get_soil_state(0)
+    np.testing.assert_array_equal(state["sinkage"], 0.5 * s)
+    np.testing.assert_array_equal(state["shear"], 0.0)
+
+
 def test_dropped_plate_sinks_deeper_than_lowered_plate():
     """Reference: the loading law. A plate lowered quasistatically (its weight handed over to the soil over
     2 s) rests on the envelope equilibrium m g / (A kphi); the same plate dropped from 5 cm overshoots

@@ -345,7 +345,7 @@ def step_env(D: ti.template(), e, trees: ti.template(), plates: ti.template()):
     #    accumulates; every other sample recovers its elastic part and forgets its slip
     n_soil = si[SETTINGS_I.n_soil_samples]
     if n_soil > 0:
-        commit_soil(D, e, n_soil, si[SETTINGS_I.n_maps], n_rows, dt)
+        commit_soil(D, e, si[SETTINGS_I.n_maps], n_rows, dt)
     if ti.static(trees):  # what the drives applied; the wrenches the joints transmitted (if asked for)
         for t in range(n_trees):
             record_drive_forces(D, e, t, dt)

@@ -13,7 +13,7 @@ q           state   real   the generalized coordinates: free_body (position, ori
 u           state   real   the generalized velocities: free_body (linear, angular velocity) per body, tree
 state_f     state   real   contact (last step's contacts), soil (per-sample soil history), pin (impulses),
                            joint_state (impulses of the joint limit and friction rows)
-state_i     state   i32    env, pair_count, feature, sweep_order, shape_pair, prev_shape_pair
+state_i     state   i32    env, pair_count, feature, sweep_order, shape_pair, prev_shape_pair, soil_span
 control     control real   body_load (external force and torque) per body, drive (per tree dof)
 scratch_f   scratch real   link (world inverse inertia), reach (broadphase spheres), row (solver rows), frame,
                            link_dyn, tree_mass, tree_factor, tree_inverse, tree_dof,
@@ -148,6 +148,11 @@ ENV = Block("env", [("shape_pairs", 1), ("prev_shape_pairs", 1), ("pairs_dropped
             "steps taken, and the divergence watch's finding (kernels/step.py watch_env): what (0: none, "
             "1: a non-finite coordinate, 2: a position out of bounds, 3: a non-finite velocity, 4: a speed over "
             "the limit), the body (a free body's index; n_free_bodies + t: tree t) and the step it was found after")
+SOIL_SPAN = Block("soil_span", [("lo", 1), ("hi", 1), ("next_lo", 1), ("next_hi", 1)],
+                  "per soil-bed sample row: the x indices lo..hi that hold every sample loaded in the last step "
+                  "(lo > hi: none), the only samples whose elastic part can still need recovering; next_lo/next_hi "
+                  "gather this step's while the history is written (kernels/soil/history.py). The full row after "
+                  "a build or an edit of the soil state from the host")
 PAIR_COUNT = Block("pair_count", [("count", 1), ("dropped", 1)],
                    "per pair (static pairs, then this step's shape pairs): contacts found, contacts dropped")
 FEATURE = Block("feature", [("now", 1), ("last", 1)],
@@ -321,7 +326,8 @@ HEIGHTS = Arena("heights", "real", False, [SAMPLE], "model")
 Q = Arena("q", "real", True, [Q_FREE, TREE_Q], "state")
 U = Arena("u", "real", True, [U_FREE, TREE_U], "state")
 STATE_F = Arena("state_f", "real", True, [CONTACT, SOIL, PIN_STATE, JOINT_STATE, PLATE_STATE], "state")
-STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, SHAPE_PAIR, PREV_SHAPE_PAIR],
+STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, SHAPE_PAIR, PREV_SHAPE_PAIR,
+                                        SOIL_SPAN],
                 "state")
 CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
@@ -395,7 +401,7 @@ _REF_NAMES = {
     ("u", "free_body"): "u_free", ("state_f", "contact"): "contact", ("state_f", "soil"): "soil",
     ("state_i", "env"): "env", ("state_i", "pair_count"): "pair_count", ("state_i", "feature"): "feature",
     ("state_i", "sweep_order"): "sweep_order", ("state_i", "shape_pair"): "shape_pair",
-    ("state_i", "prev_shape_pair"): "prev_shape_pair", ("control", "body_load"): "load",
+    ("state_i", "prev_shape_pair"): "prev_shape_pair", ("state_i", "soil_span"): "soil_span", ("control", "body_load"): "load",
     ("scratch_f", "link"): "link", ("scratch_f", "reach"): "reach", ("scratch_f", "row"): "row_f",
     ("scratch_i", "row"): "row_i", ("scratch_i", "sweep"): "sweep", ("soil_rev", "row_revision"): "rev",
     ("model_i", "tree"): "tree", ("model_i", "joint"): "joint_i", ("model_i", "dof"): "dof_i",

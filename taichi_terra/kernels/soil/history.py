@@ -4,7 +4,8 @@ revision.
 """
 import taichi as ti
 
-from ..common.arrays import CONTACT, FEATURE, MAP_F, MAP_I, PAIR, ROW_F, ROW_I, ROW_REVISION, SOIL, SOIL_MATERIAL
+from ..common.arrays import (CONTACT, FEATURE, MAP_F, MAP_I, PAIR, ROW_F, ROW_I, ROW_REVISION, SOIL, SOIL_MATERIAL,
+                             SOIL_SPAN)
 from ..common.layout import FEAT_SOIL, ROW_SOIL
 from ..common.schema import add, get, getn, put, put_row, row
 from ..solver.links import relative_velocity
@@ -19,7 +20,7 @@ def soil_point(D: ti.template(), e, m, idx):
 
 
 @ti.func
-def commit_soil(D: ti.template(), e, n_soil, n_maps, n_rows, dt):
+def commit_soil(D: ti.template(), e, n_maps, n_rows, dt):
     """Write the soil history of env ``e`` after the sweep (``terrain/deformable.py`` describes it) and
     advance the revision of every sample row whose surface height changed.
 
@@ -27,9 +28,20 @@ def commit_soil(D: ti.template(), e, n_soil, n_maps, n_rows, dt):
     (each loading its part of the sample's cell) takes the largest of each, whatever the rows' order. The first
     pass reads every sample's plastic sinkage as it was at the start of the step (the rows' depths are measured
     from that rut floor) and writes the sinkage and slip; the second writes the plastic sinkage. A row's slip
-    grows at its rate (``ROW_F.slip_rate``, :func:`~.law.slip_rate`)."""
-    for k in range(n_soil):
-        put(D.soil, e, k, SOIL.loaded, 0.0)
+    grows at its rate (``ROW_F.slip_rate``, :func:`~.law.slip_rate`).
+
+    Only the samples loaded in the last step can hold an elastic part or a slip that an unloaded sample gives
+    up: each sample row keeps the x range of those (``SOIL_SPAN``), so a step visits them and its own loaded
+    samples, not the whole bed."""
+    for m in range(n_maps):  # the last step's loaded flags go; this step's ranges start empty
+        mi = row(D.map_i, e, m)
+        if mi[MAP_I.soil0] >= 0:
+            for y in range(mi[MAP_I.ny]):
+                sr = mi[MAP_I.soil_row0] + y
+                for x in range(get(D.soil_span, e, sr, SOIL_SPAN.lo), get(D.soil_span, e, sr, SOIL_SPAN.hi) + 1):
+                    put(D.soil, e, mi[MAP_I.soil0] + y * mi[MAP_I.nx] + x, SOIL.loaded, 0.0)
+                put(D.soil_span, e, sr, SOIL_SPAN.next_lo, mi[MAP_I.nx])
+                put(D.soil_span, e, sr, SOIL_SPAN.next_hi, -1)
     for r in range(n_rows):
         ri = row(D.row_i, e, r)
         s, p = ri[ROW_I.slot], ri[ROW_I.pair]
@@ -49,10 +61,14 @@ def commit_soil(D: ti.template(), e, n_soil, n_maps, n_rows, dt):
                 s_new = ti.max(s_new, st[SOIL.sinkage])
                 j = ti.max(j, st[SOIL.slip])
             mi = row(D.map_i, e, m)
+            sr = mi[MAP_I.soil_row0] + idx // mi[MAP_I.nx]
             if s_new != st[SOIL.sinkage]:
-                add(D.rev, e, mi[MAP_I.soil_row0] + idx // mi[MAP_I.nx], ROW_REVISION.revision, 1)
+                add(D.rev, e, sr, ROW_REVISION.revision, 1)
             put_row(D.soil, e, mi[MAP_I.soil0] + idx, ti.Vector([s_new, st[SOIL.plastic], j, 1.0]))
             put(D.row_f, e, r, ROW_F.plastic, s_p)
+            x = idx % mi[MAP_I.nx]
+            put(D.soil_span, e, sr, SOIL_SPAN.next_lo, ti.min(get(D.soil_span, e, sr, SOIL_SPAN.next_lo), x))
+            put(D.soil_span, e, sr, SOIL_SPAN.next_hi, ti.max(get(D.soil_span, e, sr, SOIL_SPAN.next_hi), x))
     for r in range(n_rows):  # (the plastic sinkage, once every row has read the old one)
         ri = row(D.row_i, e, r)
         if ri[ROW_I.kind] == ROW_SOIL and get(D.row_f, e, r, ROW_F.impulse) > 0.0:
@@ -61,10 +77,11 @@ def commit_soil(D: ti.template(), e, n_soil, n_maps, n_rows, dt):
             put(D.soil, e, k, SOIL.plastic, ti.max(get(D.soil, e, k, SOIL.plastic), get(D.row_f, e, r, ROW_F.plastic)))
     for m in range(n_maps):
         mi = row(D.map_i, e, m)
-        if mi[MAP_I.soil0] >= 0:  # a soil bed: unloaded samples recover their elastic part, row by row
+        if mi[MAP_I.soil0] >= 0:  # unloaded samples of the last step recover their elastic part, row by row
             for y in range(mi[MAP_I.ny]):
+                sr = mi[MAP_I.soil_row0] + y
                 changed = False
-                for x in range(mi[MAP_I.nx]):
+                for x in range(get(D.soil_span, e, sr, SOIL_SPAN.lo), get(D.soil_span, e, sr, SOIL_SPAN.hi) + 1):
                     k = mi[MAP_I.soil0] + y * mi[MAP_I.nx] + x
                     st = row(D.soil, e, k)
                     if st[SOIL.loaded] == 0.0:
@@ -72,4 +89,6 @@ def commit_soil(D: ti.template(), e, n_soil, n_maps, n_rows, dt):
                             changed = True
                         put_row(D.soil, e, k, ti.Vector([st[SOIL.plastic], st[SOIL.plastic], 0.0, 0.0]))
                 if changed:
-                    add(D.rev, e, mi[MAP_I.soil_row0] + y, ROW_REVISION.revision, 1)
+                    add(D.rev, e, sr, ROW_REVISION.revision, 1)
+                put(D.soil_span, e, sr, SOIL_SPAN.lo, get(D.soil_span, e, sr, SOIL_SPAN.next_lo))
+                put(D.soil_span, e, sr, SOIL_SPAN.hi, get(D.soil_span, e, sr, SOIL_SPAN.next_hi))
