@@ -148,7 +148,9 @@ def clip_to_hull(poly, m, hull, nh, buf: ti.template()):
 @ti.func
 def cell_coverage(hull, nh, xa, xb, ya, yb):
     """Area [m^2] and centroid of the part of the rectangle [xa, xb] x [ya, yb] inside the convex CCW
-    polygon ``hull`` (Sutherland-Hodgman clipping, then the shoelace formulas)."""
+    polygon ``hull`` (Sutherland-Hodgman clipping, then the shoelace formulas). A rectangle wholly inside
+    every edge of the hull, or wholly outside one, skips the clipping, whose result it knows: the rectangle
+    itself, vertex for vertex, or nothing."""
     poly = ti.Matrix.zero(float, _BUF, 2)
     poly[0, 0] = xa
     poly[0, 1] = ya
@@ -158,7 +160,25 @@ def cell_coverage(hull, nh, xa, xb, ya, yb):
     poly[2, 1] = yb
     poly[3, 0] = xa
     poly[3, 1] = yb
-    poly, m = clip_to_hull(poly, 4, hull, nh, _BUF)
+    inside = True
+    outside = False
+    for h in range(nh):
+        a = ti.math.vec2(hull[h, 0], hull[h, 1])
+        hn = (h + 1) % nh
+        b = ti.math.vec2(hull[hn, 0], hull[hn, 1])
+        n_in = 0
+        for i in ti.static(range(4)):
+            if _cross(a, b, ti.math.vec2(poly[i, 0], poly[i, 1])) >= 0.0:
+                n_in += 1
+        if n_in < 4:
+            inside = False
+        if n_in == 0:
+            outside = True
+    m = 4
+    if outside:
+        m = 0
+    elif not inside:
+        poly, m = clip_to_hull(poly, 4, hull, nh, _BUF)
     area2 = 0.0
     cx = 0.0
     cy = 0.0

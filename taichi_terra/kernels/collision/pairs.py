@@ -189,8 +189,18 @@ def soil_quadrature(D: ti.template(), e, p, base, cap, margin, pos, rot, stype, 
         hull, nh = cylinder_hull(prm[0], prm[1], c_l, r_l)
     gx1 = x0 + (nx - 1) * dx
     gy1 = y0 + (ny - 1) * dy
-    jx0, jx1 = vertex_range(c_l[0] - rad - 0.5 * dx, c_l[0] + rad + 0.5 * dx, x0, dx, nx)
-    jy0, jy1 = vertex_range(c_l[1] - rad - 0.5 * dy, c_l[1] + rad + 0.5 * dy, y0, dy, ny)
+    lo = ti.math.vec2(c_l[0] - rad, c_l[1] - rad)  # the samples whose cells may meet the body
+    hi = ti.math.vec2(c_l[0] + rad, c_l[1] + rad)
+    if covered:  # (only those meeting the footprint's box can be covered: a wheel's is a sliver of its sphere's)
+        h_lo = ti.math.vec2(hull[0, 0], hull[0, 1])
+        h_hi = h_lo
+        for k in range(1, nh):
+            h_lo = ti.min(h_lo, ti.math.vec2(hull[k, 0], hull[k, 1]))
+            h_hi = ti.max(h_hi, ti.math.vec2(hull[k, 0], hull[k, 1]))
+        lo = ti.max(lo, h_lo)
+        hi = ti.min(hi, h_hi)
+    jx0, jx1 = vertex_range(lo[0] - 0.5 * dx, hi[0] + 0.5 * dx, x0, dx, nx)
+    jy0, jy1 = vertex_range(lo[1] - 0.5 * dy, hi[1] + 0.5 * dy, y0, dy, ny)
     for jy in range(jy0, jy1 + 1):
         for jx in range(jx0, jx1 + 1):
             idx = jy * nx + jx
