@@ -629,3 +629,52 @@ def test_world_state_setters_take_or_refuse_whole(call, values, env):
     else:
         assert np.isfinite(world._gravity).all() and np.isfinite(bed._init_state).all()
         assert all(np.isfinite(v).all() for v in world.get_state().values())
+
+
+MAP_VALUES = [0.0, 1.0, -1.0, 2, 1e308, float("nan"), float("inf"), None, "1", True, np.zeros(9), np.zeros(8),
+              np.full(9, np.nan), np.full(9, 1e308), np.zeros((9, 3)), np.full((9, 3), 0.5), np.full((9, 3), 2.0),
+              np.full((4, 3), 0.5), np.zeros((3, 3)), np.eye(3), [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0],
+              np.full(9, 0.1), 8, -3]
+
+
+@fuzz_settings(200)
+@given(call=st.sampled_from(["update", "update_visual_height", "update_visual_height_patch", "set_color",
+                             "set_color_patch", "set_position", "set_orientation"]),
+       values=st.lists(st.sampled_from(MAP_VALUES), min_size=6, max_size=6))
+def test_height_map_edits_are_taken_refused_or_ignored_whole(call, values):
+    """A height map's edits (heights, drawn heights, patches, colours, pose) with values of every wrong kind:
+    applied, refused with ValueError/TypeError naming the argument, or ignored as documented (False, with
+    a RuntimeWarning for ``update``); refused and ignored ones change nothing. Heights may be NaN or inf
+    (``spec/heightmap.md``: copied unchanged); the grid's centre, size, colours and pose stay finite."""
+    import warnings
+
+    tried("height map edits")
+    world = tt.World()
+    hm = world.add_heightmap(3, 3, 1.0, 1.0, 0.0, 0.0, np.zeros(9))
+    a, b, c, d, e, f = values
+    calls = {"update": lambda: hm.update(0.0, 0.0, a, b, c),
+             "update_visual_height": lambda: hm.update_visual_height(0.0, 0.0, 1.0, 1.0, a),
+             "update_visual_height_patch": lambda: hm.update_visual_height_patch(0.0, 0.0, 1.0, 1.0, a, b, c, d, e,
+                                                                                 f),
+             "set_color": lambda: hm.set_color(a),
+             "set_color_patch": lambda: hm.set_color_patch(a, b, c, d, e),
+             "set_position": lambda: hm.set_position(a),
+             "set_orientation": lambda: hm.set_orientation(a)}
+
+    def snapshot():
+        return [np.array(x, dtype=float).copy() for x in (hm._heights, hm._contact, hm._center, hm._x_size,
+                                                          hm._y_size, hm._colors, hm._position, hm._quat)]
+
+    before = snapshot()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = calls[call]()
+        except (ValueError, TypeError) as exc:
+            assert str(exc), exc
+            result = False
+    after = snapshot()
+    if result is False:
+        assert all(np.array_equal(x, y, equal_nan=True) for x, y in zip(before, after)), call
+    assert all(np.isfinite(x).all() for x in after[2:])  # (heights may hold NaN and inf: the spec's holes)
+    assert all(issubclass(w.category, RuntimeWarning) for w in caught), [str(w.message) for w in caught]
