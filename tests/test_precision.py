@@ -145,3 +145,32 @@ def test_f32_planar_push_packs_boxes_against_wall(arch):
     assert poses[1:, 0] == pytest.approx(boxes, abs=2e-6)
     assert np.abs(poses[:, 1:]).max() < 1e-6
     assert values[-1] <= 2
+
+
+PUSH_SCENE = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {root!r})
+    import taichi_terra as tt
+    tt.init(arch={arch!r}, precision="f32")
+    from perf.bench_planar import build_world
+    from perf.planar_scenes import push_scene
+    world = build_world(push_scene(), 1)
+    world.step(60)
+    print(*world.get_poses(0).ravel())
+""")
+
+
+def test_vulkan_planar_push_scene_ends_where_cpu_does():
+    """Reference: cpu f32, the same scene and steps (the harness's push scene: a robot packs ten boxes against
+    a wall inside a pen, 60 steps of 0.1 s). Packed, every body rests where the contacts put it, so the two
+    backends must agree to f32's rounding of metre-sized coordinates (2e-6 m, as above). With the planar
+    contact step's ``break`` and ``while`` loops, lavapipe left the last box 2.9 m away."""
+    root = str(Path(__file__).resolve().parents[1])
+    poses = {}
+    for arch in ("cpu", "vulkan"):
+        out = subprocess.run([sys.executable, "-c", PUSH_SCENE.format(root=root, arch=arch)], capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        poses[arch] = np.array([float(v) for v in out.stdout.strip().splitlines()[-1].split()]).reshape(-1, 3)
+    assert poses["cpu"].shape == poses["vulkan"].shape
+    assert np.abs(poses["vulkan"] - poses["cpu"]).max() < 2e-6

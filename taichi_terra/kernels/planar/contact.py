@@ -16,6 +16,11 @@ Per env, in order:
 4. apply: velocities gain the position change over the step time; forces are the accumulated multipliers
    over dt^2, capped at the traction of a driven object pushing into the contact; bouncy pairs get the
    separation speed restitution asks for, shared by the passive bodies that were free to move.
+
+Every loop here has a bound known before it starts (a flag ends its work early, not a ``break`` or a
+``while``): on the vulkan backend's software driver (lavapipe) a ``break`` nested a few loops deep also ended
+the loops around it, and with it and the ``while`` loops the push scene's last box ended 3 m from where cpu put
+it (now within 1e-6 m). Lavapipe still ends the sweep over a step's pairs early in the pen scene (README).
 """
 import taichi as ti
 
@@ -152,17 +157,18 @@ def anchored_order(e, nk, n, obj_f: ti.template(), pair_i: ti.template(), order_
     for k in range(nk):
         obj_s[e, k][OS_LEVEL] = 0 if row(obj_f, 0, k)[OF_INV_M] <= 0.0 else unreached
     changed = True
-    while changed:
-        changed = False
-        for p in range(n):
-            a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
-            la, lb = obj_s[e, a][OS_LEVEL], obj_s[e, b][OS_LEVEL]
-            if la + 1 < lb:
-                obj_s[e, b][OS_LEVEL] = la + 1
-                changed = True
-            elif lb + 1 < la:
-                obj_s[e, a][OS_LEVEL] = lb + 1
-                changed = True
+    for _ in range(nk + 2):  # (levels settle within nk passes; a bounded loop, see the module docstring)
+        if changed:
+            changed = False
+            for p in range(n):
+                a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
+                la, lb = obj_s[e, a][OS_LEVEL], obj_s[e, b][OS_LEVEL]
+                if la + 1 < lb:
+                    obj_s[e, b][OS_LEVEL] = la + 1
+                    changed = True
+                elif lb + 1 < la:
+                    obj_s[e, a][OS_LEVEL] = lb + 1
+                    changed = True
     for sort_pass in range(2):  # by the higher level, then (stably) by the lower one
         for lvl in range(nk + 2):
             obj_s[e, lvl][OS_COUNT] = 0
@@ -196,12 +202,13 @@ def free_motion(e, k, direction, cone, obj_s: ti.template(), blk: ti.template(),
     when the push stays inside the friction cone of the mean coefficient."""
     best, normal, mu_blocker = -1e30, vec2(0.0, 0.0), 0.0
     j = obj_s[e, k][OS_BLOCK]
-    while j >= 0:
-        u = blk[e, j]
-        into = direction[0] * u[0] + direction[1] * u[1]
-        if into >= best:  # the list runs newest first: ">=" keeps the earliest of equal blockers
-            best, normal, mu_blocker = into, vec2(u[0], u[1]), u[2]
-        j = blk_next[e, j]
+    for _ in range(blk_next.shape[1]):  # (the list holds each blocker once)
+        if j >= 0:
+            u = blk[e, j]
+            into = direction[0] * u[0] + direction[1] * u[1]
+            if into >= best:  # the list runs newest first: ">=" keeps the earliest of equal blockers
+                best, normal, mu_blocker = into, vec2(u[0], u[1]), u[2]
+            j = blk_next[e, j]
     motion, gain = direction, 1.0
     if best > 0.0:
         motion = direction - best * normal
@@ -224,24 +231,25 @@ def load(e, start, direction, n, obj_f: ti.template(), pair_i: ti.template(), pa
     obj_s[e, 0][OS_STACK] = start
     top = 1
     total = 0.0
-    while top > 0:
-        top -= 1
-        cur = obj_s[e, top][OS_STACK]
-        total += row(obj_f, 0, cur)[OF_TRACTION]
-        for p in range(n):
-            if pair_i[e, p][PI_FLAGS] & F_TOUCHING:
-                a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
-                nrm = vec2(pair_f[e, p][PF_TNX], pair_f[e, p][PF_TNY])  # from b toward a
-                other = -1
-                if a == cur:
-                    other = b
-                elif b == cur:
-                    other, nrm = a, -nrm
-                # nrm points from other to cur: pushing cur along direction drives it into other when they oppose
-                if other >= 0 and obj_s[e, other][OS_SEEN] != stamp and direction.dot(nrm) < -EPS:
-                    obj_s[e, other][OS_SEEN] = stamp
-                    obj_s[e, top][OS_STACK] = other
-                    top += 1
+    for _ in range(obj_s.shape[1]):  # (each object is pushed once: at most this many pops)
+        if top > 0:
+            top -= 1
+            cur = obj_s[e, top][OS_STACK]
+            total += row(obj_f, 0, cur)[OF_TRACTION]
+            for p in range(n):
+                if pair_i[e, p][PI_FLAGS] & F_TOUCHING:
+                    a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
+                    nrm = vec2(pair_f[e, p][PF_TNX], pair_f[e, p][PF_TNY])  # from b toward a
+                    other = -1
+                    if a == cur:
+                        other = b
+                    elif b == cur:
+                        other, nrm = a, -nrm
+                    # nrm points from other to cur: pushing cur along direction drives it into other when they oppose
+                    if other >= 0 and obj_s[e, other][OS_SEEN] != stamp and direction.dot(nrm) < -EPS:
+                        obj_s[e, other][OS_SEEN] = stamp
+                        obj_s[e, top][OS_STACK] = other
+                        top += 1
     return total
 
 
@@ -376,57 +384,59 @@ def contact_env(e, M: ti.template(), pose: ti.template(), pose0: ti.template(), 
     # sweeps. One loop, so that the overlap test is compiled once.
     n_touch = 0
     sweeps = 0
+    done = False  # (a flag, not a break: see the module docstring)
     for it in range(iterations + 1):
-        nblk = 0
-        if it > 0:
-            for k in range(nk):
-                obj_s[e, k][OS_BLOCK] = -1
-        moved = False
-        n_tasks = n
-        if it > 0:
-            n_tasks = n_touch + n
-        for t in range(n_tasks):
-            touch_pass = it > 0 and t < n_touch
-            p = t
-            if it > 0 and t >= n_touch:
-                p = pair_i[e, t - n_touch][PI_ORDER]
-            a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
-            skip = False
-            if touch_pass:
-                pair_i[e, p][PI_FLAGS] &= ~F_TOUCHING
-                skip = not (row(M.obj_i, 0, a)[OI_KIND] == PASSIVE and row(M.obj_i, 0, b)[OI_KIND] == PASSIVE
-                            and row(M.obj_f, 0, a)[OF_INV_M] * row(M.obj_f, 0, b)[OF_INV_M] > 0.0)
-            if not skip:
-                tol = rest
-                if it == 0:
-                    tol = margin
-                found, nrm, depth, point = object_mtv(e, a, b, tol, pose, M.obj_i, M.obj_f, M.piece_i, wv, M.map_i,
-                                                      M.map_f, M.bucket_off, M.bucket_item)
-                if it == 0:
-                    if found:
-                        pair_i[e, p][PI_FLAGS] = F_NEAR
-                elif touch_pass:
-                    if found:
-                        pair_i[e, p][PI_FLAGS] |= F_TOUCHING
-                        pair_f[e, p][PF_TNX] = nrm[0]
-                        pair_f[e, p][PF_TNY] = nrm[1]
-                elif found:
-                    m, nblk = separate(e, p, nrm, depth, point, n, nblk, M.params, pose, vel, cmd, M.obj_i, M.obj_f,
-                                       M.piece_i, M.lv, wv, pair_i, pair_f, obj_s, blk, blk_next, env_i)
-                    moved = moved or m
-        if it == 0:
-            n = keep_near(e, n, pair_i)
-            env_i[e][EI_PAIRS] = n
-            anchored_order(e, nk, n, M.obj_f, pair_i, order_tmp, obj_s)
-            for p in range(n):  # which bodies touch matters only to the load a driver pushes
-                ka, kb = row(M.obj_i, 0, pair_i[e, p][PI_A])[OI_KIND], row(M.obj_i, 0, pair_i[e, p][PI_B])[OI_KIND]
-                if (ka == DRIVEN and kb == PASSIVE) or (kb == DRIVEN and ka == PASSIVE):
-                    n_touch = n
-            moved = True
-        else:
-            sweeps = it
-        if not moved:
-            break
+        if not done:
+            nblk = 0
+            if it > 0:
+                for k in range(nk):
+                    obj_s[e, k][OS_BLOCK] = -1
+            moved = False
+            n_tasks = n
+            if it > 0:
+                n_tasks = n_touch + n
+            for t in range(n_tasks):
+                touch_pass = it > 0 and t < n_touch
+                p = t
+                if it > 0 and t >= n_touch:
+                    p = pair_i[e, t - n_touch][PI_ORDER]
+                a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
+                skip = False
+                if touch_pass:
+                    pair_i[e, p][PI_FLAGS] &= ~F_TOUCHING
+                    skip = not (row(M.obj_i, 0, a)[OI_KIND] == PASSIVE and row(M.obj_i, 0, b)[OI_KIND] == PASSIVE
+                                and row(M.obj_f, 0, a)[OF_INV_M] * row(M.obj_f, 0, b)[OF_INV_M] > 0.0)
+                if not skip:
+                    tol = rest
+                    if it == 0:
+                        tol = margin
+                    found, nrm, depth, point = object_mtv(e, a, b, tol, pose, M.obj_i, M.obj_f, M.piece_i, wv, M.map_i,
+                                                          M.map_f, M.bucket_off, M.bucket_item)
+                    if it == 0:
+                        if found:
+                            pair_i[e, p][PI_FLAGS] = F_NEAR
+                    elif touch_pass:
+                        if found:
+                            pair_i[e, p][PI_FLAGS] |= F_TOUCHING
+                            pair_f[e, p][PF_TNX] = nrm[0]
+                            pair_f[e, p][PF_TNY] = nrm[1]
+                    elif found:
+                        m, nblk = separate(e, p, nrm, depth, point, n, nblk, M.params, pose, vel, cmd, M.obj_i, M.obj_f,
+                                           M.piece_i, M.lv, wv, pair_i, pair_f, obj_s, blk, blk_next, env_i)
+                        moved = moved or m
+            if it == 0:
+                n = keep_near(e, n, pair_i)
+                env_i[e][EI_PAIRS] = n
+                anchored_order(e, nk, n, M.obj_f, pair_i, order_tmp, obj_s)
+                for p in range(n):  # which bodies touch matters only to the load a driver pushes
+                    ka, kb = row(M.obj_i, 0, pair_i[e, p][PI_A])[OI_KIND], row(M.obj_i, 0, pair_i[e, p][PI_B])[OI_KIND]
+                    if (ka == DRIVEN and kb == PASSIVE) or (kb == DRIVEN and ka == PASSIVE):
+                        n_touch = n
+                moved = True
+            else:
+                sweeps = it
+            if not moved:
+                done = True
     env_i[e][EI_SWEEPS] = sweeps
     # 4. apply: velocities from the position change (of the centre of mass), headings wrapped
     for k in range(nk):
