@@ -85,12 +85,24 @@ from .solver.limits import (
     store_joint_rows,
     warm_start_joint_rows,
 )
-from .solver.links import apply_impulse, prepare_sides, relative_velocity
+from .solver.links import (
+    apply_impulse,
+    close_link_run,
+    open_link_run,
+    prepare_sides,
+    relative_velocity,
+    run_link,
+    run_point_velocity,
+    run_push,
+)
 from .solver.pins import build_pin_rows, project_pins, solve_pin_row, store_pins, warm_start_pins
 from .solver.relax import relax_internal_friction
 from .solver.rows import build_rows, pair_entry, row_geometry, warm_start_slot
 
 nd = ti.types.ndarray()
+
+vec6 = ti.types.vector(6, float)
+mat6 = ti.types.matrix(6, 6, float)
 
 
 def env_spread(n_envs: int, arch: str, threads: int, serial: bool) -> int:
@@ -467,16 +479,34 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
         if ti.static(D.trees):
             if use_block != 0:
                 local, net, solved = contact_block_sweep(D, e)
+        run_j = -1  # the link of the run of rows being swept on it (links.py, "Link runs"), or -1
+        run_vel, run_phi, run_total = vec6(0.0), mat6(0.0), vec6(0.0)
         for r in range(n_rows):
             ri = row(D.row_i, e, r)
             together = False
             if ti.static(D.trees):
                 together = ri[ROW_I.block] >= 0 and ((solved >> ri[ROW_I.block]) & 1) != 0
-            if not together and ri[ROW_I.kind] != ROW_MERGED:
+            active = not together and ri[ROW_I.kind] != ROW_MERGED
+            j = -1
+            if ti.static(D.trees):
+                if active:
+                    j = run_link(D, e, r)
+                if run_j >= 0 and j != run_j:
+                    close_link_run(D, e, run_j, run_total)
+                    run_j = -1
+                if j >= 0 and run_j < 0:
+                    run_j = j
+                    run_vel, run_phi, run_total = open_link_run(D, e, j)
+            if active:
                 s = ri[ROW_I.slot]
                 frame, ra, rb = row_geometry(D, e, r)
                 side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
-                vloc = frame.transpose() @ relative_velocity(D, e, r, side_a, side_b, ra, rb)
+                vrel = vec3(0.0, 0.0, 0.0)
+                if j >= 0:
+                    vrel = run_point_velocity(run_vel, rb)
+                else:
+                    vrel = relative_velocity(D, e, r, side_a, side_b, ra, rb)
+                vloc = frame.transpose() @ vrel
                 net = ti.max(net, (vloc - get3(D.row_f, e, r, ROW_F.seen)).norm())
                 putn(D.row_f, e, r, ROW_F.seen, vloc)
                 w = get33(D.row_f, e, r, ROW_F.delassus)
@@ -493,9 +523,15 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
                                           get(D.row_f, e, r, ROW_F.friction))
                 d = new - lam
                 if d.norm() > 0.0:
-                    apply_impulse(D, e, r, side_a, side_b, ra, rb, frame @ d)
+                    if j >= 0:
+                        run_vel, run_total = run_push(run_phi, run_vel, run_total, rb, frame @ d)
+                    else:
+                        apply_impulse(D, e, r, side_a, side_b, ra, rb, frame @ d)
                     putn(D.row_f, e, r, ROW_F.impulse, new)
                     local = ti.max(local, w[0, 0] * d.norm())
+        if ti.static(D.trees):
+            if run_j >= 0:
+                close_link_run(D, e, run_j, run_total)
         if ti.static(D.trees):
             if n_joint_rows > 0:
                 joint_local, joint_net = solve_joint_rows(D, e, n_rows, n_joint_rows)

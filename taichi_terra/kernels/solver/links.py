@@ -24,6 +24,7 @@ from ..common.math import skew, vec3
 from ..common.schema import get, get3, get33, row
 from ..dynamics.bodies import (
     body_pose,
+    push_link,
     carrier_joint,
     claim_link_point,
     link_cross_phi,
@@ -36,6 +37,7 @@ from ..dynamics.bodies import (
 from ..dynamics.free_body import add_link_velocity, link_velocity
 
 mat3 = ti.math.mat3
+vec6 = ti.types.vector(6, float)
 
 
 @ti.func
@@ -222,3 +224,42 @@ def soil_footprint_width(D: ti.template(), e, b, m):
     r_l = rmap.transpose() @ rot
     return footprint_width(bd[BODY_I.shape], body_params(row(D.body_f, e, b)), r_l, D.point, bd[BODY_I.point0],
                            bd[BODY_I.n_points])
+
+
+@ti.func
+def run_link(D: ti.template(), e, r):
+    """The joint row of the tree link that row ``r`` may take in a link run: its side b's, when side a is static
+    geometry and no belt drives the row; -1 where the row needs the general path."""
+    j = -1
+    if ti.static(D.trees):
+        if get(D.row_i, e, r, ROW_I.side_a) < 0 and get(D.row_i, e, r, ROW_I.belt_b) < 0:
+            j = carrier_joint(D, e, get(D.row_i, e, r, ROW_I.side_b))
+    return j
+
+
+@ti.func
+def open_link_run(D: ti.template(), e, j):
+    """Start a run on the link of joint row ``j``: its spatial velocity (w, v at the tree's reference point)
+    from the current ``u``, its spatial response ``Phi`` and a zero spatial impulse."""
+    return link_spatial_velocity(D, e, j, tree_reference(D, e, j), False), link_phi(D, e, j), vec6(0.0)
+
+
+@ti.func
+def run_point_velocity(vel, r):
+    """World velocity [m/s] of the point at offset ``r`` on a run's link of spatial velocity ``vel``."""
+    return vec3(vel[3], vel[4], vel[5]) + vec3(vel[0], vel[1], vel[2]).cross(r)
+
+
+@ti.func
+def run_push(phi, vel, total, r, imp):
+    """A run's row pushes the world impulse ``imp`` [N s] at offset ``r``: the link's spatial velocity moves by
+    ``Phi (r x imp, imp)`` and the run's spatial impulse grows by ``(r x imp, imp)``."""
+    m = r.cross(imp)
+    spatial = vec6(m[0], m[1], m[2], imp[0], imp[1], imp[2])
+    return vel + phi @ spatial, total + spatial
+
+
+@ti.func
+def close_link_run(D: ti.template(), e, j, total):
+    """End a run: ``u += B total`` for the run's summed spatial impulse on the link of joint row ``j``."""
+    push_link(D, e, j, total, 1.0)
