@@ -139,6 +139,13 @@ class Model:
         n_tree_q = sum(t.get_generalized_coordinate_dim() for t in trees)
         n_tree_u = sum(t.get_dof() for t in trees)
         self.n_pins = len(pins)
+        # a pin within one tree (or holding one to the world) keeps its tree's response to it for the step
+        # (solver/pins.py): three columns of nv rows
+        pin_response0, n_pin_response = [], 0
+        for pin in pins:
+            sa, _la, sb, _lb = pin.rows()
+            pin_response0.append(n_pin_response if sb < 0 or sb == sa else -1)
+            n_pin_response += 3 * trees[sa].get_dof() if sb < 0 or sb == sa else 0
         self.n_tracks = len(tracks)
         n_solver_rows = 2 * n_joints + self.n_pins  # beyond the contact slots: joint limits, friction, pins
         self.n_plates = int(sum(len(p[3]) for p in plates))
@@ -219,7 +226,8 @@ class Model:
                           "tree_inverse": sum(t.get_dof() ** 2 for t in trees), "tree_dof": n_tree_u,
                           "link_response": sum(len(r) * t.get_dof() for t, r in zip(trees, tree_rows)),
                           "block_matrix": A.BLOCK_ROWS ** 2 if trees else 0,
-                          "block_vector": A.BLOCK_ROWS if trees else 0, "track_dyn": self.n_tracks,
+                          "block_vector": A.BLOCK_ROWS if trees else 0, "pin_response": n_pin_response,
+                          "track_dyn": self.n_tracks,
                           "plate_out": self.n_plates, "plate_load": self.n_plate_carriers,
                           "sand": self.n_plate_carriers},
             "scratch_i": {"row": self.n_slots + n_solver_rows, "sweep": nb,
@@ -276,6 +284,7 @@ class Model:
             sa, la, sb, lb = pin.rows()
             pin_i[k, A.PIN_I.joint_a] = self.tree_joint0[sa] + la
             pin_i[k, A.PIN_I.joint_b] = -1 if sb < 0 else self.tree_joint0[sb] + lb
+            pin_i[k, A.PIN_I.response0] = pin_response0[k]
         track_i = li.view(self.data_i, "track")
         for k, (tree, link, dofs, gains, width) in enumerate(tracks):
             assert 1 <= len(dofs) <= A.TRACK_DRIVES  # (the URDF loader's rule, bodies/tracks.py)

@@ -95,7 +95,14 @@ from .solver.links import (
     run_point_velocity,
     run_push,
 )
-from .solver.pins import build_pin_rows, project_pins, solve_pin_row, store_pins, warm_start_pins
+from .solver.pins import (
+    build_pin_rows,
+    pin_columns,
+    project_pins,
+    solve_pin_row,
+    store_pins,
+    warm_start_pins,
+)
 from .solver.relax import relax_internal_friction
 from .solver.rows import build_rows, pair_entry, row_geometry, warm_start_slot
 
@@ -338,6 +345,8 @@ def step_env(D: ti.template(), e, trees: ti.template(), plates: ti.template()):
         for r in range(n_rows):  # (a drive held at its effort limit rebuilt its tree's factor)
             prepare_sides(D, e, get(D.row_i, e, r, ROW_I.side_a), get(D.row_i, e, r, ROW_I.side_b))
         joint_row_responses(D, e, n_rows, n_limits)
+        if n_pins > 0:  # (with the factors the sweeps will use)
+            pin_columns(D, e, n_rows + n_limits, n_pins)
     n_carriers = si[SETTINGS_I.n_plate_carriers]
     if n_carriers > 0:  # the sand rows of media whose resistance is a row (solver/sand.py)
         build_sand_rows(D, e, dt)

@@ -83,8 +83,9 @@ TRACK_DRIVES = 4
 TRACK_I = Block("track", [("tree", 1), ("joint", 1), ("n_drives", 1), ("dof", TRACK_DRIVES)],
                 "per track: its tree, the joint row of the link carrying the belt, its drives and each drive's dof "
                 "within the tree (unused entries repeat the last)")
-PIN_I = Block("pin", [("joint_a", 1), ("joint_b", 1)],
-              "per pin: the joint rows of the links its two points are fixed on (joint_b -1: a fixed world point)")
+PIN_I = Block("pin", [("joint_a", 1), ("joint_b", 1), ("response0", 1)],
+              "per pin: the joint rows of the links its two points are fixed on (joint_b -1: a fixed world point); "
+              "the first of its 3 nv rows in PIN_RESPONSE (-1: none, the pin joins two trees; solver/pins.py)")
 SETTINGS_F = Block("settings_f", [
     ("dt", 1), ("gravity", 3), ("tolerance", 1), ("slop", 1), ("erp", 1), ("max_push", 1),
     ("restitution_threshold", 1), ("margin", 1), ("ground_height", 1), ("bound", 1), ("speed_limit", 1)],
@@ -200,7 +201,7 @@ ROW_F = Block("row", [("delassus", 9), ("impulse", 3), ("target", 1), ("bounce",
               "per row: Delassus block in the contact frame, impulse in the frame [N s], target normal velocity "
               "[m/s] (rigid rows), bounce target of this step's impact wave [m/s] (< 0: none), footprint "
               "width b of a soil row [m]; for contact and soil rows, the contact frame (n, t1, t2) as columns "
-              "(row by row), the point's offsets from the references of side a and side b [m], and the friction "
+              "(row by row; a pin row with response columns keeps its K = J M~^-1 J^T [1/kg] there), the point's offsets from the references of side a and side b [m], and the friction "
               "and restitution coefficients of its material pair (0 for soil rows), fixed for the step once "
               "the rows are built; the row's velocity [m/s] (a joint row's: [m/s] or [rad/s], first entry) as "
               "the last sweep found it before updating the row (the sweeps' stop test); the world direction t [unit] "
@@ -257,6 +258,10 @@ BLOCK_STATE = Block("block_state", [("count", 1), ("built", 1), ("mask", 1), ("u
                     "per env: contact-block members this step, Delassus matrix built (0/1), the sticking members "
                     "(bit k: member k) the factor is for (-1: none) and their number, or 0 where that submatrix "
                     "was not positive definite")
+PIN_RESPONSE = Block("pin_response", [("column", 1)],
+                     "per pin within one tree (or holding a tree to the world), three columns of one row per dof "
+                     "of the tree, column after column: G = M~^-1 J^T, the tree's velocity change per unit world "
+                     "impulse along x, y and z at the pin (+ on side b, - on side a), for this step's factor")
 TRACK_DYN = Block("track_dyn", [("gamma", 1), ("ready", 1)],
                   "per track: g^T M~^-1 g, the belt speed's change per unit belt impulse [1/kg] for this step's "
                   "factor, and whether it and the drives' rows of M~^-1 are ready this step (0/1)")
@@ -332,7 +337,7 @@ STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, 
 CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
-                                               LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, TRACK_DYN, PLATE_OUT,
+                                               LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, PIN_RESPONSE, TRACK_DYN, PLATE_OUT,
                                                PLATE_LOAD, SAND], "scratch")
 SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP, BLOCK_I, BLOCK_STATE], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
@@ -415,7 +420,7 @@ _REF_NAMES = {
     ("scratch_i", "tree_step"): "tree_step", ("scratch_f", "block_matrix"): "block_matrix",
     ("scratch_f", "block_vector"): "block_vector", ("scratch_i", "block"): "block_i",
     ("scratch_i", "block_state"): "block_state", ("model_i", "track"): "track_i", ("model_f", "track"): "track_f",
-    ("scratch_f", "track_dyn"): "track_dyn", ("model_i", "plate"): "plate_i", ("model_f", "plate"): "plate_f",
+    ("scratch_f", "pin_response"): "pin_response", ("scratch_f", "track_dyn"): "track_dyn", ("model_i", "plate"): "plate_i", ("model_f", "plate"): "plate_f",
     ("model_i", "plate_range"): "plate_range", ("model_i", "medium"): "medium_i", ("model_f", "medium"): "medium_f",
     ("state_f", "plate_state"): "plate_state", ("scratch_f", "plate_out"): "plate_out",
     ("scratch_f", "plate_load"): "plate_load", ("scratch_f", "sand"): "sand",

@@ -11,6 +11,12 @@ Jacobian over both sides, cross terms included when both sides are on one tree) 
 ``K^+`` the pseudo-inverse (a planar loop cannot move its points out of its plane: that direction has no
 response and takes no impulse). ``ROW_F.delassus`` holds ``K^+``, ``ROW_F.impulse`` lambda.
 
+A pin within one tree (a loop) or holding a tree to the world keeps its response columns ``G = M~^-1 J^T``
+(nv x 3, ``PIN_RESPONSE``) for the step, made with the factor the sweeps use (``pin_columns``, the three
+solves that also give ``K = J G``, kept in ``ROW_F.frame``): an update then costs ``u += G dlambda`` (3 nv
+operations) and its velocity change is ``K dlambda``, where it took a tree solve and a second velocity
+evaluation. A pin joining two trees solves with their factors, update by update.
+
 The velocity rows keep the points' velocities together to first order; integrating along the links' arcs
 leaves a gap of order ``dt^2 |a|``. After the positions are integrated, ``project_pins`` closes it: a
 Newton step on the positions, ``dq = M~^-1 J^T K^+ (-gap)`` with ``J`` at the new configuration, repeated
@@ -18,7 +24,7 @@ while a gap is above ``PIN_TOLERANCE``. The velocities are left as the sweep mad
 """
 import taichi as ti
 
-from ..common.arrays import FRAME, JOINT_I, PIN_F, PIN_I, PIN_STATE, ROW_F, ROW_I, TREE, TREE_DOF
+from ..common.arrays import FRAME, JOINT_I, PIN_F, PIN_I, PIN_RESPONSE, PIN_STATE, ROW_F, ROW_I, TREE, TREE_DOF
 from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, ROW_PIN
 from ..common.math import quat_integrate, sym_pinv3, vec3, vec4
 from ..common.schema import add, get, get3, get33, put, put33, putn, row
@@ -162,8 +168,8 @@ def pin_inverse_response(D: ti.template(), e, ja, jb, pa, pb):
 
 @ti.func
 def build_pin_rows(D: ti.template(), e, r0, n_pins):
-    """Rows ``r0`` to ``r0 + n_pins - 1``: one per pin, with ``K^+`` and a zero impulse (the warm start
-    comes with the other rows', in stage 6)."""
+    """Rows ``r0`` to ``r0 + n_pins - 1``: one per pin, with ``K^+`` (a pin with response columns gets it in
+    :func:`pin_columns`) and a zero impulse (the warm start comes with the other rows', in stage 6)."""
     for k in range(n_pins):
         ja, jb, pa, pb = pin_ends(D, e, k)
         r = r0 + k
@@ -173,9 +179,44 @@ def build_pin_rows(D: ti.template(), e, r0, n_pins):
         put(D.row_i, e, r, ROW_I.side_a, ja)
         put(D.row_i, e, r, ROW_I.side_b, jb)
         put(D.row_i, e, r, ROW_I.impacted, 0)
-        inv = pin_inverse_response(D, e, ja, jb, pa, pb)
-        put33(D.row_f, e, r, ROW_F.delassus, inv)
+        if get(D.pin_i, e, k, PIN_I.response0) < 0:
+            put33(D.row_f, e, r, ROW_F.delassus, pin_inverse_response(D, e, ja, jb, pa, pb))
         putn(D.row_f, e, r, ROW_F.impulse, vec3(0.0, 0.0, 0.0))
+
+
+@ti.func
+def pin_columns(D: ti.template(), e, r0, n_pins):
+    """For each pin with response columns (pin rows from ``r0``): ``G`` into ``PIN_RESPONSE``, one unit
+    impulse at a time, with ``K = J G`` (``ROW_F.frame``) and ``K^+`` (``ROW_F.delassus``), for the
+    factors the sweeps will use."""
+    for k in range(n_pins):
+        g0 = get(D.pin_i, e, k, PIN_I.response0)
+        if g0 >= 0:
+            ja, jb, pa, pb = pin_ends(D, e, k)
+            tr = row(D.tree, e, get(D.joint_i, e, ja, JOINT_I.tree))
+            u0, nv = tr[TREE.u0], tr[TREE.nv]
+            kmat = mat3(0.0)
+            for c in range(3):  # (a loop, not unrolled: one inlined copy of the solve)
+                unit = vec3(ti.cast(c == 0, float), ti.cast(c == 1, float), ti.cast(c == 2, float))
+                pin_response(D, e, ja, jb, pa, pb, unit)
+                for d in range(nv):
+                    put(D.pin_response, e, g0 + c * nv + d, PIN_RESPONSE.column,
+                        get(D.tree_dof, e, u0 + d, TREE_DOF.rhs))
+                kmat += pin_velocity(D, e, ja, jb, pa, pb, True).outer_product(unit)
+            kmat = 0.5 * (kmat + kmat.transpose())
+            put33(D.row_f, e, r0 + k, ROW_F.frame, kmat)
+            put33(D.row_f, e, r0 + k, ROW_F.delassus, sym_pinv3(kmat, 1e-9))
+
+
+@ti.func
+def _push_columns(D: ti.template(), e, k, g0, imp):
+    """``u += G imp`` for pin ``k`` with response columns from ``g0`` [imp: N s, world]."""
+    tr = row(D.tree, e, get(D.joint_i, e, get(D.pin_i, e, k, PIN_I.joint_a), JOINT_I.tree))
+    u0, nv = tr[TREE.u0], tr[TREE.nv]
+    for d in range(nv):
+        add(D.u_tree, e, u0 + d, 0, get(D.pin_response, e, g0 + d, PIN_RESPONSE.column) * imp[0] +
+            get(D.pin_response, e, g0 + nv + d, PIN_RESPONSE.column) * imp[1] +
+            get(D.pin_response, e, g0 + 2 * nv + d, PIN_RESPONSE.column) * imp[2])
 
 
 @ti.func
@@ -186,8 +227,12 @@ def warm_start_pins(D: ti.template(), e, r0, n_pins, on):
         if on != 0:
             lam = get3(D.pin_state, e, k, PIN_STATE.impulse)
             if lam.norm() > 0.0:
-                ja, jb, pa, pb = pin_ends(D, e, k)
-                pin_apply(D, e, ja, jb, pa, pb, lam)
+                g0 = get(D.pin_i, e, k, PIN_I.response0)
+                if g0 >= 0:
+                    _push_columns(D, e, k, g0, lam)
+                else:
+                    ja, jb, pa, pb = pin_ends(D, e, k)
+                    pin_apply(D, e, ja, jb, pa, pb, lam)
         putn(D.row_f, e, r0 + k, ROW_F.impulse, lam)
 
 
@@ -205,9 +250,14 @@ def solve_pin_row(D: ti.template(), e, r, dt, erp):
     d = get33(D.row_f, e, r, ROW_F.delassus) @ (target - v)
     change = 0.0
     if d.norm() > 0.0:
-        pin_apply(D, e, ja, jb, pa, pb, d)
+        g0 = get(D.pin_i, e, k, PIN_I.response0)
+        if g0 >= 0:
+            _push_columns(D, e, k, g0, d)
+            change = (get33(D.row_f, e, r, ROW_F.frame) @ d).norm()
+        else:
+            pin_apply(D, e, ja, jb, pa, pb, d)
+            change = (pin_velocity(D, e, ja, jb, pa, pb, False) - v).norm()
         putn(D.row_f, e, r, ROW_F.impulse, get3(D.row_f, e, r, ROW_F.impulse) + d)
-        change = (pin_velocity(D, e, ja, jb, pa, pb, False) - v).norm()
     return change, net
 
 
