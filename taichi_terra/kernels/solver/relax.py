@@ -38,12 +38,16 @@ def relax_pair(D: ti.template(), e, r0, r1):
     n = vec3(frame[0, 0], frame[1, 0], frame[2, 0])
     t1 = vec3(frame[0, 1], frame[1, 1], frame[2, 1])
     t2 = vec3(frame[0, 2], frame[1, 2], frame[2, 2])
-    # (a belt's contacts push its drives too, and at the belt's mid-plane: left as the sweep found them)
+    # (a soil pair's rows follow their own laws; a belt's contacts push its drives too, and at the belt's
+    # mid-plane: both are left as the sweep found them, without a look at their velocities)
     ok = ri0[ROW_I.kind] == ROW_CONTACT and ri0[ROW_I.belt_a] < 0 and ri0[ROW_I.belt_b] < 0
     count = 0
     mean = ti.math.vec2(0.0, 0.0)
     size = 0.0
-    for r in range(r0, r1):
+    last = r1
+    if not ok:
+        last = r0
+    for r in range(r0, last):
         s = get(D.row_i, e, r, ROW_I.slot)
         lam = get3(D.row_f, e, r, ROW_F.impulse)
         pos = get3(D.contact, e, s, CONTACT.position)
