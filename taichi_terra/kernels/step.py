@@ -94,6 +94,7 @@ from .solver.links import (
     run_link,
     run_point_velocity,
     run_push,
+    spatial_impulse,
 )
 from .solver.pins import (
     build_pin_rows,
@@ -436,6 +437,8 @@ def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
     walk_pair = -1
     walk = 0
     prev_pair = 0
+    run_j = -1  # the tree link whose rows' impulses run_total sums (links.py, "Link runs"), or -1
+    run_total = vec6(0.0)
     for r in range(n_rows):
         ri = row(D.row_i, e, r)
         lam = vec3(0.0, 0.0, 0.0)
@@ -453,9 +456,21 @@ def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
                     lam = vec3(0.0, 0.0, 0.0)
             else:
                 lam = clamp_to_cone(lam, get(D.row_f, e, r, ROW_F.friction))
-            apply_impulse(D, e, r, ri[ROW_I.side_a], ri[ROW_I.side_b], ra, rb, frame @ lam)
+            j = run_link(D, e, r)
+            if j >= 0:  # (the pushes only add up: no row reads a velocity here)
+                if ti.static(D.trees):
+                    if run_j >= 0 and j != run_j:
+                        close_link_run(D, e, run_j, run_total)
+                        run_total = vec6(0.0)
+                    run_j = j
+                    run_total += spatial_impulse(rb, frame @ lam)
+            else:
+                apply_impulse(D, e, r, ri[ROW_I.side_a], ri[ROW_I.side_b], ra, rb, frame @ lam)
         if not impacted:
             putn(D.row_f, e, r, ROW_F.impulse, lam)
+    if ti.static(D.trees):
+        if run_j >= 0:
+            close_link_run(D, e, run_j, run_total)
 
 
 @ti.func

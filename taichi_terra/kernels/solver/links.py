@@ -251,11 +251,18 @@ def run_point_velocity(vel, r):
 
 
 @ti.func
+def spatial_impulse(r, imp):
+    """The spatial impulse ``(r x imp, imp)`` (moment about the link's reference point [N m s], impulse [N s])
+    of the world impulse ``imp`` at offset ``r`` [m]."""
+    m = r.cross(imp)
+    return vec6(m[0], m[1], m[2], imp[0], imp[1], imp[2])
+
+
+@ti.func
 def run_push(phi, vel, total, r, imp):
     """A run's row pushes the world impulse ``imp`` [N s] at offset ``r``: the link's spatial velocity moves by
     ``Phi (r x imp, imp)`` and the run's spatial impulse grows by ``(r x imp, imp)``."""
-    m = r.cross(imp)
-    spatial = vec6(m[0], m[1], m[2], imp[0], imp[1], imp[2])
+    spatial = spatial_impulse(r, imp)
     return vel + phi @ spatial, total + spatial
 
 
