@@ -76,6 +76,7 @@ def build(args) -> app.Scene:
     import taichi_terra as tt
 
     world = tt.World(dt=1e-3, n_envs=args.envs)
+    world.solver.tolerance = mb.SOLVER_TOLERANCE  # (its error bound: make_buggy.py)
     sp = getattr(args, "spacing", SPACING)  # (the generic scene parser has no --spacing)
     nx, ny = round(BED_X / sp) + 1, round(BED_Y / sp) + 1
     bed = world.add_deformable_terrain(nx, ny, BED_X, BED_Y, 0.0, 0.0, np.zeros(nx * ny), tt.SoilMaterial(**SOIL))
