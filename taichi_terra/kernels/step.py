@@ -379,7 +379,7 @@ def step_env(D: ti.template(), e, trees: ti.template(), plates: ti.template()):
         for t in range(n_trees):
             tree_integrate(D, e, t, dt)
         if n_pins > 0:  # close the gap the position update left at the pins
-            project_pins(D, e, n_pins, n_trees)
+            project_pins(D, e, n_rows + n_limits, n_pins, n_trees)
     # 11. results and warm-start cache
     store_results(D, e, n_rows, n_static)
     if ti.static(trees):
