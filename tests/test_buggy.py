@@ -121,3 +121,33 @@ def test_one_rack_steers_both_front_wheels(settled):
     assert left > right > 0.0
     assert 0.5 * (left + right) == pytest.approx(expected, rel=0.1)
     assert max(pin.get_gap(0) for pin in buggy.pins) < 1e-6
+
+
+def test_the_scenes_sweep_tolerance_keeps_the_ruts_within_its_error_bound():
+    """Reference: the sweeps' stopping test. The scene sweeps to ``SOLVER_TOLERANCE`` (1e-4 m/s) where the world
+    defaults to 1e-6 m/s: a row's velocity may be off by the tolerance, so a soil sample's sinkage by at most
+    ``tol dt`` per step and a body by ``tol dt`` per step, each step's error adding at worst in the same sense.
+    Driving off from standstill at 0.8 m/s for 1 s on both settings, every sample's sinkage and the chassis'
+    position must agree within ``(1e-4 + 1e-6) m/s x 1 s`` = 0.101 mm, and the looser setting must take
+    fewer than half the sweeps."""
+    runs = []
+    length = 4.8  # [m]: the wheels' footprints from x = -1.8 m to about +1.8 m after 1 s
+    for tol in (mb.SOLVER_TOLERANCE, 1e-6):
+        world = tt.World(dt=1e-3)
+        world.solver.tolerance = tol
+        nx, ny = round(length / SPACING) + 1, round(BED_Y / SPACING) + 1
+        bed = world.add_deformable_terrain(nx, ny, length, BED_Y, 0.0, 0.0, np.zeros(nx * ny),
+                                           tt.SoilMaterial(**SOIL))
+        buggy = mb.add_buggy(world, position=(-0.4, 0.0, mb.RIDE_HEIGHT), speed=0.8)
+        sweeps = 0
+        for _ in range(1000):
+            world.step()
+            sweeps += int(world.get_solver_sweeps(0))
+        runs.append((bed.get_soil_state(0)["sinkage"], buggy.system.get_generalized_coordinate(0)[:3], sweeps))
+    bound = (mb.SOLVER_TOLERANCE + 1e-6) * 1.0
+    (sink_a, pos_a, sweeps_a), (sink_b, pos_b, sweeps_b) = runs
+    assert sink_b.max() > 0.03  # (the wheels are in the soil: ruts of centimetres)
+    assert np.abs(sink_a - sink_b).max() < bound
+    assert np.abs(pos_a - pos_b).max() < bound
+    assert pos_a[0] > -0.4 + 0.5  # (it drove off: more than 0.5 m in the second)
+    assert sweeps_a < 0.5 * sweeps_b, (sweeps_a, sweeps_b)
