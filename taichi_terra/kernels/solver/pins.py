@@ -155,15 +155,29 @@ def pin_apply(D: ti.template(), e, ja, jb, pa, pb, imp):
 
 
 @ti.func
+def _pin_delassus(D: ti.template(), e, ja, jb, pa, pb, g0):
+    """The pin's ``K = J M~^-1 J^T`` (3x3, world, symmetrized), one unit impulse at a time; with ``g0 >= 0``
+    each response column ``M~^-1 J^T e_c`` is also kept in ``PIN_RESPONSE`` from row ``g0`` (a pin within
+    one tree: its workspace is that tree's)."""
+    kmat = mat3(0.0)
+    u0, nv = 0, 0
+    if g0 >= 0:
+        tr = row(D.tree, e, get(D.joint_i, e, ja, JOINT_I.tree))
+        u0, nv = tr[TREE.u0], tr[TREE.nv]
+    for c in range(3):  # (a loop, not unrolled: one inlined copy of the response)
+        unit = vec3(ti.cast(c == 0, float), ti.cast(c == 1, float), ti.cast(c == 2, float))
+        pin_response(D, e, ja, jb, pa, pb, unit)
+        for d in range(nv):
+            put(D.pin_response, e, g0 + c * nv + d, PIN_RESPONSE.column, get(D.tree_dof, e, u0 + d, TREE_DOF.rhs))
+        kmat += pin_velocity(D, e, ja, jb, pa, pb, True).outer_product(unit)  # column c
+    return 0.5 * (kmat + kmat.transpose())
+
+
+@ti.func
 def pin_inverse_response(D: ti.template(), e, ja, jb, pa, pb):
     """``K^+``: the pseudo-inverse of the pin's ``K = J M~^-1 J^T`` (3x3, world); directions whose response
     is below 1e-9 of the largest are left out."""
-    kmat = mat3(0.0)
-    for k in range(3):  # (a loop, not unrolled: one inlined copy of the response)
-        unit = vec3(ti.cast(k == 0, float), ti.cast(k == 1, float), ti.cast(k == 2, float))
-        pin_response(D, e, ja, jb, pa, pb, unit)
-        kmat += pin_velocity(D, e, ja, jb, pa, pb, True).outer_product(unit)  # column k
-    return sym_pinv3(0.5 * (kmat + kmat.transpose()), 1e-9)
+    return sym_pinv3(_pin_delassus(D, e, ja, jb, pa, pb, -1), 1e-9)
 
 
 @ti.func
@@ -193,41 +207,33 @@ def pin_columns(D: ti.template(), e, r0, n_pins):
         g0 = get(D.pin_i, e, k, PIN_I.response0)
         if g0 >= 0:
             ja, jb, pa, pb = pin_ends(D, e, k)
-            tr = row(D.tree, e, get(D.joint_i, e, ja, JOINT_I.tree))
-            u0, nv = tr[TREE.u0], tr[TREE.nv]
-            kmat = mat3(0.0)
-            for c in range(3):  # (a loop, not unrolled: one inlined copy of the solve)
-                unit = vec3(ti.cast(c == 0, float), ti.cast(c == 1, float), ti.cast(c == 2, float))
-                pin_response(D, e, ja, jb, pa, pb, unit)
-                for d in range(nv):
-                    put(D.pin_response, e, g0 + c * nv + d, PIN_RESPONSE.column,
-                        get(D.tree_dof, e, u0 + d, TREE_DOF.rhs))
-                kmat += pin_velocity(D, e, ja, jb, pa, pb, True).outer_product(unit)
-            kmat = 0.5 * (kmat + kmat.transpose())
+            kmat = _pin_delassus(D, e, ja, jb, pa, pb, g0)
             put33(D.row_f, e, r0 + k, ROW_F.frame, kmat)
             put33(D.row_f, e, r0 + k, ROW_F.delassus, sym_pinv3(kmat, 1e-9))
+
+
+@ti.func
+def _columns_times(D: ti.template(), e, g0, nv, d, imp):
+    """Entry ``d`` of ``G imp`` for the response columns from row ``g0`` (``nv`` rows each)."""
+    return get(D.pin_response, e, g0 + d, PIN_RESPONSE.column) * imp[0] + \
+        get(D.pin_response, e, g0 + nv + d, PIN_RESPONSE.column) * imp[1] + \
+        get(D.pin_response, e, g0 + 2 * nv + d, PIN_RESPONSE.column) * imp[2]
 
 
 @ti.func
 def _columns_to_workspace(D: ti.template(), e, k, g0, imp):
     """The workspace of pin ``k``'s tree <- ``G imp`` (response columns from ``g0``)."""
     tr = row(D.tree, e, get(D.joint_i, e, get(D.pin_i, e, k, PIN_I.joint_a), JOINT_I.tree))
-    u0, nv = tr[TREE.u0], tr[TREE.nv]
-    for d in range(nv):
-        put(D.tree_dof, e, u0 + d, TREE_DOF.rhs, get(D.pin_response, e, g0 + d, PIN_RESPONSE.column) * imp[0] +
-            get(D.pin_response, e, g0 + nv + d, PIN_RESPONSE.column) * imp[1] +
-            get(D.pin_response, e, g0 + 2 * nv + d, PIN_RESPONSE.column) * imp[2])
+    for d in range(tr[TREE.nv]):
+        put(D.tree_dof, e, tr[TREE.u0] + d, TREE_DOF.rhs, _columns_times(D, e, g0, tr[TREE.nv], d, imp))
 
 
 @ti.func
 def _push_columns(D: ti.template(), e, k, g0, imp):
     """``u += G imp`` for pin ``k`` with response columns from ``g0`` [imp: N s, world]."""
     tr = row(D.tree, e, get(D.joint_i, e, get(D.pin_i, e, k, PIN_I.joint_a), JOINT_I.tree))
-    u0, nv = tr[TREE.u0], tr[TREE.nv]
-    for d in range(nv):
-        add(D.u_tree, e, u0 + d, 0, get(D.pin_response, e, g0 + d, PIN_RESPONSE.column) * imp[0] +
-            get(D.pin_response, e, g0 + nv + d, PIN_RESPONSE.column) * imp[1] +
-            get(D.pin_response, e, g0 + 2 * nv + d, PIN_RESPONSE.column) * imp[2])
+    for d in range(tr[TREE.nv]):
+        add(D.u_tree, e, tr[TREE.u0] + d, 0, _columns_times(D, e, g0, tr[TREE.nv], d, imp))
 
 
 @ti.func
