@@ -21,7 +21,7 @@ Otherwise (a contact starts to slip or lift, ``K_SS`` is not positive definite: 
 rigid link) the rows take their usual one-by-one updates in that sweep. The fixed point, and so the result
 to within the sweep tolerance, is the same; only fewer sweeps reach it. ``K_SS`` is factored (Cholesky) once
 per step and set of sticking members. Coulomb friction is not a minimization, so these block updates can
-cycle where one-by-one updates converge (a foot slipping while two stick): the sweep (``step.sweep_rows``)
+cycle where one-by-one updates converge (a foot slipping while two stick): the sweep (``sweep.sweep_rows``)
 stops using the block for the rest of a step once a sweep's net velocity change stops shrinking.
 """
 import taichi as ti

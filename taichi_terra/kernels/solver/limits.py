@@ -159,7 +159,7 @@ def _row_law(D: ti.template(), e, r, lam, v):
 def solve_joint_rows(D: ti.template(), e, r0, n):
     """One sweep's update of the joint rows ``r0 .. r0 + n``: each row in turn takes the impulse its law gives
     at its dof's current velocity and pushes the change through its column of ``M~^-1``. Returns the sweep's
-    two convergence measures over them (``step.sweep_rows``): the largest velocity change ``W |delta lambda|``
+    two convergence measures over them (``sweep.sweep_rows``): the largest velocity change ``W |delta lambda|``
     a row's update made, and the largest change of a row's velocity since the last sweep reached it."""
     largest = 0.0
     net = 0.0

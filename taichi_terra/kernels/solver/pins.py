@@ -256,7 +256,7 @@ def warm_start_pins(D: ti.template(), e, r0, n_pins, on):
 @ti.func
 def solve_pin_row(D: ti.template(), e, r, dt, erp):
     """One Gauss-Seidel update of pin row ``r``; returns the sweep's two convergence measures
-    (``step.sweep_rows``): the change of the points' relative velocity [m/s] the update made, and the
+    (``sweep.sweep_rows``): the change of the points' relative velocity [m/s] the update made, and the
     change of that velocity since the last sweep reached the row."""
     k = get(D.row_i, e, r, ROW_I.pair)
     ja, jb, pa, pb = pin_ends(D, e, k)
