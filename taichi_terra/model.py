@@ -144,8 +144,9 @@ class Model:
         pin_response0, n_pin_response = [], 0
         for pin in pins:
             sa, _la, sb, _lb = pin.rows()
-            pin_response0.append(n_pin_response if sb < 0 or sb == sa else -1)
-            n_pin_response += 3 * trees[sa].get_dof() if sb < 0 or sb == sa else 0
+            within = sb < 0 or sb == sa
+            pin_response0.append(n_pin_response if within else -1)
+            n_pin_response += 3 * trees[sa].get_dof() if within else 0
         self.n_tracks = len(tracks)
         n_solver_rows = 2 * n_joints + self.n_pins  # beyond the contact slots: joint limits, friction, pins
         self.n_plates = int(sum(len(p[3]) for p in plates))

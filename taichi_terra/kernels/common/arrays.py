@@ -201,7 +201,8 @@ ROW_F = Block("row", [("delassus", 9), ("impulse", 3), ("target", 1), ("bounce",
               "per row: Delassus block in the contact frame, impulse in the frame [N s], target normal velocity "
               "[m/s] (rigid rows), bounce target of this step's impact wave [m/s] (< 0: none), footprint "
               "width b of a soil row [m]; for contact and soil rows, the contact frame (n, t1, t2) as columns "
-              "(row by row; a pin row with response columns keeps its K = J M~^-1 J^T [1/kg] there), the point's offsets from the references of side a and side b [m], and the friction "
+              "(row by row; a pin row with response columns keeps its K = J M~^-1 J^T [1/kg] there), the "
+              "point's offsets from the references of side a and side b [m], and the friction "
               "and restitution coefficients of its material pair (0 for soil rows), fixed for the step once "
               "the rows are built; the row's velocity [m/s] (a joint row's: [m/s] or [rad/s], first entry) as "
               "the last sweep found it before updating the row (the sweeps' stop test); the world direction t [unit] "
@@ -337,8 +338,8 @@ STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, 
 CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
-                                               LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, PIN_RESPONSE, TRACK_DYN, PLATE_OUT,
-                                               PLATE_LOAD, SAND], "scratch")
+                                               LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, PIN_RESPONSE, TRACK_DYN,
+                                               PLATE_OUT, PLATE_LOAD, SAND], "scratch")
 SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP, BLOCK_I, BLOCK_STATE], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
@@ -420,7 +421,8 @@ _REF_NAMES = {
     ("scratch_i", "tree_step"): "tree_step", ("scratch_f", "block_matrix"): "block_matrix",
     ("scratch_f", "block_vector"): "block_vector", ("scratch_i", "block"): "block_i",
     ("scratch_i", "block_state"): "block_state", ("model_i", "track"): "track_i", ("model_f", "track"): "track_f",
-    ("scratch_f", "pin_response"): "pin_response", ("scratch_f", "track_dyn"): "track_dyn", ("model_i", "plate"): "plate_i", ("model_f", "plate"): "plate_f",
+    ("scratch_f", "pin_response"): "pin_response", ("scratch_f", "track_dyn"): "track_dyn",
+    ("model_i", "plate"): "plate_i", ("model_f", "plate"): "plate_f",
     ("model_i", "plate_range"): "plate_range", ("model_i", "medium"): "medium_i", ("model_f", "medium"): "medium_f",
     ("state_f", "plate_state"): "plate_state", ("scratch_f", "plate_out"): "plate_out",
     ("scratch_f", "plate_load"): "plate_load", ("scratch_f", "sand"): "sand",
