@@ -62,7 +62,7 @@ from .heightmap import (
 )
 from ..dynamics.bodies import body_pose, body_position, body_sweep_speed, carrier_joint
 from .narrowphase import emit, sample_point
-from .shape_pairs import collide_polyhedral, collide_rounded, deepest_on_segment
+from .shape_pairs import collide_polyhedral, collide_rounded, deepest_on_segment, support
 from .shapes import shape_exit, shape_ray_entry, shape_sdf
 
 mat3 = ti.math.mat3
@@ -199,6 +199,14 @@ def soil_quadrature(D: ti.template(), e, p, base, cap, margin, pos, rot, stype, 
             h_hi = ti.max(h_hi, ti.math.vec2(hull[k, 0], hull[k, 1]))
         lo = ti.max(lo, h_lo)
         hi = ti.min(hi, h_hi)
+    # a point comes within the margin only where the underside lies below the bed's highest sample plus the
+    # margin: that part of the body lies in the cap of its bounding sphere below that height (a wheel sunk a
+    # few centimetres searches its loaded chord, not its whole shadow)
+    rise = c_l[2] - (get(D.map_f, 0, m, MAP_F.top) + margin)
+    if rise > 0.0:
+        reach = ti.sqrt(ti.max(rad * rad - rise * rise, 0.0))
+        lo = ti.max(lo, ti.math.vec2(c_l[0] - reach, c_l[1] - reach))
+        hi = ti.min(hi, ti.math.vec2(c_l[0] + reach, c_l[1] + reach))
     jx0, jx1 = vertex_range(lo[0] - 0.5 * dx, hi[0] + 0.5 * dx, x0, dx, nx)
     jy0, jy1 = vertex_range(lo[1] - 0.5 * dy, hi[1] + 0.5 * dy, y0, dy, ny)
     for jy in range(jy0, jy1 + 1):
@@ -400,6 +408,19 @@ def within_reach_of_map(D: ti.template(), m, pos, radius, margin):
 
 
 @ti.func
+def lowest_above_map(D: ti.template(), m, pt0, npt, stype, prm, infl, pos, rot, margin):
+    """Whether the lowest point of a body (link at ``pos``, ``rot``; its sample points inflated by ``infl``)
+    lies more than ``margin`` [m] above map ``m``'s highest sample, measured along the map's +z: then no
+    triangle and no rut floor comes within the margin (an exact rejection, like ``within_reach_of_map`` but
+    from the shape's support along the map's normal instead of its bounding sphere: a chassis box riding
+    high has a bounding sphere reaching the ground but no point near it)."""
+    o, rm = hm_pose(D, m)
+    up = rm @ vec3(0.0, 0.0, 1.0)
+    lowest = -support(D.point, pt0, npt, stype, prm, pos, rot, -up) - up.dot(o) - infl
+    return lowest - margin > get(D.map_f, 0, m, MAP_F.top)
+
+
+@ti.func
 def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
     """Fill the contact slots of static pair ``p`` (a shape with the ground, a height map or a soil bed) in
     env ``e`` from the link poses in ``q``.
@@ -436,8 +457,9 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
         # (the rut floor lies nowhere above the bed's highest undeformed sample: plastic sinkage is >= 0)
         if within_reach_of_map(D, pr[PAIR.other], pos, bf[BODY_F.radius], margin):
             _pos, rot = body_pose(D, e, bi)
-            soil_quadrature(D, e, p, base, cap, margin, pos, rot, stype, prm, bf[BODY_F.radius],
-                            bd[BODY_I.plane0], bd[BODY_I.n_planes], pr[PAIR.other], pt0, npt)
+            if not lowest_above_map(D, pr[PAIR.other], pt0, npt, stype, prm, infl, pos, rot, margin):
+                soil_quadrature(D, e, p, base, cap, margin, pos, rot, stype, prm, bf[BODY_F.radius],
+                                bd[BODY_I.plane0], bd[BODY_I.n_planes], pr[PAIR.other], pt0, npt)
     else:  # a height map
         top = get(D.map_f, 0, pr[PAIR.other], MAP_F.top)
         if within_reach_of_map(D, pr[PAIR.other], pos, bf[BODY_F.radius], margin):
