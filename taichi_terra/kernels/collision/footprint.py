@@ -116,41 +116,94 @@ def cylinder_hull(radius, half, c_l, r_l):
 @ti.func
 def clip_to_hull(poly, m, hull, nh, buf: ti.template()):
     """The part of the polygon ``poly`` (first ``m`` rows of a ``buf`` x 2 matrix) inside the convex CCW
-    polygon ``hull`` (Sutherland-Hodgman; a two-vertex ``poly`` is a segment); returns (rows, count)."""
+    polygon ``hull`` (Sutherland-Hodgman; a two-vertex ``poly`` is a segment); returns (rows, count). An edge
+    with the whole polygon on its inner side is skipped: clipping would copy the polygon as it is."""
     for h in range(nh):
         a = ti.math.vec2(hull[h, 0], hull[h, 1])
         hn = (h + 1) % nh
         b = ti.math.vec2(hull[hn, 0], hull[hn, 1])
-        out = ti.Matrix.zero(float, buf, 2)
-        k = 0
+        cuts = False
         for i in range(m):
-            p = ti.math.vec2(poly[i, 0], poly[i, 1])
-            j = (i + 1) % m
-            q = ti.math.vec2(poly[j, 0], poly[j, 1])
-            sp = _cross(a, b, p)
-            sq = _cross(a, b, q)
-            if sp >= 0.0:
-                if k < buf:
-                    out[k, 0] = p[0]
-                    out[k, 1] = p[1]
-                    k += 1
-            if (sp >= 0.0) != (sq >= 0.0):
-                x = p + (q - p) * (sp / (sp - sq))
-                if k < buf:
-                    out[k, 0] = x[0]
-                    out[k, 1] = x[1]
-                    k += 1
-        poly = out
-        m = k
+            if _cross(a, b, ti.math.vec2(poly[i, 0], poly[i, 1])) < 0.0:
+                cuts = True
+        if cuts:
+            poly, m = _clip_edge(poly, m, a, b, buf)
     return poly, m
+
+
+@ti.func
+def _clip_edge(poly, m, a, b, buf: ti.template()):
+    """One Sutherland-Hodgman pass: the part of ``poly`` (``m`` rows) on the inner (left) side of the line
+    from ``a`` to ``b``; returns (rows, count)."""
+    out = ti.Matrix.zero(float, buf, 2)
+    k = 0
+    for i in range(m):
+        p = ti.math.vec2(poly[i, 0], poly[i, 1])
+        j = (i + 1) % m
+        q = ti.math.vec2(poly[j, 0], poly[j, 1])
+        sp = _cross(a, b, p)
+        sq = _cross(a, b, q)
+        if sp >= 0.0:
+            if k < buf:
+                out[k, 0] = p[0]
+                out[k, 1] = p[1]
+                k += 1
+        if (sp >= 0.0) != (sq >= 0.0):
+            x = p + (q - p) * (sp / (sp - sq))
+            if k < buf:
+                out[k, 0] = x[0]
+                out[k, 1] = x[1]
+                k += 1
+    return out, k
+
+
+@ti.func
+def _span_at(hull, nh, y):
+    """The x-interval (lo, hi) where the line at height ``y`` meets the convex polygon ``hull``; lo > hi where
+    it misses it."""
+    lo = 1e300
+    hi = -1e300
+    for h in range(nh):
+        hn = (h + 1) % nh
+        ay, by = hull[h, 1], hull[hn, 1]
+        if (ay - y) * (by - y) <= 0.0:
+            x = hull[h, 0]
+            if ay != by:
+                x = hull[h, 0] + (y - ay) * (hull[hn, 0] - hull[h, 0]) / (by - ay)
+            else:  # (an edge along the line: both its ends)
+                lo = ti.min(lo, hull[hn, 0])
+                hi = ti.max(hi, hull[hn, 0])
+            lo = ti.min(lo, x)
+            hi = ti.max(hi, x)
+    return lo, hi
+
+
+@ti.func
+def strip_spans(hull, nh, ya, yb):
+    """For the strip ``ya <= y <= yb`` of a row of cells: the x-interval outside which the convex polygon
+    ``hull`` covers nothing of the strip, and the one inside which it covers the whole strip's height
+    (empty where it does not: lo > hi). A cell between ``xa`` and ``xb`` wholly inside the second is wholly
+    covered, one wholly outside the first not at all; only the others need clipping (``cell_coverage``). By
+    convexity a rectangle is inside where its four corners are, and the corners' lines are ``ya`` and ``yb``."""
+    lo_a, hi_a = _span_at(hull, nh, ya)
+    lo_b, hi_b = _span_at(hull, nh, yb)
+    out_lo, out_hi = ti.min(lo_a, lo_b), ti.max(hi_a, hi_b)
+    for h in range(nh):  # (a vertex inside the strip reaches further than both lines)
+        if hull[h, 1] >= ya and hull[h, 1] <= yb:
+            out_lo = ti.min(out_lo, hull[h, 0])
+            out_hi = ti.max(out_hi, hull[h, 0])
+    in_lo, in_hi = ti.max(lo_a, lo_b), ti.min(hi_a, hi_b)
+    if nh < 3:  # (no area: every cell takes the clipping, which finds none)
+        out_lo, out_hi, in_lo, in_hi = -1e300, 1e300, 1e300, -1e300
+    return out_lo, out_hi, in_lo, in_hi
 
 
 @ti.func
 def cell_coverage(hull, nh, xa, xb, ya, yb):
     """Area [m^2] and centroid of the part of the rectangle [xa, xb] x [ya, yb] inside the convex CCW
-    polygon ``hull`` (Sutherland-Hodgman clipping, then the shoelace formulas). A rectangle wholly inside
-    every edge of the hull, or wholly outside one, skips the clipping, whose result it knows: the rectangle
-    itself, vertex for vertex, or nothing."""
+    polygon ``hull`` (Sutherland-Hodgman clipping, then the shoelace formulas). Each hull edge with the whole
+    polygon on its inner side is skipped (``clip_to_hull``): a rectangle wholly inside the hull comes out as
+    itself, vertex for vertex; one wholly outside an edge loses every vertex there."""
     poly = ti.Matrix.zero(float, _BUF, 2)
     poly[0, 0] = xa
     poly[0, 1] = ya
@@ -160,25 +213,7 @@ def cell_coverage(hull, nh, xa, xb, ya, yb):
     poly[2, 1] = yb
     poly[3, 0] = xa
     poly[3, 1] = yb
-    inside = True
-    outside = False
-    for h in range(nh):
-        a = ti.math.vec2(hull[h, 0], hull[h, 1])
-        hn = (h + 1) % nh
-        b = ti.math.vec2(hull[hn, 0], hull[hn, 1])
-        n_in = 0
-        for i in ti.static(range(4)):
-            if _cross(a, b, ti.math.vec2(poly[i, 0], poly[i, 1])) >= 0.0:
-                n_in += 1
-        if n_in < 4:
-            inside = False
-        if n_in == 0:
-            outside = True
-    m = 4
-    if outside:
-        m = 0
-    elif not inside:
-        poly, m = clip_to_hull(poly, 4, hull, nh, _BUF)
+    poly, m = clip_to_hull(poly, 4, hull, nh, _BUF)
     area2 = 0.0
     cx = 0.0
     cy = 0.0

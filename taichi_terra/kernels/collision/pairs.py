@@ -47,7 +47,7 @@ from ..common.math import (
 )
 from ..common.schema import get, put, putn, row
 from ..soil.law import sample_area
-from .footprint import MAX_HULL, cell_coverage, cylinder_hull, footprint_hull
+from .footprint import MAX_HULL, cell_coverage, cylinder_hull, footprint_hull, strip_spans
 from .heightmap import (
     cell_range,
     hm_local,
@@ -210,18 +210,26 @@ def soil_quadrature(D: ti.template(), e, p, base, cap, margin, pos, rot, stype, 
     jx0, jx1 = vertex_range(lo[0] - 0.5 * dx, hi[0] + 0.5 * dx, x0, dx, nx)
     jy0, jy1 = vertex_range(lo[1] - 0.5 * dy, hi[1] + 0.5 * dy, y0, dy, ny)
     for jy in range(jy0, jy1 + 1):
+        vy = y0 + jy * dy
+        ya, yb = ti.max(vy - 0.5 * dy, y0), ti.min(vy + 0.5 * dy, gy1)
+        out_lo, out_hi, in_lo, in_hi = 0.0, 0.0, 0.0, 0.0
+        if covered:  # (the cells of this row wholly inside the footprint, and those beside it)
+            out_lo, out_hi, in_lo, in_hi = strip_spans(hull, nh, ya, yb)
         for jx in range(jx0, jx1 + 1):
             idx = jy * nx + jx
             vx = x0 + jx * dx
-            vy = y0 + jy * dy
             area = sample_area(jx, jy, nx, ny, dx, dy)
             ray = ti.math.vec2(vx, vy)
             shift = ti.math.vec2(0.0, 0.0)  # (from the covered part's centroid to the cell's centre)
             if covered:
                 # a cell cut by the outline acts at the centroid of its covered part (inside the footprint)
                 xa, xb = ti.max(vx - 0.5 * dx, x0), ti.min(vx + 0.5 * dx, gx1)
-                ya, yb = ti.max(vy - 0.5 * dy, y0), ti.min(vy + 0.5 * dy, gy1)
-                area, ray = cell_coverage(hull, nh, xa, xb, ya, yb)
+                if xa >= in_lo and xb <= in_hi:
+                    area, ray = (xb - xa) * (yb - ya), ti.math.vec2(0.5 * (xa + xb), 0.5 * (ya + yb))
+                elif xb <= out_lo or xa >= out_hi:
+                    area = 0.0
+                else:
+                    area, ray = cell_coverage(hull, nh, xa, xb, ya, yb)
                 if area < (1.0 - 1e-9) * (xb - xa) * (yb - ya):  # (a whole cell's centroid is its centre)
                     shift = ti.math.vec2(0.5 * (xa + xb), 0.5 * (ya + yb)) - ray
                 if area < 1e-9 * dx * dy:  # an outline running along the cell's edge: rounding, not cover
