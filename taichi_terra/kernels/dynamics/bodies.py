@@ -22,7 +22,7 @@ from ..common.arrays import (
     TREE_STEP,
 )
 from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING
-from ..common.math import quat_to_mat, vec3, vec4
+from ..common.math import quat_to_mat, skew, vec3, vec4
 from ..common.schema import add, get, get3, get33, getn, put, putn, row
 from .tree import FLOATING_ENTRY, motion_column, n_dofs
 from .tree_solve import tree_solve_columns
@@ -159,16 +159,35 @@ def link_responses(D: ti.template(), e, j):
 
 
 @ti.func
+def point_map(r):
+    """``A = [skew(r); I]`` (6x3): the spatial impulse (moment about the reference point, impulse) of a point
+    impulse at offset ``r``; ``A^T`` maps a spatial velocity to the point's velocity."""
+    a = ti.Matrix.zero(float, 6, 3)
+    sr = skew(r)
+    for i in ti.static(range(3)):
+        for k in ti.static(range(3)):
+            a[i, k] = sr[i, k]
+        a[3 + i, i] = 1.0
+    return a
+
+
+@ti.func
+def point_row(b, r):
+    """Row ``d`` of ``B A`` (``A = point_map(r)``) for row ``b = (b_w, b_v)`` of ``B``: ``b_w x r + b_v``, as
+    ``b . (r x p, p) = (b_w x r + b_v) . p``."""
+    return vec3(b[1] * r[2] - b[2] * r[1] + b[3], b[2] * r[0] - b[0] * r[2] + b[4], b[0] * r[1] - b[1] * r[0] + b[5])
+
+
+@ti.func
 def _point_columns(D: ti.template(), e, j):
-    """``B A`` (nv x 3) of the link of joint row ``j`` for its first row's point (``LINK_DYN.point_offset`` r):
-    row ``d`` is ``b_w x r + b_v`` for row ``(b_w, b_v)`` of ``B``, as ``b . (r x p, p) = (b_w x r + b_v) . p``."""
+    """``B A`` (nv x 3) of the link of joint row ``j`` for its first row's point (``LINK_DYN.point_offset`` r),
+    row by row (:func:`point_row`)."""
     r0 = get(D.joint_i, e, j, JOINT_I.response0)
     nv = get(D.tree, e, get(D.joint_i, e, j, JOINT_I.tree), TREE.nv)
     r = get3(D.link_dyn, e, j, LINK_DYN.point_offset)
     for d in range(nv):
-        b = getn(D.link_response, e, r0 + d, LINK_RESPONSE.column, 6)
         putn(D.link_response, e, r0 + d, LINK_RESPONSE.point,
-             vec3(b[1] * r[2] - b[2] * r[1] + b[3], b[2] * r[0] - b[0] * r[2] + b[4], b[0] * r[1] - b[1] * r[0] + b[5]))
+             point_row(getn(D.link_response, e, r0 + d, LINK_RESPONSE.column, 6), r))
 
 
 @ti.func

@@ -31,6 +31,7 @@ from ..dynamics.bodies import (
     link_phi,
     link_responses,
     link_spatial_velocity,
+    point_map,
     push_link_point,
     tree_reference,
 )
@@ -98,22 +99,9 @@ def link_response(D: ti.template(), e, link, r):
         sr = skew(r)
         out = inv_m * ti.Matrix.identity(float, 3) - sr @ inv_iw @ sr
     elif ti.static(D.trees):  # A^T Phi A, A mapping a point impulse to a spatial one
-        a = _point_map(r)
+        a = point_map(r)
         out = a.transpose() @ link_phi(D, e, j) @ a
     return out
-
-
-@ti.func
-def _point_map(r):
-    """``A = [skew(r); I]`` (6x3): the spatial impulse (moment about the reference point, impulse) of a point
-    impulse at offset ``r``; ``A^T`` maps a spatial velocity to the point's velocity."""
-    a = ti.Matrix.zero(float, 6, 3)
-    sr = skew(r)
-    for i in ti.static(range(3)):
-        for k in ti.static(range(3)):
-            a[i, k] = sr[i, k]
-        a[3 + i, i] = 1.0
-    return a
 
 
 @ti.func
@@ -186,7 +174,7 @@ def row_response(D: ti.template(), e, r, a, b, ra, rb):
             ja, jb = carrier_joint(D, e, a), carrier_joint(D, e, b)
             if ja >= 0 and jb >= 0:
                 if get(D.joint_i, e, ja, JOINT_I.tree) == get(D.joint_i, e, jb, JOINT_I.tree):
-                    cross = _point_map(rb).transpose() @ link_cross_phi(D, e, ja, jb) @ _point_map(ra)
+                    cross = point_map(rb).transpose() @ link_cross_phi(D, e, ja, jb) @ point_map(ra)
                     kb, ka = get(D.row_i, e, r, ROW_I.belt_b), get(D.row_i, e, r, ROW_I.belt_a)
                     tb, ta = get3(D.row_f, e, r, ROW_F.belt_b), get3(D.row_f, e, r, ROW_F.belt_a)
                     if kb >= 0:  # side b's belt pushes side a's point, and the other way round

@@ -12,9 +12,9 @@ Jacobian over both sides, cross terms included when both sides are on one tree) 
 response and takes no impulse). ``ROW_F.delassus`` holds ``K^+``, ``ROW_F.impulse`` lambda.
 
 A pin within one tree (a loop) or holding a tree to the world keeps its response columns ``G = M~^-1 J^T``
-(nv x 3, ``PIN_RESPONSE``) for the step, made with the factor the sweeps use (``pin_columns``, the three
-solves that also give ``K = J G``, kept in ``ROW_F.frame``): an update then costs ``u += G dlambda`` (3 nv
-operations) and its velocity change is ``K dlambda``, where it took a tree solve and a second velocity
+(nv x 3, ``PIN_RESPONSE``) for the step, made with the factor the sweeps use (``pin_columns``, from its two
+links' response columns, with ``K = J G`` kept in ``ROW_F.frame``): an update then costs ``u += G dlambda``
+(3 nv operations) and its velocity change is ``K dlambda``, where it took a tree solve and a second velocity
 evaluation. A pin joining two trees solves with their factors, update by update.
 
 The velocity rows keep the points' velocities together to first order; integrating along the links' arcs
@@ -24,11 +24,31 @@ while a gap is above ``PIN_TOLERANCE``. The velocities are left as the sweep mad
 """
 import taichi as ti
 
-from ..common.arrays import FRAME, JOINT_I, PIN_F, PIN_I, PIN_RESPONSE, PIN_STATE, ROW_F, ROW_I, TREE, TREE_DOF
+from ..common.arrays import (
+    FRAME,
+    JOINT_I,
+    LINK_RESPONSE,
+    PIN_F,
+    PIN_I,
+    PIN_RESPONSE,
+    PIN_STATE,
+    ROW_F,
+    ROW_I,
+    TREE,
+    TREE_DOF,
+)
 from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, ROW_PIN
 from ..common.math import quat_integrate, sym_pinv3, vec3, vec4
-from ..common.schema import add, get, get3, get33, put, put33, putn, row
-from ..dynamics.bodies import link_spatial_velocity, tree_reference
+from ..common.schema import add, get, get3, get33, getn, put, put33, putn, row
+from ..dynamics.bodies import (
+    link_cross_phi,
+    link_phi,
+    link_responses,
+    link_spatial_velocity,
+    point_map,
+    point_row,
+    tree_reference,
+)
 from ..dynamics.tree import motion_column, n_dofs, tree_kinematics
 from ..dynamics.tree_solve import add_workspace_to_velocities, clear_workspace, tree_solve
 
@@ -155,20 +175,13 @@ def pin_apply(D: ti.template(), e, ja, jb, pa, pb, imp):
 
 
 @ti.func
-def _pin_delassus(D: ti.template(), e, ja, jb, pa, pb, g0):
-    """The pin's ``K = J M~^-1 J^T`` (3x3, world, symmetrized), one unit impulse at a time; with ``g0 >= 0``
-    each response column ``M~^-1 J^T e_c`` is also kept in ``PIN_RESPONSE`` from row ``g0`` (a pin within
-    one tree: its workspace is that tree's)."""
+def _pin_delassus(D: ti.template(), e, ja, jb, pa, pb):
+    """The pin's ``K = J M~^-1 J^T`` (3x3, world, symmetrized), one unit impulse at a time (a pin joining two
+    trees: each side's solve with its own tree's factor)."""
     kmat = mat3(0.0)
-    u0, nv = 0, 0
-    if g0 >= 0:
-        tr = row(D.tree, e, get(D.joint_i, e, ja, JOINT_I.tree))
-        u0, nv = tr[TREE.u0], tr[TREE.nv]
     for c in range(3):  # (a loop, not unrolled: one inlined copy of the response)
         unit = vec3(ti.cast(c == 0, float), ti.cast(c == 1, float), ti.cast(c == 2, float))
         pin_response(D, e, ja, jb, pa, pb, unit)
-        for d in range(nv):
-            put(D.pin_response, e, g0 + c * nv + d, PIN_RESPONSE.column, get(D.tree_dof, e, u0 + d, TREE_DOF.rhs))
         kmat += pin_velocity(D, e, ja, jb, pa, pb, True).outer_product(unit)  # column c
     return 0.5 * (kmat + kmat.transpose())
 
@@ -177,7 +190,7 @@ def _pin_delassus(D: ti.template(), e, ja, jb, pa, pb, g0):
 def pin_inverse_response(D: ti.template(), e, ja, jb, pa, pb):
     """``K^+``: the pseudo-inverse of the pin's ``K = J M~^-1 J^T`` (3x3, world); directions whose response
     is below 1e-9 of the largest are left out."""
-    return sym_pinv3(_pin_delassus(D, e, ja, jb, pa, pb, -1), 1e-9)
+    return sym_pinv3(_pin_delassus(D, e, ja, jb, pa, pb), 1e-9)
 
 
 @ti.func
@@ -200,14 +213,42 @@ def build_pin_rows(D: ti.template(), e, r0, n_pins):
 
 @ti.func
 def pin_columns(D: ti.template(), e, r0, n_pins):
-    """For each pin with response columns (pin rows from ``r0``): ``G`` into ``PIN_RESPONSE``, one unit
-    impulse at a time, with ``K = J G`` (``ROW_F.frame``) and ``K^+`` (``ROW_F.delassus``), for the
-    factors the sweeps will use."""
+    """For each pin with response columns (pin rows from ``r0``): ``G`` into ``PIN_RESPONSE``, with
+    ``K = J G`` (``ROW_F.frame``) and ``K^+`` (``ROW_F.delassus``), for the factors the sweeps will use.
+
+    Both come from the two links' response columns ``B = M~^-1 J_link^T`` (nv x 6) and spatial responses
+    (``dynamics/bodies.py``, made ready here if no row needed them): with ``A = [skew(r); I]`` mapping a point
+    impulse at offset ``r`` to a spatial one, ``G = B_b A_b - B_a A_a`` and ``K = A_b^T Phi_b A_b + A_a^T Phi_a
+    A_a - C - C^T``, ``C = A_b^T Phi_ba A_a`` (``Phi_ba = J_b M~^-1 J_a^T``; no b terms for a pin to the world).
+    Products with columns the step has already formed, where three triangular solves and three velocity
+    evaluations per pin took twice as long."""
     for k in range(n_pins):
         g0 = get(D.pin_i, e, k, PIN_I.response0)
         if g0 >= 0:
             ja, jb, pa, pb = pin_ends(D, e, k)
-            kmat = _pin_delassus(D, e, ja, jb, pa, pb, g0)
+            link_responses(D, e, ja)
+            c = tree_reference(D, e, ja)
+            ra, rb = pa - c, pb - c
+            tr = row(D.tree, e, get(D.joint_i, e, ja, JOINT_I.tree))
+            nv = tr[TREE.nv]
+            ca = get(D.joint_i, e, ja, JOINT_I.response0)
+            cb = -1
+            if jb >= 0:
+                link_responses(D, e, jb)
+                cb = get(D.joint_i, e, jb, JOINT_I.response0)
+            for d in range(nv):
+                g = -point_row(getn(D.link_response, e, ca + d, LINK_RESPONSE.column, 6), ra)
+                if cb >= 0:
+                    g += point_row(getn(D.link_response, e, cb + d, LINK_RESPONSE.column, 6), rb)
+                for col in ti.static(range(3)):
+                    put(D.pin_response, e, g0 + col * nv + d, PIN_RESPONSE.column, g[col])
+            map_a = point_map(ra)
+            kmat = map_a.transpose() @ link_phi(D, e, ja) @ map_a
+            if jb >= 0:
+                map_b = point_map(rb)
+                cross = map_b.transpose() @ link_cross_phi(D, e, ja, jb) @ map_a
+                kmat += map_b.transpose() @ link_phi(D, e, jb) @ map_b - cross - cross.transpose()
+            kmat = 0.5 * (kmat + kmat.transpose())
             put33(D.row_f, e, r0 + k, ROW_F.frame, kmat)
             put33(D.row_f, e, r0 + k, ROW_F.delassus, sym_pinv3(kmat, 1e-9))
 
