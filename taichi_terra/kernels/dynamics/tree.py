@@ -143,59 +143,83 @@ def tree_kinematics(D: ti.template(), e, t):
     spatial velocities and the velocity-product terms of their accelerations (``FRAME``); returns the
     reference point ``c`` [m]."""
     tr = row(D.tree, e, t)
-    j0 = tr[TREE.joint0]
     c = vec3(0.0, 0.0, 0.0)
     for k in range(tr[TREE.n_joints]):
-        j = j0 + k
-        ji = row(D.joint_i, e, j)
-        jtype = ji[JOINT_I.type]
-        r0 = get33(D.joint_f, e, j, JOINT_F.origin_rotation)
-        pos = get3(D.joint_f, e, j, JOINT_F.origin)
-        rot = r0
+        c = joint_frame(D, e, tr[TREE.joint0] + k, c)
+    return c
+
+
+@ti.func
+def path_kinematics(D: ti.template(), e, j):
+    """:func:`tree_kinematics` for the links on the path from the root to the link of joint row ``j`` only
+    (root first; the same arithmetic, so the same frames): what a pin's ends need after a displacement of the
+    tree, at the cost of the path's depth instead of all its links. Other links keep their frames."""
+    depth = 0
+    root = j
+    while get(D.joint_i, e, root, JOINT_I.parent) >= 0:
+        root = get(D.joint_i, e, root, JOINT_I.parent)
+        depth += 1
+    c = joint_frame(D, e, root, vec3(0.0, 0.0, 0.0))
+    for d in range(1, depth + 1):  # the ancestor of j at depth d, found from j (paths are short)
+        jj = j
+        for _ in range(depth - d):
+            jj = get(D.joint_i, e, jj, JOINT_I.parent)
+        c = joint_frame(D, e, jj, c)
+
+
+@ti.func
+def joint_frame(D: ti.template(), e, j, c):
+    """The ``FRAME`` row of joint row ``j`` from its parent's (see :func:`tree_kinematics`); ``c`` is the tree's
+    reference point [m], set by (and returned from) the root's row."""
+    ji = row(D.joint_i, e, j)
+    jtype = ji[JOINT_I.type]
+    r0 = get33(D.joint_f, e, j, JOINT_F.origin_rotation)
+    pos = get3(D.joint_f, e, j, JOINT_F.origin)
+    rot = r0
+    anchor = pos
+    vel = vec6(0.0)
+    bias = vec6(0.0)
+    motion = vec6(0.0)
+    if jtype == JOINT_FLOATING:
+        qr, ur = ji[JOINT_I.q], ji[JOINT_I.u]
+        pos = vec3(tree_coord(D, e, qr), tree_coord(D, e, qr + 1), tree_coord(D, e, qr + 2))
+        quat = vec4(tree_coord(D, e, qr + 3), tree_coord(D, e, qr + 4), tree_coord(D, e, qr + 5),
+                    tree_coord(D, e, qr + 6))
+        rot = quat_to_mat(quat / quat.norm())
+        v = vec3(tree_vel(D, e, ur), tree_vel(D, e, ur + 1), tree_vel(D, e, ur + 2))
+        w = vec3(tree_vel(D, e, ur + 3), tree_vel(D, e, ur + 4), tree_vel(D, e, ur + 5))
+        c = pos
         anchor = pos
-        vel = vec6(0.0)
-        bias = vec6(0.0)
-        motion = vec6(0.0)
-        if jtype == JOINT_FLOATING:
-            qr, ur = ji[JOINT_I.q], ji[JOINT_I.u]
-            pos = vec3(tree_coord(D, e, qr), tree_coord(D, e, qr + 1), tree_coord(D, e, qr + 2))
-            quat = vec4(tree_coord(D, e, qr + 3), tree_coord(D, e, qr + 4), tree_coord(D, e, qr + 5),
-                        tree_coord(D, e, qr + 6))
-            rot = quat_to_mat(quat / quat.norm())
-            v = vec3(tree_vel(D, e, ur), tree_vel(D, e, ur + 1), tree_vel(D, e, ur + 2))
-            w = vec3(tree_vel(D, e, ur + 3), tree_vel(D, e, ur + 4), tree_vel(D, e, ur + 5))
-            c = pos
-            anchor = pos
-            vel = spatial(w, v)
-            # d/dt of (w, v + w x (c - x)) with the origin x moving at v: the term -w x v
-            bias = spatial(vec3(0.0, 0.0, 0.0), -w.cross(v))
-        elif jtype == JOINT_FIXED_ROOT:
-            c = pos
+        vel = spatial(w, v)
+        # d/dt of (w, v + w x (c - x)) with the origin x moving at v: the term -w x v
+        bias = spatial(vec3(0.0, 0.0, 0.0), -w.cross(v))
+    elif jtype == JOINT_FIXED_ROOT:
+        c = pos
+    else:
+        p = ji[JOINT_I.parent]
+        ppos, prot = get3(D.frame, e, p, FRAME.position), get33(D.frame, e, p, FRAME.rotation)
+        rj = prot @ r0
+        axis_l = get3(D.joint_f, e, j, JOINT_F.axis)
+        axis = rj @ axis_l
+        anchor = ppos + prot @ pos
+        x, xd = tree_coord(D, e, ji[JOINT_I.q]), tree_vel(D, e, ji[JOINT_I.u])
+        s = spatial(vec3(0.0, 0.0, 0.0), axis)
+        if jtype == JOINT_REVOLUTE:
+            rot = rotated_about(rj, axis_l, axis, x)
+            pos = anchor
+            s = spatial(axis, axis.cross(c - anchor))
         else:
-            p = ji[JOINT_I.parent]
-            ppos, prot = get3(D.frame, e, p, FRAME.position), get33(D.frame, e, p, FRAME.rotation)
-            rj = prot @ r0
-            axis_l = get3(D.joint_f, e, j, JOINT_F.axis)
-            axis = rj @ axis_l
-            anchor = ppos + prot @ pos
-            x, xd = tree_coord(D, e, ji[JOINT_I.q]), tree_vel(D, e, ji[JOINT_I.u])
-            s = spatial(vec3(0.0, 0.0, 0.0), axis)
-            if jtype == JOINT_REVOLUTE:
-                rot = rotated_about(rj, axis_l, axis, x)
-                pos = anchor
-                s = spatial(axis, axis.cross(c - anchor))
-            else:
-                rot = rj
-                pos = anchor + x * axis
-            motion = s
-            vel = getn(D.frame, e, p, FRAME.velocity, 6) + xd * s
-            bias = getn(D.frame, e, p, FRAME.bias, 6) + cross_motion(vel, xd * s)
-        putn(D.frame, e, j, FRAME.position, pos)
-        put33(D.frame, e, j, FRAME.rotation, rot)
-        putn(D.frame, e, j, FRAME.anchor, anchor)
-        putn(D.frame, e, j, FRAME.motion, motion)
-        putn(D.frame, e, j, FRAME.velocity, vel)
-        putn(D.frame, e, j, FRAME.bias, bias)
+            rot = rj
+            pos = anchor + x * axis
+        motion = s
+        vel = getn(D.frame, e, p, FRAME.velocity, 6) + xd * s
+        bias = getn(D.frame, e, p, FRAME.bias, 6) + cross_motion(vel, xd * s)
+    putn(D.frame, e, j, FRAME.position, pos)
+    put33(D.frame, e, j, FRAME.rotation, rot)
+    putn(D.frame, e, j, FRAME.anchor, anchor)
+    putn(D.frame, e, j, FRAME.motion, motion)
+    putn(D.frame, e, j, FRAME.velocity, vel)
+    putn(D.frame, e, j, FRAME.bias, bias)
     return c
 
 

@@ -49,7 +49,7 @@ from ..dynamics.bodies import (
     point_row,
     tree_reference,
 )
-from ..dynamics.tree import motion_column, n_dofs, tree_kinematics
+from ..dynamics.tree import motion_column, n_dofs, path_kinematics, tree_kinematics
 from ..dynamics.tree_solve import add_workspace_to_velocities, clear_workspace, tree_solve
 
 mat3 = ti.math.mat3
@@ -355,7 +355,9 @@ def _displace_tree(D: ti.template(), e, t):
 def project_pins(D: ti.template(), e, r0, n_pins, n_trees):
     """Close every pin's gap after the position update: Newton steps ``dq = M~^-1 J^T K^+ (-gap)`` with the
     link frames of the new positions, pin after pin (pin rows from ``r0``), until every gap is below
-    ``PIN_TOLERANCE`` or ``PIN_PROJECTIONS`` rounds are done. A pin with response columns takes its ``G`` and
+    ``PIN_TOLERANCE`` or ``PIN_PROJECTIONS`` rounds are done. A displacement moves every link of the tree;
+    each pin reads its gap after the frames of its two ends' paths are made again, and the whole trees' once
+    at the end. A pin with response columns takes its ``G`` and
     ``K^+`` of the step (:func:`pin_columns`) for ``M~^-1 J^T`` and ``K^+``: the Jacobian of the step's start,
     off by the step's motion, so each round still shrinks the gap by orders of magnitude, without three
     solves per pin and round. Leaves ``FRAME`` at the new positions."""
@@ -363,10 +365,12 @@ def project_pins(D: ti.template(), e, r0, n_pins, n_trees):
         tree_kinematics(D, e, t)
     it = 0
     worst = PIN_TOLERANCE + 1.0
+    moved = False
     while it < PIN_PROJECTIONS and worst > PIN_TOLERANCE:
         it += 1
         worst = 0.0
         for k in range(n_pins):
+            _pin_paths(D, e, k)
             ja, jb, pa, pb = pin_ends(D, e, k)
             gap = pb - pa
             worst = ti.max(worst, gap.norm())
@@ -382,4 +386,17 @@ def project_pins(D: ti.template(), e, r0, n_pins, n_trees):
                     t = _pin_tree(D, e, ja, jb, side)
                     if t >= 0:
                         _displace_tree(D, e, t)
-                        tree_kinematics(D, e, t)
+                        moved = True
+    if moved:
+        for t in range(n_trees):
+            tree_kinematics(D, e, t)
+
+
+@ti.func
+def _pin_paths(D: ti.template(), e, k):
+    """The frames of the links on the paths from the roots to pin ``k``'s ends, from the current coordinates
+    (``dynamics/tree.py``, ``path_kinematics``)."""
+    for side in range(2):
+        j = get(D.pin_i, e, k, PIN_I.joint_a if side == 0 else PIN_I.joint_b)
+        if j >= 0:
+            path_kinematics(D, e, j)
