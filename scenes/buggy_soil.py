@@ -83,10 +83,18 @@ def build(args) -> app.Scene:
     buggy = mb.add_buggy(world, position=(START_X, 0.0, mb.RIDE_HEIGHT), speed=SPEED)
     system = buggy.system
     weight = buggy.mass * G
-    log = {"t": [], "x": [], "y": [], "vx": [], "wheel": [], "force": [], "wall": []}
+    log = {"t": [], "x": [], "y": [], "vx": [], "wheel": [], "force": [], "enter": [], "leave": []}
     rest = {}
 
     def controller(w):
+        """The control callback, its entry and exit timed (the physics between two calls is the interval from
+        one's exit to the next one's entry)."""
+        enter = time.perf_counter()
+        control(w)
+        log["enter"].append(enter)
+        log["leave"].append(time.perf_counter())
+
+    def control(w):
         t = w.time
         if log["t"] and t < log["t"][-1]:  # the viewer's reset (r): start the logs again
             for v in log.values():
@@ -99,7 +107,6 @@ def build(args) -> app.Scene:
         log["vx"].append(u[0, 0])
         log["wheel"].append(u[0, list(buggy.rear_wheels)].mean() * mb.WHEEL_RADIUS)
         log["force"].append(bed.get_soil_step_stats(0)["normal_force"] if w._steps else 0.0)
-        log["wall"].append(time.perf_counter())
         if t < DRIVE_END:
             angle, rate = steering(t)
             buggy.u_target[buggy.rack] = mb.steer_to_rack(rate)
@@ -157,8 +164,9 @@ def build(args) -> app.Scene:
                                                                    *half[c]).max()) for c in mb.CORNERS}
         out["deepest_rut"] = float(bed.get_soil_state(0)["plastic_sinkage"].max())
         # physics time per step: the controller runs every CONTROL_PERIOD within a frame's steps, so the
-        # median interval between its calls is that many steps of physics (frames are drawn between some)
-        gaps = np.diff(np.array(log["wall"]))
+        # median interval from one call's exit to the next one's entry is that many steps of physics (frames
+        # are drawn between some; the controller's own reads and writes are left out)
+        gaps = np.array(log["enter"][1:]) - np.array(log["leave"][:-1])
         if len(gaps) > 2:
             out["ms_per_step"] = float(np.median(gaps)) * 1e3 / round(CONTROL_PERIOD / w.dt)
             out["real_time_factor"] = w.dt * 1e3 / out["ms_per_step"]
