@@ -220,8 +220,8 @@ def pin_columns(D: ti.template(), e, r0, n_pins):
     (``dynamics/bodies.py``, made ready here if no row needed them): with ``A = [skew(r); I]`` mapping a point
     impulse at offset ``r`` to a spatial one, ``G = B_b A_b - B_a A_a`` and ``K = A_b^T Phi_b A_b + A_a^T Phi_a
     A_a - C - C^T``, ``C = A_b^T Phi_ba A_a`` (``Phi_ba = J_b M~^-1 J_a^T``; no b terms for a pin to the world).
-    Products with columns the step has already formed, where three triangular solves and three velocity
-    evaluations per pin took twice as long."""
+    Products with columns the step has already formed, in place of three triangular solves and three velocity
+    evaluations per pin."""
     for k in range(n_pins):
         g0 = get(D.pin_i, e, k, PIN_I.response0)
         if g0 >= 0:
