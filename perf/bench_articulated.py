@@ -52,7 +52,7 @@ def quadruped_world(n_envs: int, joint_friction: bool = True):
     x = np.linspace(-2.0, 2.0, n)
     world.add_heightmap(n, n, 4.0, 4.0, 0.0, 0.0, (0.02 * np.sin(2.0 * x)[None, :] * np.ones((n, 1))).ravel())
     xml = (DATA / "quadruped.urdf").read_text()
-    if not joint_friction:  # (Coulomb joint friction rows make the sweep take its 100 sweeps at most: see README)
+    if not joint_friction:  # (Coulomb joint friction rows make the sweep take its 100 sweeps at most: see docs/limitations.md)
         xml = re.sub(r'friction="[^"]*"', 'friction="0"', xml)
     system = world.add_articulated_system(xml, position=(0.0, 0.0, 0.46))
     q = system.get_generalized_coordinate(0)

@@ -53,7 +53,7 @@ class SolverConfig:
         terrain_warm_start: the same for soil quadrature points (the last converged traction of the same
             bed sample and body).
         contact_block: solve the sticking contacts of articulated trees (up to six per env) together in
-            each sweep instead of one by one (see the README's Solver section): the same result, to within
+            each sweep instead of one by one (see docs/physics/solver.md): the same result, to within
             ``tolerance``, in fewer sweeps. ``False`` sweeps them one by one.
     """
 

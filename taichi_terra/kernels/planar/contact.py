@@ -20,7 +20,7 @@ Per env, in order:
 Every loop here has a bound known before it starts (a flag ends its work early, not a ``break`` or a
 ``while``): on the vulkan backend's software driver (lavapipe) a ``break`` nested a few loops deep also ended
 the loops around it, and with it and the ``while`` loops the push scene's last box ended 3 m from where cpu put
-it (now within 1e-6 m). Lavapipe still ends the sweep over a step's pairs early in the pen scene (README).
+it (now within 1e-6 m). Lavapipe still ends the sweep over a step's pairs early in the pen scene (docs/limitations.md).
 """
 import taichi as ti
 

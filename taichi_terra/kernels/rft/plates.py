@@ -14,7 +14,7 @@ On the GPU backends, one launch before each step (``World.step``), parallel over
 On cpu the step kernel does the same inside each env's step (:func:`carrier_plates`, after the step's own tree
 frames): carrier by carrier, its motion read once, each plate's force added to the carrier's load as it is
 found, in the same order, so both give the same bits (a test). There a launch of its own before each step cost
-more than the plates' work (the README's performance section has the numbers), and ``step(n)`` is one launch.
+more than the plates' work (docs/performance.md has the numbers), and ``step(n)`` is one launch.
 
 The step adds each carrier's load as an applied force (``PLATE_LOAD``): to a free body's force and torque, and to a
 tree link's Newton-Euler force, which the bias forces then carry to the joints.
