@@ -1,15 +1,19 @@
 """Backend and precision selection: the one place that calls ``ti.init``."""
 from __future__ import annotations
 
+import contextlib
 import numbers
 import os
+
+from . import frontend
 
 _ARCHS = ("cpu", "cuda", "vulkan", "gpu")
 _PRECISIONS = ("f64", "f32")
 _config: dict | None = None
+_verbose = True
 
 
-def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None) -> dict:
+def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None, *, verbose: bool = True) -> dict:
     """Initialise Taichi for taichi_terra.
 
     Args:
@@ -17,12 +21,17 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None) 
         precision: ``"f64"`` or ``"f32"``; the floating-point type of every field and kernel.
             ``vulkan`` supports ``"f32"`` only.
         threads: CPU worker threads (``None``: one per core). Only meaningful on ``cpu``.
+        verbose: say on stderr when a kernel compiles (the first step of a world whose step kernel this
+            process has not compiled yet: seconds to minutes, see :func:`compile_notice`). ``False`` is silent.
 
     Calling ``init`` again with the same arguments does nothing; with different arguments it raises
     ``RuntimeError`` (Taichi's runtime is process-global and re-initialising invalidates every field).
+    ``verbose`` may change in a later call with the same backend.
     Returns the active configuration as a dict.
     """
-    global _config
+    global _config, _verbose
+    if not isinstance(verbose, bool):
+        raise TypeError(f"verbose must be a bool, got {type(verbose).__name__}")
     if arch not in _ARCHS:
         raise ValueError(f"arch must be one of {_ARCHS}, got {arch!r}")
     if precision not in _PRECISIONS:
@@ -36,6 +45,7 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None) 
     wanted = {"arch": arch, "precision": precision, "threads": threads}
     if _config is not None:
         if _config == wanted:
+            _verbose = verbose
             return dict(_config)
         raise RuntimeError(
             f"taichi_terra is already initialised with {_config}; cannot re-initialise with {wanted} "
@@ -66,42 +76,10 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None) 
     if arch == "cpu":
         kwargs["fast_math"] = False
     ti.init(**kwargs)
-    _use_short_source_positions()
+    frontend.speed_up()
     _config = wanted
+    _verbose = verbose
     return dict(_config)
-
-
-def _use_short_source_positions() -> None:
-    """Make Taichi's front end describe each source position without caret lines.
-
-    While it turns a kernel's Python AST into IR, Taichi 1.7 formats a message for every statement and
-    expression it visits (``ASTTransformerContext.get_pos_info``: file, line, the source lines and a line of
-    carets under the node, each wrapped by ``textwrap`` to 80 columns), whether or not an error is ever
-    reported. For the step kernel that is hundreds of thousands of wraps. Measured cold on a 2-core cpu, the
-    step kernel of a world with one sphere compiled in 11.8 to 11.9 s with Taichi's formatting and in 9.8 to
-    10.1 s with this one; the quadruped's, with the tree stages, in 36.0 and 31.7 s. The short form keeps what
-    an error message needs to find the code (file, line, function and the source line) and drops the carets.
-    It is installed once, only where Taichi's context has the method with the attributes it reads; other
-    Taichi versions keep their own.
-    """
-    try:
-        from taichi.lang.ast.ast_transformer_utils import ASTTransformerContext
-    except ImportError:
-        return
-    original = getattr(ASTTransformerContext, "get_pos_info", None)
-    if original is None or getattr(original, "_taichi_terra_short", False):
-        return
-
-    def get_pos_info(self, node):
-        try:
-            line = self.src[node.lineno - 1].rstrip()
-            where = f'File "{self.file}", line {node.lineno + self.lineno_offset}, in {self.func.func.__name__}:'
-        except (AttributeError, IndexError, TypeError):
-            return original(self, node)
-        return f"{where}\n{line}\n"
-
-    get_pos_info._taichi_terra_short = True
-    ASTTransformerContext.get_pos_info = get_pos_info
 
 
 def is_initialized() -> bool:
@@ -114,6 +92,42 @@ def config() -> dict:
     if _config is None:
         init()
     return dict(_config)
+
+
+def verbose() -> bool:
+    """Whether compile notices are printed (``init``'s ``verbose``)."""
+    return _verbose
+
+
+def offline_cache_path() -> str:
+    """Where Taichi keeps compiled kernels between runs (its offline cache: ``~/.cache/taichi/ticache`` unless
+    ``TI_OFFLINE_CACHE_FILE_PATH`` names another folder)."""
+    from taichi.lang import impl
+
+    return str(impl.current_cfg().offline_cache_file_path)
+
+
+@contextlib.contextmanager
+def compile_notice(what: str):
+    """Say on stderr that ``what`` compiles now, and how long it took once done (nothing if ``init`` was
+    called with ``verbose=False``).
+
+    Taichi compiles a kernel on its first use in a process. Its Python front end (the kernel's source turned
+    into IR, every inlined ``ti.func`` at each call site) runs in every process; the backend's work (LLVM on
+    cpu) is kept in the offline cache, so the first run on a machine takes longest and later runs load it.
+    The times measured on a 2-core cpu are in the docs (``docs/performance.md``).
+    """
+    if not _verbose:
+        yield
+        return
+    import sys
+    import time
+
+    print(f"taichi_terra: compiling {what}; later runs load the backend's part from Taichi's cache "
+          f"({offline_cache_path()})", file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    yield
+    print(f"taichi_terra: compiled in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
 
 
 def cpu_threads() -> int:
