@@ -6,7 +6,9 @@ whose docstring lists the stages of a step in order. The kernel binds the arrays
 """
 from __future__ import annotations
 
+import contextlib
 import copy
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +33,8 @@ from .validation import as_vector, check_env, check_finite, check_int, check_pos
 #: ``kernels/common/lanes.py``; 0.6 s before)
 _VULKAN_STEPS_PER_LAUNCH = 8
 _VULKAN_SOIL_STEPS_PER_LAUNCH = 1
+#: step kernel variants this process has compiled (the compile notice is for the first world of each)
+_COMPILED_VARIANTS: set = set()
 
 
 @dataclass
@@ -521,15 +525,45 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
 
             arch = backend.config()["arch"]
             serial = arch == "cpu" and self._n_envs == 1
-            kernel = simulate_kernel(serial, self._model.n_trees > 0, self._fused_plates(),
-                                     gpu_lanes(self._n_envs) if arch == "vulkan" else 0)
+            variant = (serial, self._model.n_trees > 0, self._fused_plates(),
+                       gpu_lanes(self._n_envs) if arch == "vulkan" else 0)
+            kernel = simulate_kernel(*variant)
             arrays = {**self._model.arrays(), **self._state.arrays(), **self._control.arrays(),
                       **self._scratch.arrays()}
-            run, args = backend.compiled_launch(kernel, ("n_steps", "spread"),
-                                                {a.name: arrays[a.name] for a in ARENAS})
-            args["spread"] = env_spread(self._n_envs, arch, backend.cpu_threads(), serial)
+            new = variant not in _COMPILED_VARIANTS
+            with backend.compile_notice(self._variant_name(*variant)) if new else contextlib.nullcontext():
+                run, args = backend.compiled_launch(kernel, ("n_steps", "spread"),
+                                                    {a.name: arrays[a.name] for a in ARENAS})
+                args["spread"] = env_spread(self._n_envs, arch, backend.cpu_threads(), serial)
+                args["n_steps"] = 0
+                run(args)  # (no step: Taichi compiles the kernel at its first launch)
+            _COMPILED_VARIANTS.add(variant)
             self._step_graph = (run, args)
         return self._step_graph
+
+    def _variant_name(self, serial: bool, trees: bool, plates: bool, lanes: int) -> str:
+        """The step kernel variant, as the compile notice names it."""
+        cfg = backend.config()
+        parts = ["articulated trees" if trees else "free bodies"] + (["RFT plates"] if plates else [])
+        parts.append("one env, serial" if serial else f"{lanes} lanes" if lanes else "parallel over envs")
+        return f"the step kernel ({', '.join(parts)}; {cfg['arch']} {cfg['precision']})"
+
+    def compile(self) -> float:
+        """Build the world (:meth:`build`) and compile its step kernel now rather than in the first
+        :meth:`step`, so that the first step's time is the step's alone.
+
+        The first world of its kind in a process compiles the step kernel (seconds to minutes on a 2-core cpu;
+        the times are in ``docs/performance.md``; a notice on stderr says so, see :func:`taichi_terra.init`'s
+        ``verbose``); later worlds of the same kind in the process reuse it. Steps nothing.
+        Returns the wall time it took [s].
+        """
+        start = time.perf_counter()
+        self.build()
+        if self._model.n_bodies or self._model.n_trees:
+            self._graph()
+            if self._model.n_plates and not self._fused_plates():
+                self._plate_stage()
+        return time.perf_counter() - start
 
     def _signature(self) -> tuple:
         """What a checkpoint's arrays and meaning depend on: envs, time step, shapes (type, size, mass), static
