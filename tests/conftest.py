@@ -7,6 +7,13 @@ import os
 import pytest
 
 import taichi_terra as tt
+from taichi_terra import system
+
+#: what tests marked ``@pytest.mark.needs(name)`` use, beside Python packages
+SYSTEM_NEEDS = ("vulkan", "xvfb", "ffmpeg")
+
+if "PYTEST_XDIST_WORKER" not in os.environ:  # once per run, before the workers start: install what is missing
+    system.provide(SYSTEM_NEEDS)
 
 tt.init(arch=os.environ.get("TAICHI_TERRA_TEST_ARCH", "cpu"),
         precision=os.environ.get("TAICHI_TERRA_TEST_PRECISION", "f64"))
@@ -24,6 +31,21 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     global FUZZ_LONG
     FUZZ_LONG = bool(config.getoption("--fuzz-long"))
+    config.addinivalue_line("markers", "needs(name): the test uses system software named in "
+                            "taichi_terra.system.PACKAGES ('vulkan', 'xvfb', 'ffmpeg')")
+    if os.environ.get("CI") and "PYTEST_XDIST_WORKER" not in os.environ:
+        lacking = system.missing(SYSTEM_NEEDS)  # (CI runs as root: every test runs there, none is skipped)
+        if lacking:
+            raise pytest.UsageError("CI: " + "; ".join(system.why_missing(n) for n in lacking))
+
+
+def pytest_runtest_setup(item):
+    """A test marked ``needs(name)`` is skipped where ``name`` is missing; the test run installed it first
+    where it could (root and apt-get), so a skip names why it could not and the command that would."""
+    for mark in item.iter_markers("needs"):
+        for name in mark.args:
+            if not system.available(name):
+                pytest.skip(system.why_missing(name))
 
 
 def pytest_sessionfinish(session):

@@ -7,7 +7,6 @@ Unless a test says otherwise the view is camera = (0, 0.5, 1) on a 160x120 image
 world point (x, y) at pixel column 79.5 + 60 x and row 59.5 - 60 (y - 0.5).
 """
 import math
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -19,6 +18,8 @@ import pytest
 from PIL import Image
 
 from taichi_terra.viewer import PlanarViewer, app
+
+pytestmark = pytest.mark.needs("vulkan")  # (GGUI renders through Vulkan)
 from taichi_terra.viewer.planar_viewer import CIRCLE_SIDES, DEFAULT_COLORS
 
 W, H = 160, 120
@@ -309,10 +310,9 @@ WINDOW_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.needs("xvfb")
 def test_window_shows_frames_and_closes():
     """A real window on a virtual X display (Xvfb), in its own process."""
-    if shutil.which("xvfb-run") is None:
-        pytest.skip("xvfb-run is not installed (.ci/run installs it)")
     script = WINDOW_SCRIPT.format(tests=str(Path(__file__).resolve().parent))
     out = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 640x480x24", sys.executable, "-c", script],
                          capture_output=True, text=True, timeout=300, check=False)

@@ -13,6 +13,8 @@ import pytest
 from drawing_oracle import centre_pixels, expect_3d, expect_planar, sample_grid
 from PIL import Image
 
+pytestmark = pytest.mark.needs("vulkan")  # (the scenes draw through GGUI, which renders through Vulkan)
+
 SCENES = Path(__file__).resolve().parents[1] / "scenes"
 W, H = 480, 270
 SHORT = ["--headless", "--quiet", "--seconds", "1", "--fps", "10", "--width", str(W), "--height", str(H)]

@@ -14,6 +14,8 @@ from taichi_terra.terrain.heightmap import DEFAULT_COLOR
 from taichi_terra.viewer import OrbitCamera, Recorder, Viewer
 from taichi_terra.viewer.viewer import PALETTE
 
+pytestmark = pytest.mark.needs("vulkan")  # (GGUI renders through Vulkan)
+
 W, H = 160, 120
 BG = (1.0, 1.0, 1.0)
 MAP_COLOR = (0.75, 0.75, 0.75)
@@ -272,13 +274,13 @@ def test_viewer_reports_its_colours_tiles_and_overlay(rut_world):
     text.close()
 
 
+@pytest.mark.needs("ffmpeg")
 def test_recorder_writes_mp4_with_ffmpeg(tmp_path, rut_world):
-    """MP4 recording pipes the frames to ffmpeg (.ci/run installs it): the file holds every frame at the rate."""
+    """MP4 recording pipes the frames to ffmpeg (the test run installs it): the file holds every frame at the
+    rate."""
     import shutil
     import subprocess
 
-    if shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None:
-        pytest.skip("ffmpeg is not installed (.ci/run installs it)")
     world, _bed, _plate = rut_world
     viewer = Viewer(world, headless=True, width=64, height=48, overlay=False)
     rec = Recorder(tmp_path / "a.mp4", fps=12.0)
