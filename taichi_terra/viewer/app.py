@@ -7,7 +7,13 @@ A scene script defines ``build(args) -> Scene`` and calls :func:`main`. Every sc
     --width W --height H   --quiet | --progress
 
 A headless run shows a progress bar (``tqdm``) on stderr when stderr is a terminal; ``--progress`` shows it
-anyway (a log file, CI), ``--quiet`` neither the bar nor the report.
+anyway (a log file, CI), ``--quiet`` neither the bar, the report nor the compile notice.
+
+Drawing needs a Vulkan driver (on a machine without a GPU, Mesa's software one) and ``.mp4`` recording needs
+ffmpeg: a scene installs what is missing where it can (root, ``apt-get``; see :mod:`taichi_terra.system`) and
+otherwise stops at once with one line naming the command that would. The world's step kernel is compiled
+before the first frame (:meth:`~taichi_terra.World.compile`) and the report gives that time apart from the
+physics.
 
 All arguments (including the output paths) are checked before Taichi starts. Frames are drawn at ``--fps``
 frames per simulated second, independent of the physics time step: each frame advances the world by the
@@ -97,7 +103,11 @@ def parse(p: argparse.ArgumentParser, argv=None) -> argparse.Namespace:
         p.error("--precision f64 is not available on --arch vulkan (use f32)")
     try:
         if args.record is not None:
+            from .. import system
             from .recorder import Recorder
+
+            if str(args.record).lower().endswith(".mp4"):
+                system.provide(["ffmpeg"], quiet=args.quiet)  # (where it can; the check below names what is missing)
 
             Recorder(args.record, args.fps)  # checks the path and the encoder; writes nothing yet
         if args.still is not None:
@@ -118,7 +128,11 @@ def _progress_bar(total: int, args: argparse.Namespace):
 
 def run(scene_build: Callable, args: argparse.Namespace, name: str, *, on_finish: Callable | None = None) -> dict:
     """Initialise Taichi, build the scene, run it for ``args.seconds`` and draw/record it. Returns timing:
-    ``frames``, ``steps``, ``sim_time`` [s], ``wall_s``, ``physics_s`` and ``render_s`` (wall seconds).
+    ``frames``, ``steps``, ``sim_time`` [s], ``wall_s``, ``compile_s`` (building the world and compiling its
+    step kernel, before the first frame), ``physics_s`` and ``render_s`` (wall seconds).
+
+    Raises :class:`~taichi_terra.system.MissingSystemSoftware` where the Vulkan driver is missing and could
+    not be installed (:func:`main` turns it into a one-line exit).
 
     ``on_finish``, if given, is called as ``on_finish(viewer, world)`` once, right after the last frame (and the
     still) is drawn and before the viewer closes: a place to take more pictures or measurements of the end state.
@@ -131,9 +145,16 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str, *, on_finish
     from .recorder import Recorder
     from .viewer import Viewer
 
-    tt.init(arch=args.arch, precision=args.precision)
+    from .. import system
+
+    system.require(["vulkan"], quiet=args.quiet)  # (GGUI draws through Vulkan, headless or not)
+    tt.init(arch=args.arch, precision=args.precision, verbose=not args.quiet)
+    t_build = time.perf_counter()
     scene = scene_build(args)
     world = scene.world
+    if hasattr(world, "compile"):  # (the first step's compile, reported apart from the physics)
+        world.compile()
+    compile_s = time.perf_counter() - t_build
     chunk = None  # steps per controller call within a frame
     if scene.control_period is not None:
         if isinstance(scene.control_period, bool) or not (
@@ -152,7 +173,7 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str, *, on_finish
 
     n_frames = max(1, math.ceil(args.seconds * args.fps - 1e-9))
     progress = _progress_bar(n_frames, args)
-    counters = {"frame": 0, "steps": 0, "physics_s": 0.0, "render_s": 0.0}
+    counters = {"frame": 0, "steps": 0, "compile_s": compile_s, "physics_s": 0.0, "render_s": 0.0}
 
     def reset():  # the r key: back to the start (recording goes on)
         world.restore(start)
@@ -214,7 +235,8 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str, *, on_finish
             recorder.close()
         viewer.close()
     return {"frames": counters["frame"], "steps": counters["steps"], "sim_time": world.time - t_begin,
-            "wall_s": time.perf_counter() - t0, "physics_s": counters["physics_s"], "render_s": counters["render_s"]}
+            "wall_s": time.perf_counter() - t0, "compile_s": compile_s, "physics_s": counters["physics_s"],
+            "render_s": counters["render_s"]}
 
 
 def _advance(world, scene, n: int, chunk: int | None) -> None:
@@ -232,7 +254,8 @@ def _report(args, name, scene, world, counters, wall, t_begin) -> None:
         return
     frames = counters["frame"]
     print(f"{name}: {frames} frames, {counters['steps']} steps ({world.time - t_begin:.2f} s simulated, "
-          f"{args.envs} env{'s' if args.envs > 1 else ''}) in {wall:.2f} s: physics {counters['physics_s']:.2f} s, "
+          f"{args.envs} env{'s' if args.envs > 1 else ''}) in {wall:.2f} s after {counters['compile_s']:.2f} s "
+          f"building and compiling: physics {counters['physics_s']:.2f} s, "
           f"drawing {counters['render_s'] / max(frames, 1) * 1e3:.1f} ms per {args.width}x{args.height} frame")
     if scene.report is not None:
         print(scene.report(world))
@@ -243,5 +266,12 @@ def _report(args, name, scene, world, counters, wall, t_begin) -> None:
 
 def main(scene_build: Callable, name: str, description: str, argv=None, *, on_finish: Callable | None = None,
          **defaults) -> dict:
-    """Parse the command line (``argv``, default ``sys.argv[1:]``), then :func:`run` the scene."""
-    return run(scene_build, parse(parser(description, **defaults), argv), name, on_finish=on_finish)
+    """Parse the command line (``argv``, default ``sys.argv[1:]``), then :func:`run` the scene. Exits with
+    one line on stderr where software the scene needs is missing and could not be installed."""
+    from ..system import MissingSystemSoftware
+
+    args = parse(parser(description, **defaults), argv)
+    try:
+        return run(scene_build, args, name, on_finish=on_finish)
+    except MissingSystemSoftware as exc:
+        raise SystemExit(f"{name}: {exc}") from None
