@@ -1,0 +1,137 @@
+"""What a user meets first: the compile notice of a first step (and ``verbose=False`` / ``--quiet`` that silence
+it), the system software the scenes and tests install or name, and Taichi's front end with taichi_terra's
+source cache still pointing errors at the right line."""
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import taichi as ti
+
+import taichi_terra as tt
+from taichi_terra import system, world as world_module
+from taichi_terra.viewer import app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FIRST_STEPS = textwrap.dedent("""
+    import taichi_terra as tt
+    tt.init()
+    world = tt.World(dt=1e-3)
+    world.add_sphere(0.1, 1.0).set_position([0.0, 0.0, 0.5])
+    world.step()                       # the first world of its kind: compiles, says so
+    again = tt.World(dt=1e-3)
+    again.add_sphere(0.1, 1.0)
+    again.step()                       # the same kind in the same process: nothing to compile, nothing said
+""")
+
+
+def test_a_first_step_that_compiles_says_so():
+    """A new process: the first step of the first world of a kind names the kernel it compiles and the cache,
+    then the time it took; a second world of that kind says nothing (``verbose=False`` and ``--quiet``: the
+    scene test below)."""
+    out = subprocess.run([sys.executable, "-c", FIRST_STEPS], capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = [line for line in out.stderr.splitlines() if line.startswith("taichi_terra:")]
+    assert len(lines) == 2, out.stderr
+    assert "compiling the step kernel (free bodies, one env, serial; cpu f64)" in lines[0]
+    assert "Taichi's cache" in lines[0]
+    assert lines[1].startswith("taichi_terra: compiled in ") and lines[1].endswith(" s")
+
+
+def _tiny_scene(args):
+    world = tt.World(dt=1e-3)
+    world.add_sphere(0.1, 1.0).set_position([0.0, 0.0, 0.3])
+    return app.Scene(world)
+
+
+@pytest.mark.needs("vulkan")
+@pytest.mark.parametrize("flags,said", [([], True), (["--quiet"], False)])
+def test_a_scene_says_when_it_compiles_unless_quiet(flags, said, capsys, monkeypatch):
+    """The scene's step kernel counts as new here (this process may have compiled it already, which would say
+    nothing): the notice is printed before the first frame, and ``--quiet`` leaves it out with the report. The
+    report gives the compile apart from the physics."""
+    monkeypatch.setattr(world_module, "_COMPILED_VARIANTS", set())
+    try:
+        timing = app.main(_tiny_scene, "tiny", "a scene", ["--headless", "--seconds", "0.1", "--fps", "10",
+                                                             "--width", "32", "--height", "24", *flags])
+    finally:
+        tt.init(verbose=True)  # (the scene set it from --quiet; later tests in this process expect the default)
+    err = capsys.readouterr().err
+    assert ("taichi_terra: compiling the step kernel" in err) == said
+    assert timing["compile_s"] > 0.0 and timing["physics_s"] >= 0.0 and timing["steps"] == 100
+
+
+def test_init_rejects_a_non_bool_verbose():
+    with pytest.raises(TypeError, match="verbose must be a bool"):
+        tt.init(verbose="no")
+
+
+def test_missing_system_software_names_the_command(monkeypatch):
+    """Where the driver is missing and this process may not install it, the message is one line that names
+    the command; nothing is installed, nothing is started."""
+    monkeypatch.setattr(system, "available", lambda name: False)
+    monkeypatch.setattr(system, "can_install", lambda: False)
+    monkeypatch.delenv("VK_ICD_FILENAMES", raising=False)
+    monkeypatch.delenv("VK_DRIVER_FILES", raising=False)
+    with pytest.raises(system.MissingSystemSoftware) as info:
+        system.require(["vulkan", "ffmpeg"], quiet=True)
+    message = str(info.value)
+    assert "\n" not in message
+    assert "apt-get install -y mesa-vulkan-drivers libvulkan1" in message
+    assert "apt-get install -y ffmpeg" in message
+    assert system.install_command(["xvfb"]) == "apt-get update && apt-get install -y xvfb xauth"
+    with pytest.raises(ValueError, match="names must be among"):
+        system.missing(["opengl"])
+
+
+def test_a_scene_without_a_driver_stops_at_once_with_one_line(monkeypatch):
+    """The scene's command line: no Vulkan driver and no way to install one exits before Taichi starts, with
+    the scene's name and the command to run."""
+    monkeypatch.setattr(system, "available", lambda name: False)
+    monkeypatch.setattr(system, "can_install", lambda: False)
+    monkeypatch.delenv("VK_ICD_FILENAMES", raising=False)
+    monkeypatch.delenv("VK_DRIVER_FILES", raising=False)
+    built = []
+    with pytest.raises(SystemExit) as info:
+        app.main(lambda args: built.append(args), "tiny", "a scene", ["--headless", "--seconds", "0.1"])
+    assert str(info.value).startswith("tiny: a Vulkan driver")
+    assert "apt-get install -y mesa-vulkan-drivers libvulkan1" in str(info.value)
+    assert built == []
+
+
+def test_a_hidden_driver_is_reported_as_hidden_and_not_installed(monkeypatch):
+    """``VK_ICD_FILENAMES`` naming no existing file hides an installed driver from the Vulkan loader: the
+    reason says so, and :func:`system.provide` installs nothing for it."""
+    monkeypatch.setenv("VK_ICD_FILENAMES", "/nonexistent/icd.json")
+    monkeypatch.delenv("VK_DRIVER_FILES", raising=False)
+    calls = []
+    monkeypatch.setattr(system.subprocess, "run", lambda *a, **k: calls.append(a))
+    assert not system.available("vulkan")
+    assert "hidden" in system.why_missing("vulkan")
+    assert system.provide(["vulkan"], quiet=True) == ["vulkan"]
+    assert calls == []
+
+
+@ti.func
+def _reads_an_unknown_name(x):
+    return x + not_defined_anywhere  # noqa: F821  (the error under test)
+
+
+@ti.kernel
+def _broken(a: ti.types.ndarray()):
+    a[0] = _reads_an_unknown_name(a[0])
+
+
+def test_front_end_errors_still_name_the_file_and_line():
+    """taichi_terra shortens Taichi's source positions and reads each function's source once
+    (taichi_terra/frontend.py): an error in a ``ti.func`` still names this file, the line and the code."""
+    a = ti.ndarray(ti.f64, 1)
+    with pytest.raises(Exception) as info:
+        _broken(a)
+    text = str(info.value)
+    assert "not_defined_anywhere" in text
+    assert "test_startup.py" in text
+    assert np.isfinite(a.to_numpy()).all()
