@@ -1,7 +1,7 @@
 """Every benchmark scene on every backend present, side by side, in one run.
 
     python -m perf                        # every scene, every backend found, the default env counts
-    python -m perf --quick                # a smoke run: cpu f64 and f32, small env counts, few steps
+    python -m perf --quick                # a smoke run: cpu f64 and f32, one env per scene, few steps
     python -m perf --backends cpu-f64 vulkan-f32 --scenes rigid_sphere planar_push --envs 1 64
 
 Each backend (``cpu-f64``, ``cpu-f32``, ``vulkan-f32``, ``cuda-f32``, ``cuda-f64``) runs in a process of its own
@@ -148,7 +148,7 @@ def _buggy(n):
 
 SCENES = {s.name: s for s in (
     Scene("rigid_sphere", "0.1 m sphere on the 101 x 101 sine map (perf/scenes.py)", _rigid("sphere"),
-          (1, 64, 1024, 4096), (1, 4), 500, 100, 0.3, 300, 300),
+          (1, 64, 1024, 4096), (1,), 500, 100, 0.3, 300, 300),
     Scene("rigid_box", "0.2 m box on the sine map", _rigid("box"), (1, 64, 1024, 4096), (1,), 500, 100, 0.3,
           300, 300),
     Scene("many_bodies", "27 boxes stacked as bricks on the ground plane (bench_many_bodies)", _many_bodies,
@@ -159,7 +159,7 @@ SCENES = {s.name: s for s in (
     Scene("planar_pen", "64 circles separating in a pen (planar world, dt 0.1 s)", _planar("pen"),
           (1, 64, 1024), (1,), 50, 10, 1.0),
     Scene("planar_push", "diff-drive robot pushing ten boxes into a wall (planar world)", _planar("push"),
-          (1, 64, 1024), (1, 4), 25, 10, 1.25),
+          (1, 64, 1024), (1,), 25, 10, 1.25),
     Scene("chain", "60-link hanging chain, fixed base, no contacts (bench_articulated)", _chain,
           (1, 64, 1024), (1,), 500, 50, 1.0),
     Scene("quadruped", "12-dof quadruped standing on a height map under PD (bench_articulated)", _quadruped,
@@ -385,7 +385,7 @@ def main(argv=None) -> dict:
     from .harness_report import markdown, plot, validate
 
     parser = argparse.ArgumentParser(prog="python -m perf", description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="cpu f64 and f32, small env counts, few steps")
+    parser.add_argument("--quick", action="store_true", help="cpu f64 and f32, one env per scene, few steps")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=None,
                         help="default: all five (quick: cpu-f64 cpu-f32); those that cannot start are skipped")
     parser.add_argument("--scenes", nargs="+", choices=list(SCENES), default=list(SCENES))

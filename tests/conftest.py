@@ -1,19 +1,33 @@
 """One Taichi initialisation per test process: cpu, f64 (the reference backend), unless
 ``TAICHI_TERRA_TEST_ARCH`` and ``TAICHI_TERRA_TEST_PRECISION`` name another (``perf/device_check.sh`` runs the
-kernel tests on cuda so; tests that compare bits with cpu f64 goldens are then expected to differ)."""
+kernel tests on cuda so; tests that compare bits with cpu f64 goldens are then expected to differ).
+
+Before the workers start, the run installs the system software its tests use where it can (the Vulkan driver,
+Xvfb, ffmpeg: ``taichi_terra/system.py``) and compiles the step kernel variants it uses into Taichi's cache
+(``taichi_terra/precompile.py``)."""
 import json
 import os
 
 import pytest
 
 import taichi_terra as tt
-from taichi_terra import system
+from taichi_terra import precompile, system
 
 #: what tests marked ``@pytest.mark.needs(name)`` use, beside Python packages
 SYSTEM_NEEDS = ("vulkan", "xvfb", "ffmpeg")
 
-if "PYTEST_XDIST_WORKER" not in os.environ:  # once per run, before the workers start: install what is missing
-    system.provide(SYSTEM_NEEDS)
+#: step kernel variants the suite uses (its workers, the harness's cpu-f64 and cpu-f32 backends, the f32 tests)
+VARIANTS = {"f64": tuple(precompile.VARIANTS),
+            "f32": ("free-serial", "free-plates-serial", "trees-serial", "trees-plates-serial")}
+
+if "PYTEST_XDIST_WORKER" not in os.environ:  # once per run, before the workers start
+    system.provide(SYSTEM_NEEDS)  # what is missing, where this process may install it
+    if os.environ.get("TAICHI_TERRA_TEST_ARCH", "cpu") == "cpu":
+        # Taichi writes its cache only as a process exits: without this, workers and the processes tests start
+        # beside them each compile the same variants cold (taichi_terra/precompile.py); with a warm cache it
+        # returns at once
+        for precision, variants in VARIANTS.items():
+            precompile.precompile(variants, (precision,))
 
 tt.init(arch=os.environ.get("TAICHI_TERRA_TEST_ARCH", "cpu"),
         precision=os.environ.get("TAICHI_TERRA_TEST_PRECISION", "f64"))
@@ -72,3 +86,4 @@ def rng():
     import numpy as np
 
     return np.random.default_rng(1234)
+

@@ -135,3 +135,25 @@ def test_front_end_errors_still_name_the_file_and_line():
     assert "not_defined_anywhere" in text
     assert "test_startup.py" in text
     assert np.isfinite(a.to_numpy()).all()
+
+
+def test_precompile_marks_what_it_compiled_and_rejects_unknown_variants(tmp_path, monkeypatch):
+    """``taichi_terra.precompile`` keys its markers by the kernels' source, Taichi's version, the backend and
+    the precision; a pair with a marker is not compiled again (the suite's own start compiles for real)."""
+    from taichi_terra import precompile
+
+    monkeypatch.setenv("TI_OFFLINE_CACHE_FILE_PATH", str(tmp_path))
+    assert precompile.cache_path() == tmp_path
+    assert precompile.fingerprint("cpu", "f64") != precompile.fingerprint("cpu", "f32")
+    assert precompile.missing(["free-serial"], ("f64", "f32")) == [("f64", "free-serial"), ("f32", "free-serial")]
+    marker = precompile._marker("cpu", "f32", "free-serial")
+    marker.parent.mkdir(parents=True)
+    marker.write_text("{}")
+    assert precompile.missing(["free-serial"], ("f64", "f32")) == [("f64", "free-serial")]
+    assert precompile.precompile(["free-serial"], ("f32",)) == []  # (marked: nothing to do, no process started)
+    with pytest.raises(ValueError, match="variants must be among"):
+        precompile.missing(["trees-fast"])
+    with pytest.raises(ValueError, match="precisions must be"):
+        precompile.missing(["free-serial"], ("f16",))
+    assert set(precompile.VARIANTS) == {f"{kind}-{loop}" for kind in ("free", "trees", "free-plates", "trees-plates")
+                                       for loop in ("serial", "parallel")}

@@ -1,0 +1,194 @@
+"""Compile the step kernel's variants ahead of time, into Taichi's offline cache.
+
+    python -m taichi_terra.precompile                          # cpu f64, every variant, one process per core
+    python -m taichi_terra.precompile --precision f64 f32 --variants trees-serial free-serial
+
+A world's step kernel comes in a few variants (:data:`VARIANTS`): free bodies or articulated trees, RFT plates
+stepped inside the kernel or not, one env on the calling thread or many in parallel. Each is compiled on its first
+use in a process; the slow part of a first compile on a machine (Taichi's IR passes and LLVM's code generation:
+about 25 s for free bodies and 150 s for trees on a 2-core cpu) is kept in Taichi's offline cache, which Taichi
+writes only when a process exits. So processes that start together (test workers, a benchmark's backends) all
+compile cold. This module compiles the variants in processes of their own that exit when done, so everything
+started after it finds them in the cache; a marker per variant beside the cache (keyed by the kernels' source,
+Taichi's version, the backend and the precision) lets later calls skip what is there.
+
+Used by the test suite before its workers start, and by anyone preparing a machine (a container image, a cluster
+job's first step).
+"""
+from __future__ import annotations
+
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+#: variant name -> (serial, trees, plates): the step kernel's compile-time switches on cpu
+#: (``kernels/step.py``'s ``simulate_kernel``)
+VARIANTS = {
+    "free-serial": (True, False, False),
+    "free-parallel": (False, False, False),
+    "free-plates-serial": (True, False, True),
+    "free-plates-parallel": (False, False, True),
+    "trees-serial": (True, True, False),
+    "trees-parallel": (False, True, False),
+    "trees-plates-serial": (True, True, True),
+    "trees-plates-parallel": (False, True, True),
+}
+#: relative cold compile cost of a variant (trees: about six times free bodies)
+_COST = {False: 1.0, True: 6.0}
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def _world(variant: str):
+    """The smallest world whose step kernel is ``variant``."""
+    import taichi_terra as tt
+    from taichi_terra.bodies.urdf import make_chain_urdf
+
+    serial, trees, plates = VARIANTS[variant]
+    world = tt.World(dt=1e-3, n_envs=1 if serial else 2)
+    if trees:
+        owner = world.add_articulated_system(make_chain_urdf(1), base="fixed", position=(0.0, 0.0, 1.0))
+        link = "link1"
+    else:
+        owner = world.add_sphere(0.1, 1.0)
+        owner.set_position([0.0, 0.0, 1.0])
+        link = None
+    if plates:
+        world.add_granular_medium(0.0)
+        world.add_plates(owner, link, count=8)
+    return world
+
+
+def fingerprint(arch: str, precision: str) -> str:
+    """What a compiled step kernel depends on: the kernels' source, Taichi's version, the backend and the
+    precision (a hash)."""
+    import taichi
+
+    h = hashlib.sha256(f"{taichi.__version__} {arch} {precision}".encode())
+    for path in sorted((_PACKAGE / "kernels").rglob("*.py")) + [_PACKAGE / "frontend.py"]:
+        h.update(path.relative_to(_PACKAGE).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def cache_path() -> Path:
+    """Taichi's offline cache folder (``TI_OFFLINE_CACHE_FILE_PATH``, or Taichi's default)."""
+    env = os.environ.get("TI_OFFLINE_CACHE_FILE_PATH")
+    if env:
+        return Path(env)
+    from taichi._lib import core
+
+    return Path(core.get_repo_dir()) / "ticache"
+
+
+def _marker(arch: str, precision: str, variant: str) -> Path:
+    return cache_path() / "taichi_terra" / f"{fingerprint(arch, precision)}-{variant}.json"
+
+
+def missing(variants, precisions=("f64",), arch: str = "cpu") -> list[tuple[str, str]]:
+    """``(precision, variant)`` pairs without a marker, i.e. not known to be in the cache."""
+    _check(variants, precisions, arch)
+    return [(p, v) for p in precisions for v in variants if not _marker(arch, p, v).exists()]
+
+
+def precompile(variants=tuple(VARIANTS), precisions=("f64",), *, arch: str = "cpu", jobs: int | None = None,
+               quiet: bool = False) -> list[tuple[str, str]]:
+    """Compile the ``(precision, variant)`` pairs not in the cache yet, in ``jobs`` processes at a time (default:
+    one per core), each of which exits when done so that Taichi writes its cache. Says on stderr what it
+    compiles unless ``quiet``. Returns the pairs it compiled; raises ``RuntimeError`` if a process failed (the
+    pairs of the others are marked)."""
+    todo = missing(variants, precisions, arch)
+    if not todo:
+        return []
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    if not quiet:
+        print(f"taichi_terra: compiling {len(todo)} step kernel variants ahead of time ({arch}: "
+              f"{', '.join(f'{v} {p}' for p, v in todo)}), into {cache_path()}; later runs skip this",
+              file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    failed = []
+    for precision in precisions:  # (Taichi's precision is one per process)
+        mine = [v for p, v in todo if p == precision]
+        shares: list[list[str]] = [[] for _ in range(min(jobs, len(mine)))]
+        load = [0.0] * len(shares)
+        for v in sorted(mine, key=lambda v: -_COST[VARIANTS[v][1]]):  # the longest first, to the least loaded
+            k = load.index(min(load))
+            shares[k].append(v)
+            load[k] += _COST[VARIANTS[v][1]]
+        procs = [(share, subprocess.Popen(
+            [sys.executable, "-m", "taichi_terra.precompile", "--worker", "--arch", arch, "--precision", precision,
+             "--variants", *share], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+            for share in shares]
+        for share, proc in procs:
+            _out, err = proc.communicate()
+            if proc.returncode != 0:
+                failed.append(f"{precision} {share}: exit {proc.returncode}: {err.strip()[-1000:]}")
+                continue
+            for v in share:  # (the process has exited: Taichi wrote its cache)
+                marker = _marker(arch, precision, v)
+                marker.parent.mkdir(parents=True, exist_ok=True)
+                marker.write_text(json.dumps({"variant": v, "precision": precision, "arch": arch}))
+    if failed:
+        raise RuntimeError("precompile failed: " + "; ".join(failed))
+    if not quiet:
+        print(f"taichi_terra: compiled ahead of time in {time.perf_counter() - start:.1f} s", file=sys.stderr,
+              flush=True)
+    return todo
+
+
+def _worker(arch: str, precision: str, variants: list) -> None:
+    """Compile ``variants``, then hold a lock until this process ends: Taichi writes its offline cache as a
+    process exits, and of two processes writing at once one loses its entries (Taichi's own lock gives up),
+    so the workers' exits take turns (the system releases the lock when the process is gone)."""
+    import taichi_terra as tt
+
+    tt.init(arch=arch, precision=precision, verbose=False)
+    for variant in variants:
+        _world(variant).compile()
+    lock_dir = cache_path() / "taichi_terra"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    handle = open(lock_dir / "exit.lock", "w")  # noqa: SIM115  (held until the process ends)
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    _keep.append(handle)
+
+
+_keep: list = []
+
+
+def _check(variants, precisions, arch) -> None:
+    for v in variants:
+        if v not in VARIANTS:
+            raise ValueError(f"variants must be among {tuple(VARIANTS)}, got {v!r}")
+    for p in precisions:
+        if p not in ("f64", "f32"):
+            raise ValueError(f"precisions must be 'f64' or 'f32', got {p!r}")
+    if arch != "cpu":
+        raise ValueError(f"arch: only 'cpu' step kernels are precompiled here, got {arch!r}")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    p.add_argument("--precision", nargs="+", default=["f64"], choices=["f64", "f32"])
+    p.add_argument("--arch", default="cpu", choices=["cpu"])
+    p.add_argument("--jobs", type=int, default=None, help="processes at once (default: one per core)")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        _worker(args.arch, args.precision[0], args.variants)
+        return
+    if args.jobs is not None and args.jobs < 1:
+        p.error(f"--jobs must be >= 1, got {args.jobs}")
+    done = precompile(args.variants, args.precision, arch=args.arch, jobs=args.jobs, quiet=args.quiet)
+    if not done and not args.quiet:
+        print("taichi_terra: every variant asked for is in the cache already", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
