@@ -5,6 +5,7 @@ kernel tests on cuda so; tests that compare bits with cpu f64 goldens are then e
 Before the workers start, the run installs the system software its tests use where it can (the Vulkan driver,
 Xvfb, ffmpeg: ``taichi_terra/system.py``) and compiles the step kernel variants it uses into Taichi's cache
 (``taichi_terra/precompile.py``)."""
+import contextlib
 import json
 import os
 
@@ -20,17 +21,19 @@ SYSTEM_NEEDS = ("vulkan", "xvfb", "ffmpeg")
 VARIANTS = {"f64": tuple(precompile.VARIANTS),
             "f32": ("free-serial", "free-plates-serial", "trees-serial", "trees-plates-serial")}
 
-if "PYTEST_XDIST_WORKER" not in os.environ:  # once per run, before the workers start
-    system.provide(SYSTEM_NEEDS)  # what is missing, where this process may install it
-    if os.environ.get("TAICHI_TERRA_TEST_ARCH", "cpu") == "cpu":
-        # Taichi writes its cache only as a process exits: without this, workers and the processes tests start
-        # beside them each compile the same variants cold (taichi_terra/precompile.py); with a warm cache it
-        # returns at once
-        for precision, variants in VARIANTS.items():
-            precompile.precompile(variants, (precision,))
 
-tt.init(arch=os.environ.get("TAICHI_TERRA_TEST_ARCH", "cpu"),
-        precision=os.environ.get("TAICHI_TERRA_TEST_PRECISION", "f64"))
+def _prepare_machine(config) -> None:
+    """Once per run, before the workers start (they start after ``pytest_configure``), with pytest's output
+    capture suspended so that what it does is shown: install the system software the tests use where this
+    process may, and compile the step kernel variants the suite uses into Taichi's cache. Taichi writes its
+    cache only as a process exits: without this, the workers and the processes tests start beside them each
+    compile the same variants cold (taichi_terra/precompile.py); with a warm cache it returns at once."""
+    capture = config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+        system.provide(SYSTEM_NEEDS)
+        if os.environ.get("TAICHI_TERRA_TEST_ARCH", "cpu") == "cpu":
+            for precision, variants in VARIANTS.items():
+                precompile.precompile(variants, (precision,))
 
 
 #: examples each property-based target tried in this run (tests/test_fuzz.py), and whether ``--fuzz-long`` was given
@@ -45,6 +48,10 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     global FUZZ_LONG
     FUZZ_LONG = bool(config.getoption("--fuzz-long"))
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        _prepare_machine(config)
+    tt.init(arch=os.environ.get("TAICHI_TERRA_TEST_ARCH", "cpu"),
+            precision=os.environ.get("TAICHI_TERRA_TEST_PRECISION", "f64"))
     config.addinivalue_line("markers", "needs(name): the test uses system software named in "
                             "taichi_terra.system.PACKAGES ('vulkan', 'xvfb', 'ffmpeg')")
     if os.environ.get("CI") and "PYTEST_XDIST_WORKER" not in os.environ:
