@@ -10,7 +10,9 @@ about 25 s for free bodies and 150 s for trees on a 2-core cpu) is kept in Taich
 writes only when a process exits. So processes that start together (test workers, a benchmark's backends) all
 compile cold. This module compiles the variants in processes of their own that exit when done, so everything
 started after it finds them in the cache; a marker per variant beside the cache (keyed by the kernels' source,
-Taichi's version, the backend and the precision) lets later calls skip what is there.
+Taichi's version, the backend and the precision) lets later calls skip what is there. (Taichi drops the least
+recently used entries past its size cap, 1 GiB as ``taichi_terra.init`` sets it; a variant whose entry went
+that way while its marker stayed compiles on its first use, as without this module.)
 
 Used by the test suite before its workers start, and by anyone preparing a machine (a container image, a cluster
 job's first step).
