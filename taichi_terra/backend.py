@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import numbers
 import os
+from pathlib import Path
 
 from . import frontend
 
@@ -94,17 +95,15 @@ def config() -> dict:
     return dict(_config)
 
 
-def verbose() -> bool:
-    """Whether compile notices are printed (``init``'s ``verbose``)."""
-    return _verbose
-
-
-def offline_cache_path() -> str:
+def offline_cache_path() -> Path:
     """Where Taichi keeps compiled kernels between runs (its offline cache: ``~/.cache/taichi/ticache`` unless
-    ``TI_OFFLINE_CACHE_FILE_PATH`` names another folder)."""
-    from taichi.lang import impl
+    ``TI_OFFLINE_CACHE_FILE_PATH`` names another folder; :func:`init` sets neither). Needs no ``init``."""
+    env = os.environ.get("TI_OFFLINE_CACHE_FILE_PATH")
+    if env:
+        return Path(env)
+    from taichi._lib import core
 
-    return str(impl.current_cfg().offline_cache_file_path)
+    return Path(core.get_repo_dir()) / "ticache"
 
 
 @contextlib.contextmanager

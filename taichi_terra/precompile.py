@@ -29,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 
+from .backend import offline_cache_path
+
 #: variant name -> (serial, trees, plates): the step kernel's compile-time switches on cpu
 #: (``kernels/step.py``'s ``simulate_kernel``)
 VARIANTS = {
@@ -78,14 +80,8 @@ def fingerprint(arch: str, precision: str) -> str:
     return h.hexdigest()[:24]
 
 
-def cache_path() -> Path:
-    """Taichi's offline cache folder (``TI_OFFLINE_CACHE_FILE_PATH``, or Taichi's default)."""
-    env = os.environ.get("TI_OFFLINE_CACHE_FILE_PATH")
-    if env:
-        return Path(env)
-    from taichi._lib import core
-
-    return Path(core.get_repo_dir()) / "ticache"
+#: Taichi's offline cache folder
+cache_path = offline_cache_path
 
 
 def _marker(arch: str, precision: str, variant: str) -> Path:
