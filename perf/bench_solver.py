@@ -1,0 +1,157 @@
+"""Sweeps per step and real-time factors of the scenes whose step is mostly the contact and soil solve, at one
+env, at the world's default tolerance (or ``--tolerance``):
+
+- ``ruts``: ``scenes/soil_ruts.py`` (a sled, a wheel and a ball dropped, dragged and lifted on a 7,865-sample
+  bed), its 6 s timeline with the scene's own controller, applied every 50 steps as the scene does;
+- ``buggy``: the buggy of ``scenes/buggy_soil.py`` driving off from standstill on its 16 m x 6 m bed at 4 cm;
+- ``quadruped_soil``: the 30 kg quadruped under PD standing on a soil bed (the tests' ``_standing_quadruped``);
+- ``tracked``: the tracked robot driving over the sine height map of ``perf.bench_tracks``.
+
+    python -m perf.bench_solver [--cases ruts buggy ...] [--tolerance 1e-6] [--seconds S] [--repeats 3]
+
+Each case compiles first (not timed), then runs its timeline ``--repeats`` times from the same checkpoint;
+the wall time is the median. A further run steps one step at a time to record the sweeps of every step
+(mean, 95th percentile, max, share at the cap). Real-time factor = simulated time / wall time. JSON goes to
+perf/results/solver.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ("ruts", "buggy", "quadruped_soil", "tracked")
+
+
+def _ruts(tolerance):
+    sys.path.insert(0, str(ROOT / "scenes"))
+    import soil_ruts
+
+    scene = soil_ruts.build(types.SimpleNamespace(envs=1, seconds=6.0))
+    world = scene.world
+    if tolerance is not None:
+        world.solver.tolerance = tolerance
+    return world, 6.0, scene.controller, 50
+
+
+def _buggy(tolerance):
+    from .bench_buggy import buggy_world
+
+    world, _buggy = buggy_world(1, 0.04, tolerance)
+    return world, 3.0, None, 0
+
+
+def _quadruped_soil(tolerance):
+    import taichi_terra as tt
+
+    world = tt.World(dt=1e-3, n_envs=1)
+    if tolerance is not None:
+        world.solver.tolerance = tolerance
+    n = 41
+    mat = tt.SoilMaterial(bekker_kphi=2e7, sinkage_exponent=1.0, damping=2e4)
+    world.add_deformable_terrain(n, n, 1.0, 1.0, 0.0, 0.0, np.zeros(n * n), mat)
+    system = world.add_articulated_system((ROOT / "tests" / "data" / "urdf" / "quadruped.urdf").read_text(),
+                                          position=(0.0, 0.0, 0.45))
+    q = system.get_generalized_coordinate(0)
+    q[7:] = [0.0, 0.6, -1.2] * 4
+    system.set_generalized_coordinate(q)
+    system.set_pd_gains(np.r_[np.zeros(6), np.full(12, 300.0)], np.r_[np.zeros(6), np.full(12, 20.0)])
+    system.set_pd_target(q, np.zeros(18))
+    return world, 2.0, None, 0
+
+
+def _tracked(tolerance):
+    from .bench_tracks import tracked_world
+
+    world, _system = tracked_world(1)
+    if tolerance is not None:
+        world.solver.tolerance = tolerance
+    return world, 2.0, None, 0
+
+
+BUILD = {"ruts": _ruts, "buggy": _buggy, "quadruped_soil": _quadruped_soil, "tracked": _tracked}
+
+
+def _run(world, steps, controller, chunk, one_by_one=False):
+    """Step ``steps`` steps (the controller every ``chunk`` steps); the sweeps of each step if ``one_by_one``."""
+    sweeps = []
+    done = 0
+    while done < steps:
+        n = steps - done if not chunk else min(chunk, steps - done)
+        if controller is not None:
+            controller(world)
+        if one_by_one:
+            for _ in range(n):
+                world.step(1)
+                sweeps.append(int(world.get_solver_sweeps(0)))
+        else:
+            world.step(n)
+        done += n
+    return sweeps
+
+
+def measure(case: str, tolerance, repeats: int, seconds) -> dict:
+    import taichi as ti
+
+    world, sim_s, controller, chunk = BUILD[case](tolerance)
+    if seconds is not None:
+        sim_s = seconds
+    steps = round(sim_s / world.dt)
+    t = time.perf_counter()
+    world.compile()
+    compile_s = time.perf_counter() - t
+    start = world.checkpoint()
+    walls = []
+    for _ in range(repeats):
+        world.restore(start)
+        ti.sync()
+        t = time.perf_counter()
+        _run(world, steps, controller, chunk)
+        ti.sync()
+        walls.append(time.perf_counter() - t)
+    world.restore(start)
+    sweeps = np.array(_run(world, steps, controller, chunk, one_by_one=True))
+    wall = statistics.median(walls)
+    cap = world.solver.max_sweeps
+    return {"case": case, "tolerance": world.solver.tolerance, "simulated_s": sim_s, "steps": steps,
+            "compile_s": compile_s, "wall_s": wall, "real_time_factor": sim_s / wall,
+            "ms_per_step": 1e3 * wall / steps, "sweeps_mean": float(sweeps.mean()),
+            "sweeps_p95": float(np.percentile(sweeps, 95)), "sweeps_max": int(sweeps.max()),
+            "cap_share": float(np.mean(sweeps >= cap))}
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cases", nargs="+", default=list(CASES), choices=CASES)
+    p.add_argument("--tolerance", type=float, default=None, help="sweep tolerance [m/s] (default: the world's)")
+    p.add_argument("--seconds", type=float, default=None, help="simulated time per case [s] (default: its own)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    import taichi_terra as tt
+
+    tt.init("cpu", "f64")
+    results = []
+    for case in args.cases:
+        r = measure(case, args.tolerance, args.repeats, args.seconds)
+        results.append(r)
+        print(f"{case:15s} tol {r['tolerance']:.0e}: {r['real_time_factor']:6.2f}x real time "
+              f"({r['ms_per_step']:.3f} ms/step), sweeps mean {r['sweeps_mean']:.2f}, p95 {r['sweeps_p95']:.0f}, "
+              f"max {r['sweeps_max']} ({r['cap_share']:.0%} at the cap); compile {r['compile_s']:.1f} s", flush=True)
+    out = args.out or os.path.join(os.path.dirname(__file__), "results", "solver.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(results, f, indent=2)
+    return {"results": results}
+
+
+if __name__ == "__main__":
+    main()
