@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import taichi as ti
 
-from taichi_terra.kernels.soil.law import soil_pressure, solve_soil_normal, solve_soil_shear
+from taichi_terra.kernels.soil.law import (soil_pressure, soil_traction, solve_soil_normal, solve_soil_row,
+                                           solve_soil_shear)
 from taichi_terra.terrain.soil import SOIL_FIELDS, SoilMaterial
 
 G = 9.81
@@ -79,6 +80,43 @@ def _mass_on_soil_kernel(par: ti.types.ndarray(), mats: ti.types.ndarray(), hist
             hist[i, k, 1] = v
             hist[i, k, 2] = p
             hist[i, k, 3] = s_p
+
+
+@ti.kernel
+def _traction_kernel(inp: ti.types.ndarray(), mats: ti.types.ndarray(), out: ti.types.ndarray()):
+    """inp: W (9, row-major), lam_old (3), vloc (3), delta, s_p, j, area, b, dt, rate, kappa, h.
+    out: the row's impulse at its fixed point (3), the end velocity (3), soil_traction there with its shear impulse
+    as anchor (3), its k (9), and the central difference of -lam over +-h along each velocity axis (9)."""
+    for i in range(inp.shape[0]):
+        mat = _material(mats, i)
+        w = ti.math.mat3(0.0)
+        for a in ti.static(range(3)):
+            for c in ti.static(range(3)):
+                w[a, c] = inp[i, 3 * a + c]
+        old = ti.math.vec3(inp[i, 9], inp[i, 10], inp[i, 11])
+        vloc = ti.math.vec3(inp[i, 12], inp[i, 13], inp[i, 14])
+        delta, s_p, j, area, b, dt, rate, kappa, h = (inp[i, 15], inp[i, 16], inp[i, 17], inp[i, 18], inp[i, 19],
+                                                      inp[i, 20], inp[i, 21], inp[i, 22], inp[i, 23])
+        new = old
+        for _ in range(200):  # the row's update repeated to its own fixed point (its normal and shear laws
+            # are solved one after the other, and W couples them)
+            new = solve_soil_row(w, new, vloc + w @ (new - old), delta, s_p, j, area, b, dt, mat, rate)
+        v_end = vloc + w @ (new - old)
+        anchor = ti.math.vec2(new[1], new[2])
+        lam, k = soil_traction(v_end, delta, s_p, j, area, b, dt, mat, rate, anchor, kappa)
+        for a in ti.static(range(3)):
+            out[i, a] = new[a]
+            out[i, 3 + a] = v_end[a]
+            out[i, 6 + a] = lam[a]
+            for c in ti.static(range(3)):
+                out[i, 9 + 3 * a + c] = k[a, c]
+        for c in ti.static(range(3)):
+            dv = ti.math.vec3(0.0, 0.0, 0.0)
+            dv[c] = h
+            up, _k1 = soil_traction(v_end + dv, delta, s_p, j, area, b, dt, mat, rate, anchor, kappa)
+            down, _k2 = soil_traction(v_end - dv, delta, s_p, j, area, b, dt, mat, rate, anchor, kappa)
+            for a in ti.static(range(3)):
+                out[i, 18 + 3 * a + c] = -(up[a] - down[a]) / (2.0 * h)
 
 
 def _mats(n, **kw):
@@ -432,3 +470,70 @@ def test_shear_sticks_within_mobilised_strength():
     # the same demand on fresh soil (j = 0) cannot stick: it slips and builds traction
     out = _run_shear(np.array([[0, 0, *vf, *w.ravel(), 0.0, area, dt, pn]]), mat[None, :])[0]
     assert out[2] > 0.0 and np.linalg.norm(vf + w @ out[:2]) > 0.0
+
+
+def _traction_cases(rng, n):
+    """Soil points with random Delassus blocks, impulses, velocities and soil histories: loaded, sticking or
+    slipping. Every third point has slip accumulated, a small tangential impulse and velocity and no coupling
+    between its normal and tangential velocities, so that it sticks; of the others, half have slip
+    accumulated."""
+    cases = []
+    for k in range(n):
+        a = rng.normal(size=(3, 3))
+        w = (a @ a.T + 0.1 * np.eye(3)) * 10.0 ** rng.uniform(-3, -1)
+        old = np.array([rng.uniform(0.0, 2.0), *rng.normal(size=2) * 0.2])
+        vloc = np.array([rng.uniform(-0.5, 0.1), *(rng.normal(size=2) * 10.0 ** rng.uniform(-4, 0))])
+        j = 0.0 if k % 2 == 0 else rng.uniform(0.0, 0.05)
+        if k % 3 == 2:
+            w[0, 1:] = w[1:, 0] = 0.0
+            old[1:] *= 0.01
+            vloc[1:] *= 1e-4
+            j = rng.uniform(0.01, 0.05)
+        cases.append([*w.ravel(), *old, *vloc, rng.uniform(0.0, 0.05), rng.uniform(-0.01, 0.01), j,
+                      rng.uniform(1e-4, 1e-3), rng.uniform(0.1, 0.5), 1e-3, rng.choice([0.5, 1.0]),
+                      1.0 / w[1, 1], 1e-7])
+    return np.array(cases)
+
+
+def test_soil_traction_holds_the_row_update_at_its_fixed_point(rng):
+    """Reference: solver_math "Soil row": the impulse a row's update solves for satisfies the normal and shear
+    laws at the velocity the point ends the step with. ``soil_traction`` at that end velocity, anchored at
+    the row's shear impulse, returns the same impulse (the soil block's fixed point is the sweep's): to the
+    row's Newton tolerance (1e-12 relative in f64; 1e-9 of the largest entry asserted), for loaded, sticking and
+    slipping points."""
+    mat = SoilMaterial(bekker_kphi=2e6, elastic_stiffness=2e7, damping=4e4, sinkage_exponent=1.1, cohesion=100.0,
+                       friction_coefficient=0.6, shear_displacement=0.02)
+    cases = _traction_cases(rng, 300)
+    out = np.zeros((len(cases), 27))
+    _traction_kernel(np.ascontiguousarray(cases), np.tile(mat.as_array(), (len(cases), 1)), out)
+    new, lam = out[:, 0:3], out[:, 6:9]
+    scale = np.abs(new).max(axis=1, keepdims=True) + 1e-300
+    assert np.all(np.abs(lam - new) <= 1e-9 * scale)
+    loaded = new[:, 0] > 0.0
+    v_t = np.linalg.norm(out[:, 4:6], axis=1)
+    assert loaded.sum() > 100 and (loaded & (v_t < 1e-12)).sum() > 5 and (loaded & (v_t > 1e-6)).sum() > 50
+
+
+def test_soil_traction_slope_is_its_derivative(rng):
+    """Reference: the derivative's definition: ``k = -d lam / d v`` equals the central difference of the
+    impulse over +-1e-7 m/s wherever the laws are smooth there (points slipping by 1 mm/s or more, away from
+    the rut floor, the elastic-plastic switch and the disc's edge: the difference's error, of order h^2 times
+    the third derivative, is then below 1e-8 of the entries), to 1e-5 of the largest entry."""
+    mat = SoilMaterial(bekker_kphi=2e6, elastic_stiffness=2e7, damping=4e4, sinkage_exponent=1.1, cohesion=100.0,
+                       friction_coefficient=0.6, shear_displacement=0.02)
+    cases = _traction_cases(rng, 300)
+    cases[:, 9:12] = 0.0  # (a cold row: its anchor then follows the row's own shear impulse)
+    out = np.zeros((len(cases), 27))
+    _traction_kernel(np.ascontiguousarray(cases), np.tile(mat.as_array(), (len(cases), 1)), out)
+    k, fd = out[:, 9:18], out[:, 18:27]
+    checked = 0
+    for row_k, row_fd, c, o in zip(k, fd, cases, out):
+        kappa, v_end, lam = c[22], o[3:6], o[6:9]
+        trial = lam[1:] - kappa * v_end[1:]
+        strength_edge = abs(np.linalg.norm(trial) - np.linalg.norm(lam[1:]))
+        if lam[0] <= 0.0 or np.linalg.norm(v_end[1:]) < 1e-3 or strength_edge < 1e-6 * np.linalg.norm(lam[1:]):
+            continue
+        size = np.abs(row_k).max()
+        np.testing.assert_allclose(row_k, row_fd, atol=1e-5 * size, rtol=0)
+        checked += 1
+    assert checked > 50

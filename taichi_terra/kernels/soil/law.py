@@ -293,6 +293,69 @@ def solve_soil_row(w, lam, vloc, delta, s_p, j, area, b, dt, mat, rate):
 
 
 @ti.func
+def soil_traction(vloc, delta, s_p, j, area, b, dt, mat, rate, anchor, kappa):
+    """The same laws as :func:`solve_soil_row`, written for the velocity a soil point ENDS the step with:
+    returns ``(lam, k)``, the frame impulse ``lam`` [N s] the point transmits when its velocity at the end of
+    the step is ``vloc`` [m/s] (frame ``(n, t1, t2)``), and ``k = -d lam / d vloc`` [N s / (m/s)] (3x3).
+
+    ``lam_n = dt area (p(delta_e) + D max(w_e, 0))`` with ``w_e = -vloc[0]``, ``delta_e = delta + dt w_e``, and
+    0 while ``delta_e`` stays above the rut floor ``max(s_p, 0)``. The shear impulse is bounded by the
+    strength ``S = (dt area c + mu lam_n)(1 - exp(-(j + rate dt |v_t|) / Kj))`` (``Kj = 0``: without the last
+    factor) and opposes the slip. At ``v_t = 0`` that law is set-valued (a point that mobilised strength
+    earlier may stick), so it is written as a projection: ``lam_t = P_S(anchor - kappa v_t)``, the point of
+    the disc of radius ``S`` nearest to ``anchor - kappa v_t``, with ``anchor`` [N s] the point's current
+    shear impulse and ``kappa`` [N s / (m/s)] > 0. A point is at the law's fixed point exactly when
+    ``lam_t = anchor``: then it sticks (``v_t = 0``, ``|lam_t| <= S``) or slips with ``lam_t = -S v_t / |v_t|``.
+    ``k`` includes the shear's dependence on ``lam_n`` (column 0 below the diagonal)."""
+    lam = ti.math.vec3(0.0, 0.0, 0.0)
+    k = ti.math.mat3(0.0)
+    w_e = -vloc[0]
+    de = delta + dt * w_e
+    scale = dt * area
+    if de > ti.max(s_p, 0.0) and scale > 0.0:
+        p, dp = _pressure_and_slope(de, s_p, b, mat)
+        visc = 0.0
+        if w_e > 0.0:
+            visc = mat[SOIL_MATERIAL.damping]
+        ln = scale * (p + visc * w_e)
+        knn = scale * (dt * dp + visc)
+        lam[0] = ln
+        k[0, 0] = knn
+        mu, kj = mat[SOIL_MATERIAL.friction_coefficient], mat[SOIL_MATERIAL.shear_displacement]
+        s_full = scale * mat[SOIL_MATERIAL.cohesion] + mu * ln
+        vt = vec2(vloc[1], vloc[2])
+        sp = vt.norm()
+        if s_full > 0.0:
+            g = 1.0  # the strength's share mobilised by the slip, and its slope in |v_t|
+            dg = 0.0
+            if kj > 0.0:
+                x = (j + rate * dt * sp) / kj
+                g = _one_minus_exp(x)
+                dg = ti.exp(-x) * rate * dt / kj
+            strength = s_full * g
+            trial = anchor - kappa * vt
+            tn = trial.norm()
+            lt = trial
+            ktt = kappa * ti.Matrix.identity(float, 2)
+            if tn > strength:  # slipping: on the disc's edge
+                dirn = trial / tn
+                lt = strength * dirn
+                vdir = vec2(0.0, 0.0)
+                if sp > 0.0:
+                    vdir = vt / sp
+                ktt = kappa * strength / tn * (ti.Matrix.identity(float, 2) - dirn.outer_product(dirn)) - \
+                    s_full * dg * dirn.outer_product(vdir)
+                for a in ti.static(range(2)):
+                    k[a + 1, 0] = mu * knn * g * dirn[a]
+            lam[1] = lt[0]
+            lam[2] = lt[1]
+            for a in ti.static(range(2)):
+                for c in ti.static(range(2)):
+                    k[a + 1, c + 1] = ktt[a, c]
+    return lam, k
+
+
+@ti.func
 def sample_area(ix, iy, nx, ny, dx, dy):
     """Area [m^2] a bed sample stands for: the rectangle of half-spacings around it, cut at the border."""
     ax = dx if (ix > 0 and ix < nx - 1) else 0.5 * dx
