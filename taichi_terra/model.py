@@ -230,7 +230,7 @@ class Model:
                           "block_vector": A.BLOCK_ROWS if trees else 0, "pin_response": n_pin_response,
                           "track_dyn": self.n_tracks,
                           "plate_out": self.n_plates, "plate_load": self.n_plate_carriers,
-                          "sand": self.n_plate_carriers},
+                          "sand": self.n_plate_carriers, "u_seen": max(6 * n_free + n_tree_u, 1)},
             "scratch_i": {"row": self.n_slots + n_solver_rows, "sweep": nb,
                           "soil_claim": n_soil if trees else 0, "tree_step": self.n_trees,
                           "block": A.BLOCK_ROWS if trees else 0, "block_state": 1},

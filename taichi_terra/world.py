@@ -43,11 +43,13 @@ class SolverConfig:
 
     Attributes:
         max_sweeps: Gauss-Seidel sweeps per step at most.
-        tolerance: stop sweeping once a sweep leaves every row's velocity settled to within this [m/s]
-            (a joint row's: [m/s] or [rad/s]): no row's own update changed it by more (``W_nn |delta
-            lambda|``), or none changed by more since the previous sweep (which ends the sweeps where
-            redundant rows keep trading impulse without moving anything). The default, 1 um/s, is a
-            position error of 1e-9 m per millisecond step and 1e-4 of the velocity gravity adds in one.
+        tolerance: the sweeps stop once a whole sweep changed no generalized velocity (every free body's
+            and tree's ``u``) by more than this [m/s] (an angular or joint velocity: [rad/s] or [m/s]), nor
+            by more than a third of it while the changes shrink slowly (by less than a quarter a sweep). Rows
+            that still trade impulse then move nothing, or move it slowly. The default, 1 um/s, is a position
+            error of 1e-9 m per millisecond step and 1e-4 of the velocity gravity adds in one. Where the sweeps
+            converge slowly (a stack of boxes, feet coupled through a tree on soil) the velocities can stop
+            several tolerances from converged: docs/physics/solver.md.
         slop: penetration left uncorrected, so resting contacts do not jitter [m].
         erp: fraction of the penetration beyond ``slop`` removed per step.
         max_push: largest separation speed used to remove penetration [m/s].
@@ -59,6 +61,9 @@ class SolverConfig:
         contact_block: solve the sticking contacts of articulated trees (up to six per env) together in
             each sweep instead of one by one (see docs/physics/solver.md): the same result, to within
             ``tolerance``, in fewer sweeps. ``False`` sweeps them one by one.
+        soil_block: solve the soil points under each body (or tree link) together, by Newton's method on
+            its six velocities (see docs/physics/solver.md): the same fixed point as sweeping them one by
+            one, in a few passes instead of tens of sweeps. ``False`` sweeps them one by one.
     """
 
     max_sweeps: int = 100
@@ -71,11 +76,13 @@ class SolverConfig:
     warm_start: bool = True
     terrain_warm_start: bool = True
     contact_block: bool = True
+    soil_block: bool = True
 
     def key(self) -> tuple:
         """Every setting, as a tuple (what a world compares to know whether they changed)."""
         return (self.max_sweeps, self.tolerance, self.slop, self.erp, self.max_push, self.restitution_threshold,
-                self.contact_margin, self.warm_start, self.terrain_warm_start, self.contact_block)
+                self.contact_margin, self.warm_start, self.terrain_warm_start, self.contact_block,
+                self.soil_block)
 
     def validate(self) -> None:
         check_int("max_sweeps", self.max_sweeps, 1)
@@ -87,7 +94,7 @@ class SolverConfig:
                 raise ValueError(f"{name} must be >= 0, got {v}")
         if not 0.0 <= check_finite("erp", self.erp) <= 1.0:
             raise ValueError(f"erp must be in [0, 1], got {self.erp}")
-        for name in ("warm_start", "terrain_warm_start", "contact_block"):
+        for name in ("warm_start", "terrain_warm_start", "contact_block", "soil_block"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool")
 
@@ -492,6 +499,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
                   "bound": self._bounds, "speed_limit": self._speed_limit}
         ints = {"max_sweeps": cfg.max_sweeps, "warm_start": int(cfg.warm_start),
                 "terrain_warm_start": int(cfg.terrain_warm_start), "contact_block": int(cfg.contact_block),
+                "soil_block": int(cfg.soil_block),
                 "sweep_axis": self._sweep_axis}
         self._model.set_settings(floats, ints)
 

@@ -179,10 +179,12 @@ def test_bad_env_for_pair_queries():
 
 
 def test_warm_starts_find_last_steps_shape_pairs():
-    """Reference: a converged resting stack is its own best starting guess. A stack of 5 boxes at rest,
-    warm started from the impulses the pair tables carry over from the last step, converges in a few
-    sweeps; started cold, the same stack needs most of the 100-sweep budget every step (so a lookup that
-    missed last step's pairs would show)."""
+    """Reference: a resting stack is its own best starting guess. A stack of 5 boxes at rest, warm started
+    from the impulses the pair tables carry over from the last step, settles in fewer than half the sweeps
+    it needs started cold, where it takes most of the 100-sweep budget every step (so a lookup that missed
+    last step's pairs would show). (Warm started it still takes 2 to 100 sweeps, 27 on average: the load's
+    split among the boxes' corners creeps, at about 0.9975 a sweep, and its velocity changes hover around
+    the tolerance; docs/physics/solver.md.)"""
     sweeps = {}
     for warm in (True, False):
         world = tt.World(dt=1e-3, solver=tt.SolverConfig(warm_start=warm))
@@ -196,5 +198,5 @@ def test_warm_starts_find_last_steps_shape_pairs():
             used.append(world.get_solver_sweeps(0))
         sweeps[warm] = np.mean(used)
         assert len(world.get_shape_pairs(0)) == 4
-    assert sweeps[True] < 10
     assert sweeps[False] > 50
+    assert sweeps[True] < 0.5 * sweeps[False]

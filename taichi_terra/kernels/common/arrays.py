@@ -18,7 +18,7 @@ control     control real   body_load (external force and torque) per body, drive
 scratch_f   scratch real   link (world inverse inertia), reach (broadphase spheres), row (solver rows), frame,
                            link_dyn, tree_mass, tree_factor, tree_inverse, tree_dof,
                            link_response (articulated trees), block_matrix, block_vector (contact block),
-                           track_dyn (belts)
+                           track_dyn (belts), u_seen (the sweeps' stopping test)
 scratch_i   scratch i32    row (kind, slot, pair, sides), sweep (broadphase counts)
 soil_rev    state   i64    revision per soil-bed sample row (for renderers; not checkpointed)
 =========== ======= ====== ==========================================================================
@@ -39,13 +39,14 @@ SETTINGS_I = Block("settings_i", [
     ("warm_start", 1), ("terrain_warm_start", 1), ("n_soil_samples", 1), ("n_bodies", 1), ("n_maps", 1),
     ("max_shape_pairs", 1), ("n_slots", 1), ("n_trees", 1), ("n_free_bodies", 1), ("n_pins", 1),
     ("broadphase", 1), ("contact_block", 1), ("n_tracks", 1), ("n_plates", 1), ("n_media", 1),
-    ("n_plate_carriers", 1)],
+    ("n_plate_carriers", 1), ("soil_block", 1)],
     "integer settings: static pairs (a shape with the ground or a map), first slot of the shared contact pool, "
     "materials, broadphase sweep axis (0-2), solver sweeps at most, warm-start flags (0/1), soil samples, bodies, "
     "maps, size of the shape-pair table, contact slots per env, articulated trees, free bodies (the first bodies), "
     "pins, whether any two bodies may touch (0: the step skips the broadphase), whether the sweeps solve the "
     "sticking contacts of trees together (0/1, solver/block.py), tracks (belts on tree links), RFT plates, "
-    "granular media, plate carriers (free bodies + tree joint rows, where any plate exists; else 0)")
+    "granular media, plate carriers (free bodies + tree joint rows, where any plate exists; else 0), whether "
+    "the sweeps solve each body's soil rows together (0/1, solver/soil_block.py)")
 BODY_I = Block("body", [("shape", 1), ("point0", 1), ("n_points", 1), ("plane0", 1), ("n_planes", 1), ("q0", 1),
                         ("u0", 1), ("material", 1), ("joint", 1), ("track", 1)],
                "per body (free bodies first, then the shapes on tree links): shape type (layout.py), first and count "
@@ -197,7 +198,8 @@ REACH = Block("reach", [("centre", 3), ("low", 1), ("high", 1), ("radius", 1)],
               "per body: broadphase sphere centre [m], its interval along the sweep axis [m], grown radius [m]")
 ROW_F = Block("row", [("delassus", 9), ("impulse", 3), ("target", 1), ("bounce", 1), ("width", 1),
                      ("frame", 9), ("offset_a", 3), ("offset_b", 3), ("friction", 1), ("restitution", 1),
-                     ("seen", 3), ("belt_a", 3), ("belt_b", 3), ("plastic", 1), ("slip_rate", 1)],
+                     ("seen", 3), ("belt_a", 3), ("belt_b", 3), ("plastic", 1), ("slip_rate", 1),
+                     ("anchor", 2)],
               "per row: Delassus block in the contact frame, impulse in the frame [N s], target normal velocity "
               "[m/s] (rigid rows), bounce target of this step's impact wave [m/s] (< 0: none), footprint "
               "width b of a soil row [m]; for contact and soil rows, the contact frame (n, t1, t2) as columns "
@@ -208,7 +210,8 @@ ROW_F = Block("row", [("delassus", 9), ("impulse", 3), ("target", 1), ("bounce",
               "the last sweep found it before updating the row (the sweeps' stop test); the world direction t [unit] "
               "in which the belt surface of each side runs at the point (zero for a side that is no belt); for a "
               "soil row, the rate at which its sample's slip grows with the point's slip (soil/law.py "
-              "slip_rate) and, during the soil commit, the plastic sinkage it leaves at its sample [m]")
+              "slip_rate) and, during the soil commit, the plastic sinkage it leaves at its sample [m]; a soil row's "
+              "shear impulse [N s] when its soil block started (solver/soil_block.py)")
 ROW_I = Block("row", [("kind", 1), ("slot", 1), ("pair", 1), ("side_a", 1), ("side_b", 1), ("impacted", 1),
                      ("block", 1), ("belt_a", 1), ("belt_b", 1)],
               "per row: kind (layout.py ROW_*), contact slot, pair, link of each side (-1: static), took an "
@@ -319,6 +322,9 @@ SOIL_CLAIM = Block("soil_claim", [("slot", 1), ("joint", 1)],
                    "per soil-bed sample (worlds with articulated trees), during a step's contact search only: the "
                    "slot + 1 of the last quadrature point found at the sample (0: none) and the joint row of the "
                    "tree link that point is on; zero again when the search ends")
+U_SEEN = Block("u_seen", [("velocity", 1)],
+               "the generalized velocities as the last sweep left them, laid out as u (the sweeps' stopping "
+               "test, solver/sweep.py)")
 SWEEP = Block("sweep", [("count", 1), ("start", 1), ("fill", 1)],
               "per body: its shape pairs with higher bodies, first entry in the pair table, entries written")
 
@@ -339,7 +345,7 @@ CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
                                                LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, PIN_RESPONSE, TRACK_DYN,
-                                               PLATE_OUT, PLATE_LOAD, SAND], "scratch")
+                                               PLATE_OUT, PLATE_LOAD, SAND, U_SEEN], "scratch")
 SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP, BLOCK_I, BLOCK_STATE], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
@@ -425,7 +431,7 @@ _REF_NAMES = {
     ("model_i", "plate"): "plate_i", ("model_f", "plate"): "plate_f",
     ("model_i", "plate_range"): "plate_range", ("model_i", "medium"): "medium_i", ("model_f", "medium"): "medium_f",
     ("state_f", "plate_state"): "plate_state", ("scratch_f", "plate_out"): "plate_out",
-    ("scratch_f", "plate_load"): "plate_load", ("scratch_f", "sand"): "sand",
+    ("scratch_f", "plate_load"): "plate_load", ("scratch_f", "sand"): "sand", ("scratch_f", "u_seen"): "u_seen",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 

@@ -9,10 +9,12 @@ runs").
 """
 import taichi as ti
 
-from ..common.arrays import CONTACT, FEATURE, PAIR, ROW_F, ROW_I, SETTINGS_I
+from ..common.arrays import BODY_I, CONTACT, FEATURE, LINK, PAIR, ROW_F, ROW_I, SETTINGS_I, U_SEEN
 from ..common.layout import FEAT_SOIL, ROW_MERGED, ROW_SOIL
 from ..common.math import vec3
-from ..common.schema import get, get3, get33, putn, row
+from ..common.schema import get, get3, get33, put, putn, row
+from ..dynamics.bodies import carrier_joint
+from ..dynamics.free_body import add_link_velocity, link_velocity
 from ..soil.history import soil_point
 from ..soil.law import solve_soil_row
 from .block import contact_block_sweep, setup_contact_block
@@ -31,10 +33,14 @@ from .links import (
 from .pins import solve_pin_row
 from .rows import row_geometry, warm_start_slot
 from .sand import solve_sand_rows
+from .soil_block import is_soil_block, soil_block, soil_run_end
 
 vec6 = ti.types.vector(6, float)
 mat6 = ti.types.matrix(6, 6, float)
 
+#: the largest rate of convergence the stopping test assumes: a sweep that changed the velocities by ``c``
+#: is taken to leave at most ``c RHO_MAX / (1 - RHO_MAX)`` = 3 c to go
+RHO_MAX = 0.75
 
 @ti.func
 def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
@@ -81,107 +87,178 @@ def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
 
 
 @ti.func
+def velocity_change(D: ti.template(), e):
+    """The largest change of any of env ``e``'s generalized velocities (``u``: every free body's and tree's,
+    [m/s] or [rad/s]) since the last call, which it remembers (``U_SEEN``)."""
+    change = 0.0
+    for k in range(D.u.shape[1]):
+        x = D.u[e, k]
+        change = ti.max(change, ti.abs(x - get(D.u_seen, e, k, U_SEEN.velocity)))
+        put(D.u_seen, e, k, U_SEEN.velocity, x)
+    return change
+
+
+@ti.func
+def _link_state(D: ti.template(), e, link):
+    """Spatial velocity (w, v at its reference point) and spatial response ``Phi`` of ``link`` (a free body:
+    its centre of mass, ``Phi = diag(I_w^-1, I / m)``; a tree link: ``links.open_link_run``)."""
+    vel, phi = vec6(0.0), mat6(0.0)
+    j = carrier_joint(D, e, link)
+    if j < 0:
+        v, w = link_velocity(D.u, e, get(D.body_i, e, link, BODY_I.u0))
+        inv_iw = get33(D.link, e, link, LINK.inv_inertia)
+        inv_m = get(D.link, e, link, LINK.inv_mass)
+        for a in ti.static(range(3)):
+            vel[a] = w[a]
+            vel[a + 3] = v[a]
+            phi[a + 3, a + 3] = inv_m
+            for c in ti.static(range(3)):
+                phi[a, c] = inv_iw[a, c]
+    elif ti.static(D.trees):
+        vel, phi, _total = open_link_run(D, e, j)
+    return vel, phi
+
+
+@ti.func
+def _push_link_state(D: ti.template(), e, link, total):
+    """``u += M^-1 J^T total`` for the spatial impulse ``total`` (moment about the link's reference point,
+    impulse) on ``link``."""
+    j = carrier_joint(D, e, link)
+    if j < 0:
+        add_link_velocity(D.u, e, get(D.body_i, e, link, BODY_I.u0),
+                          get(D.link, e, link, LINK.inv_mass) * vec3(total[3], total[4], total[5]),
+                          get33(D.link, e, link, LINK.inv_inertia) @ vec3(total[0], total[1], total[2]))
+    elif ti.static(D.trees):
+        close_link_run(D, e, j, total)
+
+
+@ti.func
 def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, tolerance, max_sweeps, n_carriers):
     """Stage 7: Gauss-Seidel sweeps over the contact rows, then the ``n_joint_rows`` joint rows
     (``solver/limits.py``), the ``n_pins`` pin rows and (with RFT plates, ``n_carriers > 0``) the sand rows
     (``solver/sand.py``), each row solved by the law of its kind, until the velocities have settled; returns
     the sweeps taken.
 
-    The sweeps stop once a sweep changed no row's velocity by more than ``tolerance``, by either of two
-    measures: the change its own update made (``W_nn |delta lambda|``: a sweep that moves no impulse), or
-    the net change since the last sweep reached the row (its velocity before its update, against the one
-    the previous sweep saw there). The second ends the sweeps where redundant rows (four feet on the
-    ground under locked joints) keep trading impulse along directions that move nothing: the impulses
-    then drift while every velocity has settled.
+    The sweeps stop once a whole sweep changed no generalized velocity (``u``: every free body's and
+    tree's) by more than ``tolerance``, and that change ``c`` times ``rho / (1 - rho)`` is within
+    ``tolerance`` too, ``rho`` the ratio of the last two sweeps' changes (at most ``RHO_MAX``, which the
+    first sweep takes): ``c <= tolerance`` where the changes shrink fast, ``c <= tolerance / 3`` where they
+    shrink slowly. Rows whose impulses still move then only trade impulse along directions that move
+    nothing (redundant contacts: four feet on the ground under locked joints, hundreds of soil points under
+    one plate), or move the velocities so slowly that what is left is not bounded by the tolerance (the rule
+    cannot see a rate of convergence slower than ``RHO_MAX``).
 
     Each sweep first solves the sticking contacts of trees together (``solver/block.py``); the rows it
-    solved skip their one-by-one update in that sweep."""
+    solved skip their one-by-one update in that sweep. The soil rows of one body (or tree link) on one bed
+    are solved together on its six velocities (``solver/soil_block.py``); a block that did not converge
+    in a sweep hands its rows to their one-by-one updates in that sweep (``SETTINGS_I.soil_block`` 0:
+    always). Once a sweep changes the velocities no less than the sweep before it, the rest of the step
+    sweeps every row one by one (no contact block, no soil blocks)."""
     if ti.static(D.trees):
         setup_contact_block(D, e, n_rows, get(D.settings_i, e, 0, SETTINGS_I.contact_block))
+    velocity_change(D, e)
     sweeps = 0
     done = False
     use_block = 1  # the contact block is on in this step's sweeps
-    last_net = 0.0
+    use_soil_block = get(D.settings_i, e, 0, SETTINGS_I.soil_block)  # the soil blocks are on (0/1)
+    last_change = 0.0
     while sweeps < max_sweeps and not done:
         sweeps += 1
-        local = 0.0  # largest velocity change a row's own update made in this sweep
-        net = 0.0  # largest change of a row's velocity since the last sweep reached it
         solved = 0  # the contact-block members solved together in this sweep (bit per member)
         if ti.static(D.trees):
             if use_block != 0:
-                local, net, solved = contact_block_sweep(D, e)
+                _local, _net, solved = contact_block_sweep(D, e)
         run_j = -1  # the link of the run of rows being swept on it (links.py, "Link runs"), or -1
         run_vel, run_phi, run_total = vec6(0.0), mat6(0.0), vec6(0.0)
-        for r in range(n_rows):
+        r = 0
+        gs_until = 0  # rows before this take their one-by-one update in this sweep
+        while r < n_rows:
             ri = row(D.row_i, e, r)
-            together = False
-            if ti.static(D.trees):
-                together = ri[ROW_I.block] >= 0 and ((solved >> ri[ROW_I.block]) & 1) != 0
-            active = not together and ri[ROW_I.kind] != ROW_MERGED
-            j = -1
-            if ti.static(D.trees):
+            block_end = r
+            if use_soil_block != 0 and r >= gs_until and is_soil_block(D, e, r):
+                block_end = soil_run_end(D, e, r, n_rows)
+            if block_end > r:  # a soil block: rows r to block_end - 1, on one link
+                if ti.static(D.trees):
+                    if run_j >= 0:
+                        close_link_run(D, e, run_j, run_total)
+                        run_j = -1
+                link = ri[ROW_I.side_b]
+                vel, phi = _link_state(D, e, link)
+                total, converged = soil_block(D, e, r, block_end, vel, phi, dt, tolerance)
+                _push_link_state(D, e, link, total)
+                if not converged:  # its rows one by one in this sweep, from where the block left them
+                    gs_until = block_end
+                else:
+                    r = block_end
+            else:
+                together = False
+                if ti.static(D.trees):
+                    together = ri[ROW_I.block] >= 0 and ((solved >> ri[ROW_I.block]) & 1) != 0
+                active = not together and ri[ROW_I.kind] != ROW_MERGED
+                j = -1
+                if ti.static(D.trees):
+                    if active:
+                        j = run_link(D, e, r)
+                    if run_j >= 0 and j != run_j:
+                        close_link_run(D, e, run_j, run_total)
+                        run_j = -1
+                    if j >= 0 and run_j < 0:
+                        run_j = j
+                        run_vel, run_phi, run_total = open_link_run(D, e, j)
                 if active:
-                    j = run_link(D, e, r)
-                if run_j >= 0 and j != run_j:
-                    close_link_run(D, e, run_j, run_total)
-                    run_j = -1
-                if j >= 0 and run_j < 0:
-                    run_j = j
-                    run_vel, run_phi, run_total = open_link_run(D, e, j)
-            if active:
-                s = ri[ROW_I.slot]
-                frame, ra, rb = row_geometry(D, e, r)
-                side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
-                vrel = vec3(0.0, 0.0, 0.0)
-                if j >= 0:
-                    vrel = run_point_velocity(run_vel, rb)
-                else:
-                    vrel = relative_velocity(D, e, r, side_a, side_b, ra, rb)
-                vloc = frame.transpose() @ vrel
-                net = ti.max(net, (vloc - get3(D.row_f, e, r, ROW_F.seen)).norm())
-                putn(D.row_f, e, r, ROW_F.seen, vloc)
-                w = get33(D.row_f, e, r, ROW_F.delassus)
-                lam = get3(D.row_f, e, r, ROW_F.impulse)
-                new = lam
-                if ri[ROW_I.kind] == ROW_SOIL:
-                    m = get(D.pair, e, ri[ROW_I.pair], PAIR.other)
-                    mat, st = soil_point(D, e, m, get(D.feature, e, s, FEATURE.now) - FEAT_SOIL)
-                    new = solve_soil_row(w, lam, vloc, st[1] - get(D.contact, e, s, CONTACT.depth), st[1], st[2],
-                                         get(D.contact, e, s, CONTACT.area), get(D.row_f, e, r, ROW_F.width), dt,
-                                         mat, get(D.row_f, e, r, ROW_F.slip_rate))
-                else:
-                    new = solve_rigid_row(w, lam, vloc, get(D.row_f, e, r, ROW_F.target),
-                                          get(D.row_f, e, r, ROW_F.friction))
-                d = new - lam
-                if d.norm() > 0.0:
+                    s = ri[ROW_I.slot]
+                    frame, ra, rb = row_geometry(D, e, r)
+                    side_a, side_b = ri[ROW_I.side_a], ri[ROW_I.side_b]
+                    vrel = vec3(0.0, 0.0, 0.0)
                     if j >= 0:
-                        run_vel, run_total = run_push(run_phi, run_vel, run_total, rb, frame @ d)
+                        vrel = run_point_velocity(run_vel, rb)
                     else:
-                        apply_impulse(D, e, r, side_a, side_b, ra, rb, frame @ d)
-                    putn(D.row_f, e, r, ROW_F.impulse, new)
-                    local = ti.max(local, w[0, 0] * d.norm())
+                        vrel = relative_velocity(D, e, r, side_a, side_b, ra, rb)
+                    vloc = frame.transpose() @ vrel
+                    w = get33(D.row_f, e, r, ROW_F.delassus)
+                    lam = get3(D.row_f, e, r, ROW_F.impulse)
+                    new = lam
+                    if ri[ROW_I.kind] == ROW_SOIL:
+                        m = get(D.pair, e, ri[ROW_I.pair], PAIR.other)
+                        mat, st = soil_point(D, e, m, get(D.feature, e, s, FEATURE.now) - FEAT_SOIL)
+                        new = solve_soil_row(w, lam, vloc, st[1] - get(D.contact, e, s, CONTACT.depth), st[1],
+                                             st[2], get(D.contact, e, s, CONTACT.area),
+                                             get(D.row_f, e, r, ROW_F.width), dt, mat,
+                                             get(D.row_f, e, r, ROW_F.slip_rate))
+                    else:
+                        new = solve_rigid_row(w, lam, vloc, get(D.row_f, e, r, ROW_F.target),
+                                              get(D.row_f, e, r, ROW_F.friction))
+                    d = new - lam
+                    if d.norm() > 0.0:
+                        if j >= 0:
+                            run_vel, run_total = run_push(run_phi, run_vel, run_total, rb, frame @ d)
+                        else:
+                            apply_impulse(D, e, r, side_a, side_b, ra, rb, frame @ d)
+                        putn(D.row_f, e, r, ROW_F.impulse, new)
+                r += 1
         if ti.static(D.trees):
             if run_j >= 0:
                 close_link_run(D, e, run_j, run_total)
         if ti.static(D.trees):
             if n_joint_rows > 0:
-                joint_local, joint_net = solve_joint_rows(D, e, n_rows, n_joint_rows)
-                local = ti.max(local, joint_local)
-                net = ti.max(net, joint_net)
-            for r in range(n_rows + n_joint_rows, n_rows + n_joint_rows + n_pins):
-                pin_local, pin_net = solve_pin_row(D, e, r, dt, erp)
-                local = ti.max(local, pin_local)
-                net = ti.max(net, pin_net)
+                solve_joint_rows(D, e, n_rows, n_joint_rows)
+            for rp in range(n_rows + n_joint_rows, n_rows + n_joint_rows + n_pins):
+                solve_pin_row(D, e, rp, dt, erp)
         if n_carriers > 0:
-            sand_local, sand_net = solve_sand_rows(D, e)
-            local = ti.max(local, sand_local)
-            net = ti.max(net, sand_net)
-        # (the first sweep has no earlier velocities to compare with)
-        done = local <= tolerance or (sweeps > 1 and net <= tolerance)
-        if ti.static(D.trees):  # Coulomb friction is not a minimization, so solving some rows together can
-            # cycle where one by one converges (a foot slipping while others stick): once a sweep's net change
-            # stops shrinking, the rest of the step sweeps row by row
-            if sweeps > 2 and net >= last_net:
-                use_block = 0
-            last_net = net
+            solve_sand_rows(D, e)
+        change = velocity_change(D, e)
+        # linearly, by rho per sweep, the velocities have about change rho / (1 - rho) to go; rho from the last
+        # two sweeps (the first: RHO_MAX), at most RHO_MAX
+        rho = RHO_MAX
+        if sweeps > 1 and last_change > 0.0:
+            rho = ti.min(change / last_change, RHO_MAX)
+        done = change <= tolerance and change * rho <= tolerance * (1.0 - rho)
+        # Coulomb friction is not a minimization, so solving some rows together can cycle where one by one
+        # converges (a foot slipping while others stick; a plate sticking on a slope, its soil block and the
+        # row-by-row updates of a block that did not converge taking turns): once a sweep's velocity change
+        # stops shrinking, the rest of the step sweeps row by row
+        if sweeps > 2 and change >= last_change:
+            use_block = 0
+            use_soil_block = 0
+        last_change = change
     return sweeps

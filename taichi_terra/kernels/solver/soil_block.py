@@ -1,0 +1,177 @@
+"""Soil blocks: the soil rows under one body (or tree link) solved together, on its six velocities.
+
+The soil points under a wheel or a plate are hundreds of rows coupled through one rigid body: an impulse
+at any of them moves them all. Row by row, the sweep passes the body's load from point to point, and each
+sweep takes off only part of the error (a sled dragged over the bed of ``scenes/soil_ruts.py``: 21 sweeps
+per step until its velocities settle to 1 um/s). Here the rows of one soil pair, a body (or a tree link)
+against a bed, are one block whose unknown is the link's spatial velocity ``V = (w, v)`` at its reference
+point (a free body's centre of mass, a tree link's tree reference; ``links.py``).
+
+With the link's spatial response ``Phi`` (6x6: the velocity change per spatial impulse), its velocity
+``V0`` and each row's impulse ``lam0_k`` when the block starts, the block solves
+
+    G(V) = V - V0 - Phi sum_k A_k^T F_k (lam_k(F_k^T A_k V) - lam0_k) = 0,
+
+where ``A_k = [-skew(r_k), I]`` maps ``V`` to the velocity of point ``k`` (offset ``r_k``), ``F_k`` is its
+frame and ``lam_k(v)`` the soil laws written for the velocity the point ends the step with
+(``soil/law.py``, ``soil_traction``: the Bekker, elastic, viscous and Janosi laws and the point's soil
+history that the row-by-row update solves). The shear law is set-valued where a point sticks, so it enters
+as the projection of ``anchor - kappa v_t`` on the strength's disc, ``anchor`` the row's shear impulse
+when the block started and ``kappa`` the inverse of its own tangential Delassus entries. A row that the
+sweep has settled (its impulse equal to its law at its end velocity) is then left where it is, and the
+block's solution moves each sticking point's impulse by ``kappa`` times the slip the block leaves there:
+from one sweep to the next the anchors follow, and the sweeps converge to the row-by-row fixed point.
+
+Newton's method on ``G`` takes ``(I + Phi H) dV = -G`` with ``H = sum_k A_k^T F_k K_k F_k^T A_k`` and
+``K_k = -d lam_k / d v`` (positive semi-definite but for the shear's dependence on the normal impulse);
+``I + Phi H`` is never singular. Each iteration is one pass over the rows that evaluates the laws, writes
+each row's impulse at the current ``V`` and sums the spatial impulse, so whenever the block stops, the
+impulses it leaves and the velocity change pushed to the link (``Phi`` times their sum) agree.
+
+The block stops when ``|G|`` (its largest entry, [m/s] and [rad/s]) is below a tenth of the sweep
+tolerance. The laws are only piecewise smooth (the rut floor, the elastic-plastic switch, the disc's
+edge), and Newton can cycle across their kinks: a block whose ``|G|`` grows from one pass to the next, or
+that has not converged in ``NEWTON_ITERATIONS`` passes, stops where it is and its rows take their
+row-by-row update in the same sweep (``sweep.py``); the block is tried again in the next sweep.
+"""
+import taichi as ti
+
+from ..common.arrays import CONTACT, FEATURE, LINK, MAP_F, MAP_I, PAIR, ROW_F, ROW_I, SOIL, SOIL_MATERIAL
+from ..common.layout import FEAT_SOIL, ROW_SOIL
+from ..common.math import skew, vec3
+from ..common.schema import get, get3, get33, getn, putn, row
+from ..soil.law import soil_traction
+from .links import spatial_impulse
+from .rows import row_geometry
+
+vec6 = ti.types.vector(6, float)
+mat6 = ti.types.matrix(6, 6, float)
+mat3 = ti.math.mat3
+
+#: Newton passes over a block's rows in one sweep at most
+NEWTON_ITERATIONS = 8
+#: a sticking point's shear stiffness in the block, in units of its own Delassus block's inverse
+STICK_STIFFNESS = 1.0
+
+
+@ti.func
+def soil_run_end(D: ti.template(), e, r0, n_rows):
+    """One past the last row of row ``r0``'s pair (a pair's rows are consecutive)."""
+    p = get(D.row_i, e, r0, ROW_I.pair)
+    r1 = r0 + 1
+    going = r1 < n_rows
+    while going:
+        if get(D.row_i, e, r1, ROW_I.pair) == p:
+            r1 += 1
+            going = r1 < n_rows
+        else:
+            going = False
+    return r1
+
+
+@ti.func
+def is_soil_block(D: ti.template(), e, r):
+    """Whether row ``r`` opens a soil block: a soil row against static ground (side a), not on a belt."""
+    ri = row(D.row_i, e, r)
+    return ri[ROW_I.kind] == ROW_SOIL and ri[ROW_I.side_a] < 0 and ri[ROW_I.belt_b] < 0
+
+
+@ti.func
+def solve6(a, b):
+    """``x`` with ``a x = b`` for a 6x6 ``a`` (Gaussian elimination with partial pivoting)."""
+    for k in ti.static(range(6)):
+        p = k
+        big = ti.abs(a[k, k])
+        for i in ti.static(range(k + 1, 6)):
+            if ti.abs(a[i, k]) > big:
+                big = ti.abs(a[i, k])
+                p = i
+        for i in ti.static(range(k + 1, 6)):
+            if p == i:
+                for c in ti.static(range(6)):
+                    a[k, c], a[i, c] = a[i, c], a[k, c]
+                b[k], b[i] = b[i], b[k]
+        for i in ti.static(range(k + 1, 6)):
+            f = a[i, k] / a[k, k]
+            for c in ti.static(range(k + 1, 6)):
+                a[i, c] -= f * a[k, c]
+            b[i] -= f * b[k]
+    x = vec6(0.0)
+    for kk in ti.static(range(6)):
+        k = ti.static(5 - kk)
+        s = b[k]
+        for c in ti.static(range(k + 1, 6)):
+            s -= a[k, c] * x[c]
+        x[k] = s / a[k, k]
+    return x
+
+
+@ti.func
+def soil_block(D: ti.template(), e, r0, r1, vel, phi, dt, tolerance):
+    """Solve rows ``r0`` to ``r1 - 1`` (one soil pair's) together on the spatial velocity of their link, which
+    is ``vel`` (w, v at its reference point) with spatial response ``phi`` when the block starts. Writes each
+    row's impulse; returns ``(total, converged)``: the change of the rows' summed spatial impulse (moment
+    about the link's reference [N m s], impulse [N s]), which the caller pushes to the link, and whether
+    Newton's method converged (module docstring)."""
+    m = get(D.pair, e, get(D.row_i, e, r0, ROW_I.pair), PAIR.other)
+    mat = getn(D.map_f, e, m, MAP_F.soil, SOIL_MATERIAL.stride)
+    soil0 = get(D.map_i, e, m, MAP_I.soil0)
+    width = get(D.row_f, e, r0, ROW_F.width)
+    start = vec6(0.0)  # the rows' summed spatial impulse when the block starts
+    total = vec6(0.0)
+    v = vel
+    converged = False
+    stalled = False
+    last = 0.0  # |G| of the last pass
+    for it in range(NEWTON_ITERATIONS):
+        if not converged and not stalled:
+            summed = vec6(0.0)
+            hww, hwv, hvw, hvv = mat3(0.0), mat3(0.0), mat3(0.0), mat3(0.0)
+            w_lin = vec3(v[3], v[4], v[5])
+            w_ang = vec3(v[0], v[1], v[2])
+            for r in range(r0, r1):
+                frame, _ra, rb = row_geometry(D, e, r)
+                s = get(D.row_i, e, r, ROW_I.slot)
+                st = row(D.soil, e, soil0 + get(D.feature, e, s, FEATURE.now) - FEAT_SOIL)
+                vloc = frame.transpose() @ (w_lin + w_ang.cross(rb))
+                anchor = ti.math.vec2(0.0, 0.0)
+                if it == 0:
+                    old = get3(D.row_f, e, r, ROW_F.impulse)
+                    start += spatial_impulse(rb, frame @ old)
+                    anchor = ti.math.vec2(old[1], old[2])
+                    putn(D.row_f, e, r, ROW_F.anchor, anchor)
+                else:
+                    anchor = getn(D.row_f, e, r, ROW_F.anchor, 2)
+                kappa = STICK_STIFFNESS * 2.0 / (get(D.row_f, e, r, ROW_F.delassus + 4) +
+                                                 get(D.row_f, e, r, ROW_F.delassus + 8))
+                lam, kmat = soil_traction(vloc, st[SOIL.plastic] - get(D.contact, e, s, CONTACT.depth),
+                                          st[SOIL.plastic], st[SOIL.slip], get(D.contact, e, s, CONTACT.area),
+                                          width, dt, mat, get(D.row_f, e, r, ROW_F.slip_rate), anchor, kappa)
+                putn(D.row_f, e, r, ROW_F.impulse, lam)
+                summed += spatial_impulse(rb, frame @ lam)
+                kw = frame @ kmat @ frame.transpose()  # A^T kw A, A = [-skew(r), I]
+                sk = skew(rb)
+                hww -= sk @ kw @ sk
+                hwv += sk @ kw
+                hvw -= kw @ sk
+                hvv += kw
+            total = summed - start
+            g = v - vel - phi @ total
+            size = ti.max(g.max(), -g.min())
+            if size <= 0.1 * tolerance:
+                converged = True
+            elif it > 0 and size > last:  # not converging as Newton does: a kink of the laws
+                stalled = True
+            if not converged and not stalled and it < NEWTON_ITERATIONS - 1:
+                jac = ti.Matrix.identity(float, 6)
+                h = mat6(0.0)
+                for a in ti.static(range(3)):
+                    for c in ti.static(range(3)):
+                        h[a, c] = hww[a, c]
+                        h[a, c + 3] = hwv[a, c]
+                        h[a + 3, c] = hvw[a, c]
+                        h[a + 3, c + 3] = hvv[a, c]
+                jac += phi @ h
+                v += solve6(jac, -g)
+            last = size
+    return total, converged
