@@ -5,9 +5,15 @@ env, at the world's default tolerance (or ``--tolerance``):
   bed), its 6 s timeline with the scene's own controller, applied every 50 steps as the scene does;
 - ``buggy``: the buggy of ``scenes/buggy_soil.py`` driving off from standstill on its 16 m x 6 m bed at 4 cm;
 - ``quadruped_soil``: the 30 kg quadruped under PD standing on a soil bed (the tests' ``_standing_quadruped``);
-- ``tracked``: the tracked robot driving over the sine height map of ``perf.bench_tracks``.
+- ``tracked``: the tracked robot driving over the sine height map of ``perf.bench_tracks``;
+- ``buggy_50m``: the buggy driving off on a 50 m x 50 m bed at 5 cm (1001 x 1001 samples, about a million:
+  the size of Project Chrono's SCM benchmark patch), with the memory one env's arrays take.
 
     python -m perf.bench_solver [--cases ruts buggy ...] [--tolerance 1e-6] [--seconds S] [--repeats 3]
+                                [--row-by-row]
+
+``--row-by-row`` sweeps the soil points one by one (``SolverConfig.soil_block=False``) instead of solving
+each body's soil points as a block.
 
 Each case compiles first (not timed), then runs its timeline ``--repeats`` times from the same checkpoint;
 the wall time is the median. A further run steps one step at a time to record the sweeps of every step
@@ -28,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = ("ruts", "buggy", "quadruped_soil", "tracked")
+CASES = ("ruts", "buggy", "quadruped_soil", "tracked", "buggy_50m")
 
 
 def _ruts(tolerance):
@@ -47,6 +53,35 @@ def _buggy(tolerance):
 
     world, _buggy = buggy_world(1, 0.04, tolerance)
     return world, 3.0, None, 0
+
+
+def _buggy_50m(tolerance):
+    import taichi_terra as tt
+
+    from .bench_buggy import DT, SOIL
+
+    sys.path.insert(0, str(ROOT / "scenes" / "assets"))
+    import make_buggy as mb
+
+    world = tt.World(dt=DT, n_envs=1)
+    if tolerance is not None:
+        world.solver.tolerance = tolerance
+    n = 1001
+    world.add_deformable_terrain(n, n, 50.0, 50.0, 0.0, 0.0, np.zeros(n * n), tt.SoilMaterial(**SOIL))
+    mb.add_buggy(world, position=(-20.0, 0.0, mb.RIDE_HEIGHT), speed=0.8)
+    return world, 3.0, None, 0
+
+
+def env_bytes(world) -> int:
+    """Bytes one env's arrays take (State, Control and Scratch; the Model is shared by all envs)."""
+    import taichi as ti
+
+    from taichi_terra.backend import ti_real
+    from taichi_terra.kernels.common import arrays as A
+
+    real = 8 if ti_real() == ti.f64 else 4
+    return sum(world._model.layouts[a.name].size * {"i32": 4, "i64": 8}.get(a.dtype, real)
+               for a in A.ARENAS if a.per_env)
 
 
 def _quadruped_soil(tolerance):
@@ -77,7 +112,8 @@ def _tracked(tolerance):
     return world, 2.0, None, 0
 
 
-BUILD = {"ruts": _ruts, "buggy": _buggy, "quadruped_soil": _quadruped_soil, "tracked": _tracked}
+BUILD = {"ruts": _ruts, "buggy": _buggy, "quadruped_soil": _quadruped_soil, "tracked": _tracked,
+         "buggy_50m": _buggy_50m}
 
 
 def _run(world, steps, controller, chunk, one_by_one=False):
@@ -98,10 +134,11 @@ def _run(world, steps, controller, chunk, one_by_one=False):
     return sweeps
 
 
-def measure(case: str, tolerance, repeats: int, seconds) -> dict:
+def measure(case: str, tolerance, repeats: int, seconds, soil_block: bool = True) -> dict:
     import taichi as ti
 
     world, sim_s, controller, chunk = BUILD[case](tolerance)
+    world.solver.soil_block = soil_block
     if seconds is not None:
         sim_s = seconds
     steps = round(sim_s / world.dt)
@@ -121,11 +158,11 @@ def measure(case: str, tolerance, repeats: int, seconds) -> dict:
     sweeps = np.array(_run(world, steps, controller, chunk, one_by_one=True))
     wall = statistics.median(walls)
     cap = world.solver.max_sweeps
-    return {"case": case, "tolerance": world.solver.tolerance, "simulated_s": sim_s, "steps": steps,
+    return {"case": case, "tolerance": world.solver.tolerance, "soil_block": soil_block, "simulated_s": sim_s, "steps": steps,
             "compile_s": compile_s, "wall_s": wall, "real_time_factor": sim_s / wall,
             "ms_per_step": 1e3 * wall / steps, "sweeps_mean": float(sweeps.mean()),
             "sweeps_p95": float(np.percentile(sweeps, 95)), "sweeps_max": int(sweeps.max()),
-            "cap_share": float(np.mean(sweeps >= cap))}
+            "cap_share": float(np.mean(sweeps >= cap)), "env_bytes": env_bytes(world)}
 
 
 def main(argv=None) -> dict:
@@ -134,6 +171,7 @@ def main(argv=None) -> dict:
     p.add_argument("--tolerance", type=float, default=None, help="sweep tolerance [m/s] (default: the world's)")
     p.add_argument("--seconds", type=float, default=None, help="simulated time per case [s] (default: its own)")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--row-by-row", action="store_true", help="sweep soil points one by one (no soil blocks)")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     import taichi_terra as tt
@@ -141,11 +179,12 @@ def main(argv=None) -> dict:
     tt.init("cpu", "f64")
     results = []
     for case in args.cases:
-        r = measure(case, args.tolerance, args.repeats, args.seconds)
+        r = measure(case, args.tolerance, args.repeats, args.seconds, not args.row_by_row)
         results.append(r)
-        print(f"{case:15s} tol {r['tolerance']:.0e}: {r['real_time_factor']:6.2f}x real time "
+        print(f"{case:15s} tol {r['tolerance']:.0e}{' row by row' if args.row_by_row else ''}: {r['real_time_factor']:6.2f}x real time "
               f"({r['ms_per_step']:.3f} ms/step), sweeps mean {r['sweeps_mean']:.2f}, p95 {r['sweeps_p95']:.0f}, "
-              f"max {r['sweeps_max']} ({r['cap_share']:.0%} at the cap); compile {r['compile_s']:.1f} s", flush=True)
+              f"max {r['sweeps_max']} ({r['cap_share']:.0%} at the cap); compile {r['compile_s']:.1f} s; "
+              f"{r['env_bytes'] / 2 ** 20:.1f} MiB per env", flush=True)
     out = args.out or os.path.join(os.path.dirname(__file__), "results", "solver.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
