@@ -192,3 +192,17 @@ def sym_pinv3(a, rel):
             col = vec3(v[0, i], v[1, i], v[2, i])
             out += col.outer_product(col) / m[i, i]
     return out
+
+
+@ti.func
+def upper_solve6(u, y):
+    """``x`` with ``u x = y`` for an upper triangular 6x6 ``u`` (back substitution; ``u``'s lower part is not
+    read)."""
+    x = ti.Vector.zero(float, 6)
+    for kk in ti.static(range(6)):
+        k = ti.static(5 - kk)
+        acc = y[k]
+        for c in ti.static(range(k + 1, 6)):
+            acc -= u[k, c] * x[c]
+        x[k] = acc / u[k, k]
+    return x

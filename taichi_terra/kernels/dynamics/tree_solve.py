@@ -29,7 +29,7 @@ from ..common.arrays import (
     TREE_STEP,
 )
 from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, JOINT_REVOLUTE
-from ..common.math import skew
+from ..common.math import skew, upper_solve6
 from ..common.schema import add, get, get3, get33, getn, put, putn, row
 
 vec6 = ti.types.vector(6, float)
@@ -324,14 +324,7 @@ def solve_spd6(m, b):
         for p in ti.static(range(i)):
             acc -= low[i, p] * y[p]
         y[i] = acc / low[i, i]
-    x = vec6(0.0)
-    for ii in ti.static(range(6)):
-        i = ti.static(5 - ii)
-        acc = y[i]
-        for p in ti.static(range(i + 1, 6)):
-            acc -= low[p, i] * x[p]
-        x[i] = acc / low[i, i]
-    return x
+    return upper_solve6(low.transpose(), y)
 
 
 @ti.func

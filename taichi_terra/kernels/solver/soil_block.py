@@ -36,10 +36,11 @@ row-by-row update in the same sweep (``sweep.py``); the block is tried again in 
 """
 import taichi as ti
 
-from ..common.arrays import CONTACT, FEATURE, LINK, MAP_F, MAP_I, PAIR, ROW_F, ROW_I, SOIL, SOIL_MATERIAL
+from ..common.arrays import CONTACT, FEATURE, PAIR, ROW_F, ROW_I, SOIL
 from ..common.layout import FEAT_SOIL, ROW_SOIL
-from ..common.math import skew, vec3
-from ..common.schema import get, get3, get33, getn, putn, row
+from ..common.math import skew, upper_solve6, vec3
+from ..common.schema import get, get3, getn, putn, row
+from ..soil.history import soil_point
 from ..soil.law import soil_traction
 from .links import spatial_impulse
 from .rows import row_geometry
@@ -96,14 +97,7 @@ def solve6(a, b):
             for c in ti.static(range(k + 1, 6)):
                 a[i, c] -= f * a[k, c]
             b[i] -= f * b[k]
-    x = vec6(0.0)
-    for kk in ti.static(range(6)):
-        k = ti.static(5 - kk)
-        s = b[k]
-        for c in ti.static(range(k + 1, 6)):
-            s -= a[k, c] * x[c]
-        x[k] = s / a[k, k]
-    return x
+    return upper_solve6(a, b)
 
 
 @ti.func
@@ -114,8 +108,6 @@ def soil_block(D: ti.template(), e, r0, r1, vel, phi, dt, tolerance):
     about the link's reference [N m s], impulse [N s]), which the caller pushes to the link, and whether
     Newton's method converged (module docstring)."""
     m = get(D.pair, e, get(D.row_i, e, r0, ROW_I.pair), PAIR.other)
-    mat = getn(D.map_f, e, m, MAP_F.soil, SOIL_MATERIAL.stride)
-    soil0 = get(D.map_i, e, m, MAP_I.soil0)
     width = get(D.row_f, e, r0, ROW_F.width)
     start = vec6(0.0)  # the rows' summed spatial impulse when the block starts
     total = vec6(0.0)
@@ -132,7 +124,7 @@ def soil_block(D: ti.template(), e, r0, r1, vel, phi, dt, tolerance):
             for r in range(r0, r1):
                 frame, _ra, rb = row_geometry(D, e, r)
                 s = get(D.row_i, e, r, ROW_I.slot)
-                st = row(D.soil, e, soil0 + get(D.feature, e, s, FEATURE.now) - FEAT_SOIL)
+                mat, st = soil_point(D, e, m, get(D.feature, e, s, FEATURE.now) - FEAT_SOIL)
                 vloc = frame.transpose() @ (w_lin + w_ang.cross(rb))
                 anchor = ti.math.vec2(0.0, 0.0)
                 if it == 0:
