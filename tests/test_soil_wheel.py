@@ -137,13 +137,16 @@ def drawbar_closed_form(slip, sinkage, speed):
     return WIDTH * np.trapezoid(shear, xs), WIDTH * np.trapezoid(pressure, xs)
 
 
-def drawbar_run(slips, spacing=0.01, speed=0.2, dt=2e-3, steps=1100, window=0.05):
+def drawbar_run(slips, spacing=0.01, speed=0.2, dt=2e-3, steps=1100, window=0.05, solver=None):
     """A driven wheel at each slip (one env each) on a carriage: its forward speed and spin are set before every
     step, less the change the step itself made last time, so that the end-of-step speed and spin (which the
-    soil sees) are the requested ones; its height is free. Returns per env the means over the last ``window``
-    metres of travel (whole cells) of (pull [N], vertical soil force [N], sinkage [m], end-of-step slip)."""
+    soil sees) are the requested ones; its height is free. ``solver``: SolverConfig fields to set (a dict; None:
+    the defaults). Returns per env the means over the last ``window`` metres of travel (whole cells) of (pull
+    [N], vertical soil force [N], sinkage [m], end-of-step slip)."""
     n = len(slips)
     world = tt.World(dt=dt, n_envs=n)
+    for name, value in (solver or {}).items():
+        setattr(world.solver, name, value)
     spec_bed(world, 1.2, 0.3, spacing)
     wheel = world.add_cylinder(R, WIDTH, 224.0)
     for e in range(n):
