@@ -5,6 +5,9 @@ env, at the world's default tolerance (or ``--tolerance``):
   bed), its 6 s timeline with the scene's own controller, applied every 50 steps as the scene does;
 - ``buggy``: the buggy of ``scenes/buggy_soil.py`` driving off from standstill on its 16 m x 6 m bed at 4 cm;
 - ``quadruped_soil``: the 30 kg quadruped under PD standing on a soil bed (the tests' ``_standing_quadruped``);
+- ``quadruped_fixed``: the same robot welded to the world at its trunk (``base="fixed"``), 2 mm below where the
+  free one settles, its feet pressed into the same bed: what the feet's soil takes without the trunk coupling
+  them;
 - ``tracked``: the tracked robot driving over the sine height map of ``perf.bench_tracks``;
 - ``buggy_50m``: the buggy driving off on a 50 m x 50 m bed at 5 cm (1001 x 1001 samples, about a million:
   the size of Project Chrono's SCM benchmark patch), with the memory one env's arrays take.
@@ -34,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-CASES = ("ruts", "buggy", "quadruped_soil", "tracked", "buggy_50m")
+CASES = ("ruts", "buggy", "quadruped_soil", "quadruped_fixed", "tracked", "buggy_50m")
 
 
 def _ruts(tolerance):
@@ -84,7 +87,7 @@ def env_bytes(world) -> int:
                for a in A.ARENAS if a.per_env)
 
 
-def _quadruped_soil(tolerance):
+def _quadruped_soil(tolerance, base="floating", height=0.45):
     import taichi_terra as tt
 
     world = tt.World(dt=1e-3, n_envs=1)
@@ -94,13 +97,22 @@ def _quadruped_soil(tolerance):
     mat = tt.SoilMaterial(bekker_kphi=2e7, sinkage_exponent=1.0, damping=2e4)
     world.add_deformable_terrain(n, n, 1.0, 1.0, 0.0, 0.0, np.zeros(n * n), mat)
     system = world.add_articulated_system((ROOT / "tests" / "data" / "urdf" / "quadruped.urdf").read_text(),
-                                          position=(0.0, 0.0, 0.45))
+                                          base=base, position=(0.0, 0.0, height))
+    free = 6 if base == "floating" else 0
     q = system.get_generalized_coordinate(0)
-    q[7:] = [0.0, 0.6, -1.2] * 4
+    q[q.size - 12:] = [0.0, 0.6, -1.2] * 4
     system.set_generalized_coordinate(q)
-    system.set_pd_gains(np.r_[np.zeros(6), np.full(12, 300.0)], np.r_[np.zeros(6), np.full(12, 20.0)])
-    system.set_pd_target(q, np.zeros(18))
+    system.set_pd_gains(np.r_[np.zeros(free), np.full(12, 300.0)], np.r_[np.zeros(free), np.full(12, 20.0)])
+    system.set_pd_target(q, np.zeros(free + 12))
     return world, 2.0, None, 0
+
+
+def _quadruped_fixed(tolerance):
+    return _quadruped_soil(tolerance, base="fixed", height=FREE_TRUNK_HEIGHT - 0.002)
+
+
+#: where the free quadruped's trunk settles on its bed [m] (measured at 1.5 s, tolerance 1e-6 m/s)
+FREE_TRUNK_HEIGHT = 0.40396
 
 
 def _tracked(tolerance):
@@ -112,7 +124,8 @@ def _tracked(tolerance):
     return world, 2.0, None, 0
 
 
-BUILD = {"ruts": _ruts, "buggy": _buggy, "quadruped_soil": _quadruped_soil, "tracked": _tracked,
+BUILD = {"ruts": _ruts, "buggy": _buggy, "quadruped_soil": _quadruped_soil, "quadruped_fixed": _quadruped_fixed,
+         "tracked": _tracked,
          "buggy_50m": _buggy_50m}
 
 
