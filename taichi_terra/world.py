@@ -48,8 +48,8 @@ class SolverConfig:
             by more than a third of it while the changes shrink slowly (by less than a quarter a sweep). Rows
             that still trade impulse then move nothing, or move it slowly. The default, 1 um/s, is a position
             error of 1e-9 m per millisecond step and 1e-4 of the velocity gravity adds in one. Where the sweeps
-            converge slowly (a stack of boxes, feet coupled through a tree on soil) the velocities can stop
-            several tolerances from converged: docs/physics/solver.md.
+            converge slowly (a stack of boxes, a vehicle's suspension loops) the velocities can stop several
+            tolerances from converged: docs/physics/solver.md.
         slop: penetration left uncorrected, so resting contacts do not jitter [m].
         erp: fraction of the penetration beyond ``slop`` removed per step.
         max_push: largest separation speed used to remove penetration [m/s].
