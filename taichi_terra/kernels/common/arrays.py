@@ -213,10 +213,11 @@ ROW_F = Block("row", [("delassus", 9), ("impulse", 3), ("target", 1), ("bounce",
               "slip_rate) and, during the soil commit, the plastic sinkage it leaves at its sample [m]; a soil row's "
               "shear impulse [N s] when its soil block started (solver/soil_block.py)")
 ROW_I = Block("row", [("kind", 1), ("slot", 1), ("pair", 1), ("side_a", 1), ("side_b", 1), ("impacted", 1),
-                     ("block", 1), ("belt_a", 1), ("belt_b", 1)],
+                     ("block", 1), ("belt_a", 1), ("belt_b", 1), ("stiff_failures", 1)],
               "per row: kind (layout.py ROW_*), contact slot, pair, link of each side (-1: static), took an "
               "impact impulse this step (0/1), member of the contact block (solver/block.py; -1: not), the track "
-              "of each side's belt (-1: none); joint "
+              "of each side's belt (-1: none), and for the first soil row of a pair, how often this step its soil "
+              "block did not converge with the stiff shear anchors (solver/soil_block.py); joint "
               "rows (solver/limits.py) and pins (solver/pins.py) say what these mean for them")
 FRAME = Block("frame", [("position", 3), ("rotation", 9), ("anchor", 3), ("motion", 6),
                         ("velocity", 6), ("bias", 6)],

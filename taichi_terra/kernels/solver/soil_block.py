@@ -28,7 +28,9 @@ move little (shear pushing a quadruped's feet against each other through its leg
 about its soil points) shrinks by about ``1 / (1 + kappa mu)`` a sweep, ``mu`` its compliance. The block
 first takes ``kappa`` ``STICK_STIFFNESS`` = 30 times the point's own Delassus inverse; where Newton's
 method does not converge with that (more points cross the disc's edge as the anchors stiffen), it starts
-again from ``V0`` with 1 times, from the same anchors and the same starting impulses. Measured
+again from ``V0`` with 1 times, from the same anchors and the same starting impulses; a pair that failed so
+``STIFF_TRIES`` times in a step (a driven wheel, whose points slip and stick by turns) keeps 1 times for
+the rest of the step. Measured
 (``perf/bench_solver.py``, 1e-6 m/s, mean sweeps per step, 1 / 10 / 30 / 300 times): the quadruped standing
 on soil 13.0 / 7.4 / 6.8 / 6.8, the ruts scene 3.6 / 2.6 / 2.4 / 3.3, the buggy 50 / 47 / 47 / 48.
 
@@ -50,7 +52,7 @@ import taichi as ti
 from ..common.arrays import CONTACT, FEATURE, PAIR, ROW_F, ROW_I, SOIL
 from ..common.layout import FEAT_SOIL, ROW_SOIL
 from ..common.math import skew, upper_solve6, vec3
-from ..common.schema import get, get3, getn, putn, row
+from ..common.schema import get, get3, getn, put, putn, row
 from ..soil.history import soil_point
 from ..soil.law import soil_traction
 from .links import spatial_impulse
@@ -66,6 +68,8 @@ NEWTON_ITERATIONS = 8
 #: and where Newton's method did not converge with it (module docstring)
 STICK_STIFFNESS = 30.0
 STICK_STIFFNESS_SAFE = 1.0
+#: times in a step a pair's block may fail to converge with the stiff anchors before it keeps the soft ones
+STIFF_TRIES = 2
 
 
 @ti.func
@@ -198,9 +202,18 @@ def soil_block(D: ti.template(), e, r0, r1, vel, phi, dt, tolerance):
     is ``vel`` (w, v at its reference point) with spatial response ``phi`` when the block starts. Writes each
     row's impulse; returns ``(total, converged)``: the change of the rows' summed spatial impulse (moment
     about the link's reference [N m s], impulse [N s]), which the caller pushes to the link, and whether
-    Newton's method converged, with the stiff anchors or, failing that, the soft ones (module docstring)."""
-    total, start, converged = _newton(D, e, r0, r1, vel, phi, dt, tolerance, STICK_STIFFNESS, vec6(0.0), True)
+    Newton's method converged, with the stiff anchors or, failing that, the soft ones; a pair whose block did
+    not converge with the stiff ones ``STIFF_TRIES`` times in a step takes the soft ones for the rest of it
+    (module docstring)."""
+    total, start, converged = vec6(0.0), vec6(0.0), False
+    fresh = True
+    failures = get(D.row_i, e, r0, ROW_I.stiff_failures)
+    if failures < STIFF_TRIES:
+        total, start, converged = _newton(D, e, r0, r1, vel, phi, dt, tolerance, STICK_STIFFNESS, start, True)
+        fresh = False
+        if not converged:
+            put(D.row_i, e, r0, ROW_I.stiff_failures, failures + 1)
     if not converged:
         total, start, converged = _newton(D, e, r0, r1, vel, phi, dt, tolerance, STICK_STIFFNESS_SAFE, start,
-                                          False)
+                                          fresh)
     return total, converged
