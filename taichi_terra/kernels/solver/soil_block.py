@@ -28,11 +28,13 @@ move little (shear pushing a quadruped's feet against each other through its leg
 about its soil points) shrinks by about ``1 / (1 + kappa mu)`` a sweep, ``mu`` its compliance. The block
 first takes ``kappa`` ``STICK_STIFFNESS`` = 30 times the point's own Delassus inverse; where Newton's
 method does not converge with that (more points cross the disc's edge as the anchors stiffen), it starts
-again from ``V0`` with 1 times, from the same anchors and the same starting impulses; a pair that failed so
-``STIFF_TRIES`` times in a step (a driven wheel, whose points slip and stick by turns) keeps 1 times for
-the rest of the step. Measured
-(``perf/bench_solver.py``, 1e-6 m/s, mean sweeps per step, 1 / 10 / 30 / 300 times): the quadruped standing
-on soil 13.0 / 7.4 / 6.8 / 6.8, the ruts scene 3.6 / 2.6 / 2.4 / 3.3, the buggy 50 / 47 / 47 / 48.
+again from ``V0`` with 1 times, from the same anchors and the same starting impulses, and that pair keeps
+1 times for the rest of the step (``STIFF_TRIES``). Measured (``perf/bench_solver.py``, 1e-6 m/s, mean
+sweeps per step, 1 / 10 / 30 / 300 times, stiff anchors retried in every sweep): the quadruped standing on
+soil 13.0 / 7.4 / 6.8 / 6.8, the ruts scene 3.6 / 2.6 / 2.4 / 3.3, the buggy 50 / 47 / 47 / 48. Retried in
+every sweep, they cost the buggy's driven wheels (points slipping and sticking by turns) a failed Newton
+run in most sweeps, 10 to 15 % more time per step; after two failures in a step, still 5 to 9 %. After one:
+the quadruped 7.6, the ruts scene 3.6, the buggy 48.9, and no case slower than with the soft anchors alone.
 
 Newton's method on ``G`` takes ``(I + Phi H) dV = -G`` with ``H = sum_k A_k^T F_k K_k F_k^T A_k`` and
 ``K_k = -d lam_k / d v`` (positive semi-definite but for the shear's dependence on the normal impulse);
@@ -69,7 +71,7 @@ NEWTON_ITERATIONS = 8
 STICK_STIFFNESS = 30.0
 STICK_STIFFNESS_SAFE = 1.0
 #: times in a step a pair's block may fail to converge with the stiff anchors before it keeps the soft ones
-STIFF_TRIES = 2
+STIFF_TRIES = 1
 
 
 @ti.func
@@ -204,7 +206,7 @@ def soil_block(D: ti.template(), e, r0, r1, vel, phi, dt, tolerance):
     about the link's reference [N m s], impulse [N s]), which the caller pushes to the link, and whether
     Newton's method converged, with the stiff anchors or, failing that, the soft ones; a pair whose block did
     not converge with the stiff ones ``STIFF_TRIES`` times in a step takes the soft ones for the rest of it
-    (module docstring)."""
+    (row ``r0``'s ``ROW_I.stiff_failures``; module docstring)."""
     total, start, converged = vec6(0.0), vec6(0.0), False
     fresh = True
     failures = get(D.row_i, e, r0, ROW_I.stiff_failures)
