@@ -118,23 +118,13 @@ def _stepped(world, steps, controller, chunk) -> dict:
     """Run ``steps`` twice from the start: in chunks, timed, and one step at a time for the sweeps."""
     import taichi as ti
 
+    from perf.bench_solver import _run
+
     world.compile()
     start = world.checkpoint()
 
     def run(one_by_one):
-        sweeps, done = [], 0
-        while done < steps:
-            n = steps - done if not chunk else min(chunk, steps - done)
-            if controller is not None:
-                controller(world)
-            if one_by_one:
-                for _ in range(n):
-                    world.step(1)
-                    sweeps.append(int(world.get_solver_sweeps(0)))
-            else:
-                world.step(n)
-            done += n
-        return np.array(sweeps)
+        return np.array(_run(world, steps, controller, chunk, one_by_one))
 
     ti.sync()
     t = time.perf_counter()
