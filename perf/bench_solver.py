@@ -13,10 +13,11 @@ env, at the world's default tolerance (or ``--tolerance``):
   the size of Project Chrono's SCM benchmark patch), with the memory one env's arrays take.
 
     python -m perf.bench_solver [--cases ruts buggy ...] [--tolerance 1e-6] [--seconds S] [--repeats 3]
-                                [--row-by-row]
+                                [--row-by-row] [--no-pin-blocks]
 
 ``--row-by-row`` sweeps the soil points one by one (``SolverConfig.soil_block=False``) instead of solving
-each body's soil points as a block.
+each body's soil points as a block; ``--no-pin-blocks`` sweeps each pin on its own
+(``SolverConfig.pin_block=False``) instead of a tree's pins together with its rows pushing it with them held.
 
 Each case compiles first (not timed), then runs its timeline ``--repeats`` times from the same checkpoint;
 the wall time is the median. A further run steps one step at a time to record the sweeps of every step
@@ -147,11 +148,13 @@ def _run(world, steps, controller, chunk, one_by_one=False):
     return sweeps
 
 
-def measure(case: str, tolerance, repeats: int, seconds, soil_block: bool = True) -> dict:
+def measure(case: str, tolerance, repeats: int, seconds, soil_block: bool = True, pin_block: bool = True) -> dict:
     import taichi as ti
 
     world, sim_s, controller, chunk = BUILD[case](tolerance)
     world.solver.soil_block = soil_block
+    if hasattr(world.solver, "pin_block"):  # (bench an older revision too: perf/ab.py)
+        world.solver.pin_block = pin_block
     if seconds is not None:
         sim_s = seconds
     steps = round(sim_s / world.dt)
@@ -171,7 +174,8 @@ def measure(case: str, tolerance, repeats: int, seconds, soil_block: bool = True
     sweeps = np.array(_run(world, steps, controller, chunk, one_by_one=True))
     wall = statistics.median(walls)
     cap = world.solver.max_sweeps
-    return {"case": case, "tolerance": world.solver.tolerance, "soil_block": soil_block, "simulated_s": sim_s, "steps": steps,
+    return {"case": case, "tolerance": world.solver.tolerance, "soil_block": soil_block, "pin_block": pin_block,
+            "simulated_s": sim_s, "steps": steps,
             "compile_s": compile_s, "wall_s": wall, "real_time_factor": sim_s / wall,
             "ms_per_step": 1e3 * wall / steps, "sweeps_mean": float(sweeps.mean()),
             "sweeps_p95": float(np.percentile(sweeps, 95)), "sweeps_max": int(sweeps.max()),
@@ -185,6 +189,7 @@ def main(argv=None) -> dict:
     p.add_argument("--seconds", type=float, default=None, help="simulated time per case [s] (default: its own)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--row-by-row", action="store_true", help="sweep soil points one by one (no soil blocks)")
+    p.add_argument("--no-pin-blocks", action="store_true", help="sweep each pin on its own (no pin blocks)")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     import taichi_terra as tt
@@ -192,9 +197,10 @@ def main(argv=None) -> dict:
     tt.init("cpu", "f64")
     results = []
     for case in args.cases:
-        r = measure(case, args.tolerance, args.repeats, args.seconds, not args.row_by_row)
+        r = measure(case, args.tolerance, args.repeats, args.seconds, not args.row_by_row, not args.no_pin_blocks)
         results.append(r)
-        print(f"{case:15s} tol {r['tolerance']:.0e}{' row by row' if args.row_by_row else ''}: {r['real_time_factor']:6.2f}x real time "
+        mode = (" row by row" if args.row_by_row else "") + (" no pin blocks" if args.no_pin_blocks else "")
+        print(f"{case:15s} tol {r['tolerance']:.0e}{mode}: {r['real_time_factor']:6.2f}x real time "
               f"({r['ms_per_step']:.3f} ms/step), sweeps mean {r['sweeps_mean']:.2f}, p95 {r['sweeps_p95']:.0f}, "
               f"max {r['sweeps_max']} ({r['cap_share']:.0%} at the cap); compile {r['compile_s']:.1f} s; "
               f"{r['env_bytes'] / 2 ** 20:.1f} MiB per env", flush=True)

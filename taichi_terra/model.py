@@ -142,11 +142,18 @@ class Model:
         # a pin within one tree (or holding one to the world) keeps its tree's response to it for the step
         # (solver/pins.py): three columns of nv rows
         pin_response0, n_pin_response = [], 0
+        #: per tree, its pins with response columns (solver/pin_block.py), and each pin's index among them
+        self.tree_loop_pins = [0] * len(trees)
+        self.pin_local = []
         for pin in pins:
             sa, _la, sb, _lb = pin.rows()
             within = sb < 0 or sb == sa
             pin_response0.append(n_pin_response if within else -1)
             n_pin_response += 3 * trees[sa].get_dof() if within else 0
+            self.pin_local.append(self.tree_loop_pins[sa] if within else -1)
+            self.tree_loop_pins[sa] += int(within)
+        self.tree_pin_matrix0 = list(np.cumsum([0] + [(3 * n) ** 2 for n in self.tree_loop_pins])[:-1].astype(int))
+        self.tree_pin_vector0 = list(np.cumsum([0] + [3 * n for n in self.tree_loop_pins])[:-1].astype(int))
         self.n_tracks = len(tracks)
         n_solver_rows = 2 * n_joints + self.n_pins  # beyond the contact slots: joint limits, friction, pins
         self.n_plates = int(sum(len(p[3]) for p in plates))
@@ -228,6 +235,8 @@ class Model:
                           "link_response": sum(len(r) * t.get_dof() for t, r in zip(trees, tree_rows)),
                           "block_matrix": A.BLOCK_ROWS ** 2 if trees else 0,
                           "block_vector": A.BLOCK_ROWS if trees else 0, "pin_response": n_pin_response,
+                          "pin_matrix": sum((3 * n) ** 2 for n in self.tree_loop_pins),
+                          "pin_vector": 3 * sum(self.tree_loop_pins),
                           "track_dyn": self.n_tracks,
                           "plate_out": self.n_plates, "plate_load": self.n_plate_carriers,
                           "sand": self.n_plate_carriers, "u_seen": max(6 * n_free + n_tree_u, 1)},
@@ -286,6 +295,7 @@ class Model:
             pin_i[k, A.PIN_I.joint_a] = self.tree_joint0[sa] + la
             pin_i[k, A.PIN_I.joint_b] = -1 if sb < 0 else self.tree_joint0[sb] + lb
             pin_i[k, A.PIN_I.response0] = pin_response0[k]
+            pin_i[k, A.PIN_I.local] = self.pin_local[k]
         track_i = li.view(self.data_i, "track")
         for k, (tree, link, dofs, gains, width) in enumerate(tracks):
             assert 1 <= len(dofs) <= A.TRACK_DRIVES  # (the URDF loader's rule, bodies/tracks.py)
@@ -344,9 +354,11 @@ class Model:
         for t, (system, rows) in enumerate(zip(trees, tree_rows)):
             j0, q0, u0 = self.tree_joint0[t], self.tree_q0[t], self.tree_u0[t]
             tree[t, [A.TREE.joint0, A.TREE.n_joints, A.TREE.q0, A.TREE.u0, A.TREE.nv, A.TREE.matrix0,
-                     A.TREE.inverse_dynamics, A.TREE.self_collision]] = (
+                     A.TREE.inverse_dynamics, A.TREE.self_collision, A.TREE.loop_pins, A.TREE.pin_matrix0,
+                     A.TREE.pin_vector0]] = (
                 j0, len(rows), q0, u0, system.get_dof(), self.tree_matrix0[t], int(system.computes_inverse_dynamics),
-                int(system.self_collision))
+                int(system.self_collision), self.tree_loop_pins[t], self.tree_pin_matrix0[t],
+                self.tree_pin_vector0[t])
             for k, r in enumerate(rows):
                 joint[j0 + k, [A.JOINT_I.tree, A.JOINT_I.parent, A.JOINT_I.type, A.JOINT_I.q, A.JOINT_I.u,
                                A.JOINT_I.dof, A.JOINT_I.response0]] = (

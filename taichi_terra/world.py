@@ -64,6 +64,10 @@ class SolverConfig:
         soil_block: solve the soil points under each body (or tree link) together, by Newton's method on
             its six velocities (see docs/physics/solver.md): the same fixed point as sweeping them one by
             one, in a few passes instead of tens of sweeps. ``False`` sweeps them one by one.
+        pin_block: solve the pins of each articulated tree (its closed loops and its pins to the world)
+            together, and let every contact and soil row on its links push it as a system whose pins hold
+            (see docs/physics/solver.md): the same result, to within ``tolerance``, in far fewer sweeps for
+            a vehicle's suspension loops. ``False`` sweeps each pin on its own.
     """
 
     max_sweeps: int = 100
@@ -77,12 +81,13 @@ class SolverConfig:
     terrain_warm_start: bool = True
     contact_block: bool = True
     soil_block: bool = True
+    pin_block: bool = True
 
     def key(self) -> tuple:
         """Every setting, as a tuple (what a world compares to know whether they changed)."""
         return (self.max_sweeps, self.tolerance, self.slop, self.erp, self.max_push, self.restitution_threshold,
                 self.contact_margin, self.warm_start, self.terrain_warm_start, self.contact_block,
-                self.soil_block)
+                self.soil_block, self.pin_block)
 
     def validate(self) -> None:
         check_int("max_sweeps", self.max_sweeps, 1)
@@ -94,7 +99,7 @@ class SolverConfig:
                 raise ValueError(f"{name} must be >= 0, got {v}")
         if not 0.0 <= check_finite("erp", self.erp) <= 1.0:
             raise ValueError(f"erp must be in [0, 1], got {self.erp}")
-        for name in ("warm_start", "terrain_warm_start", "contact_block", "soil_block"):
+        for name in ("warm_start", "terrain_warm_start", "contact_block", "soil_block", "pin_block"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool")
 
@@ -499,7 +504,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
                   "bound": self._bounds, "speed_limit": self._speed_limit}
         ints = {"max_sweeps": cfg.max_sweeps, "warm_start": int(cfg.warm_start),
                 "terrain_warm_start": int(cfg.terrain_warm_start), "contact_block": int(cfg.contact_block),
-                "soil_block": int(cfg.soil_block),
+                "soil_block": int(cfg.soil_block), "pin_block": int(cfg.pin_block),
                 "sweep_axis": self._sweep_axis}
         self._model.set_settings(floats, ints)
 

@@ -60,6 +60,7 @@ def _rejects(w, *cases):
     ({"gravity": (0.0, 0.0, NAN)}, ValueError, "gravity"), ({"solver": tt.SolverConfig(erp=2.0)}, ValueError, "erp"),
     ({"solver": tt.SolverConfig(max_sweeps=0)}, ValueError, "max_sweeps"),
     ({"solver": tt.SolverConfig(soil_block=1)}, TypeError, "soil_block"),
+    ({"solver": tt.SolverConfig(pin_block=1)}, TypeError, "pin_block"),
 ])
 def test_world_constructor_rejects(kw, exc, name):
     with pytest.raises(exc, match=f"^{name} must"):

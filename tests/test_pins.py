@@ -166,3 +166,62 @@ def test_bad_pins_raise_and_add_nothing(kwargs, error, match):
     other = tt.World(dt=1e-3, n_envs=2)
     with pytest.raises(ValueError, match="system_a must be an articulated system of this world"):
         other.add_pin(system, "rocker", (0.0, 0.0, 0.0))
+
+
+BALL = 0.03  # [m]: the ball on the coupler's middle that rests on the soil bed
+
+
+def _four_bar_on_soil():
+    """The crank-rocker with a ball on its coupler's middle over a soil bed 1 mm below it, Coulomb friction in
+    the crank-coupler hinge, the rocker's end pinned to the world: its soil rows push a link of a closed loop
+    and its friction row a dof of it (what the pin blocks hold, solver/pin_block.py)."""
+    coupler = _rod("coupler", COUPLER).replace(
+        "</link>", f'<collision><origin xyz="{COUPLER / 2} 0 0"/><geometry><sphere radius="{BALL}"/></geometry>'
+                   '</collision></link>')
+    hinge_b = _hinge("b", "crank", "coupler", CRANK).replace("</joint>", '<dynamics friction="0.02"/></joint>')
+    urdf = ('<robot name="four_bar"><link name="ground"/>' + _rod("crank", CRANK) + coupler + _rod("rocker", ROCKER)
+            + _hinge("a", "ground", "crank", 0.0) + hinge_b + _hinge("c", "coupler", "rocker", COUPLER) + '</robot>')
+    world = tt.World(dt=1e-3, n_envs=2)
+    system = world.add_articulated_system(urdf, base="fixed")
+    pin = world.add_pin(system, "rocker", (ROCKER, 0.0, 0.0), None, None, (GROUND, 0.0, 0.0))
+    q = _closed_angles(math.radians(60.0))
+    a1, a2 = q[0], q[0] + q[1]  # the ball's centre in the x-z plane
+    x = CRANK * math.cos(a1) + 0.5 * COUPLER * math.cos(a2)
+    z = CRANK * math.sin(a1) + 0.5 * COUPLER * math.sin(a2)
+    n = 21
+    world.add_deformable_terrain(n, n, 0.4, 0.4, x, 0.0, np.full(n * n, z - BALL - 1e-3),
+                                 tt.SoilMaterial(bekker_kphi=2e6, sinkage_exponent=1.0, damping=1e3))
+    system.set_generalized_coordinate(np.stack([q, q]))
+    return world, system, pin
+
+
+def test_pin_blocks_reach_the_state_of_pins_swept_one_by_one():
+    """Reference: the fixed point of the sweeps. Solving a tree's pins together and pushing it with its pins
+    held (``SolverConfig.pin_block``) changes how the sweeps reach that point, not the point: the four-bar
+    falling onto soil (its ball pressing into the bed and its friction row sliding), taken two steps from the
+    same state at 40 ms and 150 ms with and without pin blocks, both swept to 1e-12 m/s, must give the same
+    velocities and the same pin impulse (the pin's reaction to the soil and friction rows, which the held
+    columns give, included) to 1e-10 (the stopping rule leaves a few tolerances at most; measured 1e-15), in
+    fewer sweeps."""
+    world, system, pin = _four_bar_on_soil()
+    world.solver.tolerance, world.solver.max_sweeps = 1e-12, 20000
+    for steps in (40, 110):
+        world.step(steps)
+        start = world.checkpoint()
+        assert world.get_contacts(0).impulses.shape[0] > 0  # (the ball is on the bed)
+        out = {}
+        for block in (True, False):
+            world.restore(start)
+            world.solver.pin_block = block
+            sweeps = 0
+            for _ in range(2):
+                world.step()
+                sweeps += int(world.get_solver_sweeps(0))
+            out[block] = (system.get_generalized_velocity(), pin.get_impulse(), sweeps)
+        world.restore(start)
+        world.solver.pin_block = True
+        (u_on, imp_on, sweeps_on), (u_off, imp_off, sweeps_off) = out[True], out[False]
+        assert np.abs(u_on).max() > 0.05  # (it is moving: the friction row slides)
+        np.testing.assert_allclose(u_on, u_off, rtol=0.0, atol=1e-10)
+        np.testing.assert_allclose(imp_on, imp_off, rtol=0.0, atol=1e-10)
+        assert sweeps_on < sweeps_off

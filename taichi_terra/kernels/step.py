@@ -19,11 +19,14 @@ is these stages, in order (``step_env``):
    pushes the belt's drives (``belts/rows.py``), and coincident contacts of one belt are merged
 4. impacts, in waves, with the velocities before this step's forces (``solver/impact.py``)
 5. free velocities ``u* = u + dt M^-1 (tau - h)`` (``dynamics/free_body.py``; trees: with their drives), the
-   RFT plates' loads among the applied forces (``rft/plates.py``)
+   RFT plates' loads among the applied forces (``rft/plates.py``); last, for a tree with pins, its pin
+   matrix and the responses of its links and dofs with rows, made those of the tree with its pins held
+   (``solver/pin_block.py``)
 6. warm starts from the last step's impulse of the same contact feature (``solver/sweep.py``), joint and pin
 7. projected Gauss-Seidel sweeps (``solver/sweep.py``), dispatching on the row kind: Coulomb contact, soil point, then the
-   trees' joint limit and friction rows (``solver/limits.py``), then the pins (``solver/pins.py``), then the
-   sand rows of RFT media that act as rows (``solver/sand.py``, built after stage 5)
+   trees' joint limit and friction rows (``solver/limits.py``), then the pins (``solver/pins.py``; a tree's
+   together, ``solver/pin_block.py``), then the sand rows of RFT media that act as rows (``solver/sand.py``,
+   built after stage 5); after them, the pins' share of what the rows pushed through held responses
 8. resting manifolds: the least tangential impulses that give the same motion (``solver/relax.py``)
 9. soil history (``soil/history.py``); the wrenches the joints transmitted (``dynamics/inverse.py``, trees
    with inverse dynamics on)
@@ -82,6 +85,7 @@ from .solver.limits import (
     warm_start_joint_rows,
 )
 from .solver.links import prepare_sides
+from .solver.pin_block import pin_reactions, setup_pin_blocks
 from .solver.pins import (
     build_pin_rows,
     pin_columns,
@@ -334,14 +338,21 @@ def step_env(D: ti.template(), e, trees: ti.template(), plates: ti.template()):
     n_carriers = si[SETTINGS_I.n_plate_carriers]
     if n_carriers > 0:  # the sand rows of media whose resistance is a row (solver/sand.py)
         build_sand_rows(D, e, dt)
+    if ti.static(trees):  # each tree's pins together; its rows push it with its pins held (last: it changes
+        # the responses the rows above were made from)
+        if n_pins > 0 and si[SETTINGS_I.pin_block] != 0:
+            setup_pin_blocks(D, e, n_rows, n_limits, n_pins, n_trees)
     # 6. warm starts
     warm_start(D, e, n_rows, n_static, si[SETTINGS_I.warm_start], si[SETTINGS_I.terrain_warm_start])
     if ti.static(trees):
         warm_start_joint_rows(D, e, n_rows, n_limits, si[SETTINGS_I.warm_start])
-        warm_start_pins(D, e, n_rows + n_limits, n_pins, si[SETTINGS_I.warm_start])
+        warm_start_pins(D, e, n_rows + n_limits, n_pins, si[SETTINGS_I.warm_start], si[SETTINGS_I.pin_block])
     # 7. projected Gauss-Seidel sweeps until the velocities settle to the tolerance
     put(D.env, e, 0, ENV.sweeps, sweep_rows(D, e, n_rows, n_limits, n_pins, dt, sf[SETTINGS_F.erp], tolerance,
                                             max_sweeps, n_carriers))
+    if ti.static(trees):
+        if n_pins > 0:  # the pins' share of what the rows pushed through held columns
+            pin_reactions(D, e, n_rows + n_limits, n_pins, n_trees, si[SETTINGS_I.pin_block])
     if n_carriers > 0:
         finish_sand_rows(D, e, dt)
     # 8. resting manifolds

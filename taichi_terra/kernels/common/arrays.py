@@ -39,14 +39,15 @@ SETTINGS_I = Block("settings_i", [
     ("warm_start", 1), ("terrain_warm_start", 1), ("n_soil_samples", 1), ("n_bodies", 1), ("n_maps", 1),
     ("max_shape_pairs", 1), ("n_slots", 1), ("n_trees", 1), ("n_free_bodies", 1), ("n_pins", 1),
     ("broadphase", 1), ("contact_block", 1), ("n_tracks", 1), ("n_plates", 1), ("n_media", 1),
-    ("n_plate_carriers", 1), ("soil_block", 1)],
+    ("n_plate_carriers", 1), ("soil_block", 1), ("pin_block", 1)],
     "integer settings: static pairs (a shape with the ground or a map), first slot of the shared contact pool, "
     "materials, broadphase sweep axis (0-2), solver sweeps at most, warm-start flags (0/1), soil samples, bodies, "
     "maps, size of the shape-pair table, contact slots per env, articulated trees, free bodies (the first bodies), "
     "pins, whether any two bodies may touch (0: the step skips the broadphase), whether the sweeps solve the "
     "sticking contacts of trees together (0/1, solver/block.py), tracks (belts on tree links), RFT plates, "
     "granular media, plate carriers (free bodies + tree joint rows, where any plate exists; else 0), whether "
-    "the sweeps solve each body's soil rows together (0/1, solver/soil_block.py)")
+    "the sweeps solve each body's soil rows together (0/1, solver/soil_block.py), each tree's pins together "
+    "and its rows push it with its pins held (0/1, solver/pin_block.py)")
 BODY_I = Block("body", [("shape", 1), ("point0", 1), ("n_points", 1), ("plane0", 1), ("n_planes", 1), ("q0", 1),
                         ("u0", 1), ("material", 1), ("joint", 1), ("track", 1)],
                "per body (free bodies first, then the shapes on tree links): shape type (layout.py), first and count "
@@ -60,12 +61,15 @@ MAP_I = Block("map", [("sample0", 1), ("nx", 1), ("ny", 1), ("soil0", 1), ("soil
               "per height map: first sample in heights, samples along x and y, first soil sample and first soil "
               "sample row (-1: a rigid map)")
 TREE = Block("tree", [("joint0", 1), ("n_joints", 1), ("q0", 1), ("u0", 1), ("nv", 1), ("matrix0", 1),
-                     ("inverse_dynamics", 1), ("self_collision", 1)],
+                     ("inverse_dynamics", 1), ("self_collision", 1), ("loop_pins", 1), ("pin_matrix0", 1),
+                     ("pin_vector0", 1)],
              "per articulated tree: its first row in the joint blocks and joint count (joint k moves link k; the "
              "root first, parents before children), first row of its coordinates in the tree block of q and of "
              "its velocities in u (also its first row of the per-dof blocks), dofs, first entry of its nv x nv "
              "matrices, whether each step computes the wrenches its joints transmit (0/1), whether its links "
-             "collide with each other (0/1; never a link with its parent)")
+             "collide with each other (0/1; never a link with its parent), its pins with response columns (the pins "
+             "of its loops and those holding it to the world; solver/pin_block.py), the first entry of their "
+             "(3 n) x (3 n) matrix in PIN_MATRIX and their first row in PIN_VECTOR")
 JOINT_I = Block("joint", [("tree", 1), ("parent", 1), ("type", 1), ("q", 1), ("u", 1), ("dof", 1),
                           ("response0", 1)],
                 "per tree joint (the joint that moves link k of a tree): tree, parent joint row (-1: the root), type "
@@ -84,9 +88,10 @@ TRACK_DRIVES = 4
 TRACK_I = Block("track", [("tree", 1), ("joint", 1), ("n_drives", 1), ("dof", TRACK_DRIVES)],
                 "per track: its tree, the joint row of the link carrying the belt, its drives and each drive's dof "
                 "within the tree (unused entries repeat the last)")
-PIN_I = Block("pin", [("joint_a", 1), ("joint_b", 1), ("response0", 1)],
+PIN_I = Block("pin", [("joint_a", 1), ("joint_b", 1), ("response0", 1), ("local", 1)],
               "per pin: the joint rows of the links its two points are fixed on (joint_b -1: a fixed world point); "
-              "the first of its 3 nv rows in PIN_RESPONSE (-1: none, the pin joins two trees; solver/pins.py)")
+              "the first of its 3 nv rows in PIN_RESPONSE (-1: none, the pin joins two trees; solver/pins.py); "
+              "its index among its tree's pins with response columns (-1: none; solver/pin_block.py)")
 SETTINGS_F = Block("settings_f", [
     ("dt", 1), ("gravity", 3), ("tolerance", 1), ("slop", 1), ("erp", 1), ("max_push", 1),
     ("restitution_threshold", 1), ("margin", 1), ("ground_height", 1), ("bound", 1), ("speed_limit", 1)],
@@ -172,8 +177,10 @@ TREE_U = Block("tree", [("velocity", 1)],
                "every tree's generalized velocities, tree after tree: a floating root's linear velocity of the "
                "root link's origin [m/s] and angular velocity [rad/s], both world frame (as a free body's), then one "
                "per joint [rad/s or m/s]")
-PIN_STATE = Block("pin", [("impulse", 3)],
-                  "per pin: the last step's impulse on side b's point [N s], world frame (side a takes its opposite)")
+PIN_STATE = Block("pin", [("impulse", 3), ("reaction", 3)],
+                  "per pin: the last step's impulse on side b's point [N s], world frame (side a takes its opposite), "
+                  "and the part of it that the pushes of rows on its tree's links took with them "
+                  "(solver/pin_block.py)")
 JOINT_STATE = Block("joint_state", [("limit", 1), ("friction", 1), ("held", 1)],
                     "per joint (a row of the joint block): the last step's impulses of its position-limit row "
                     "(signed: positive pushes towards larger coordinates) and of its Coulomb friction row "
@@ -213,12 +220,11 @@ ROW_F = Block("row", [("delassus", 9), ("impulse", 3), ("target", 1), ("bounce",
               "slip_rate) and, during the soil commit, the plastic sinkage it leaves at its sample [m]; a soil row's "
               "shear impulse [N s] when its soil block started (solver/soil_block.py)")
 ROW_I = Block("row", [("kind", 1), ("slot", 1), ("pair", 1), ("side_a", 1), ("side_b", 1), ("impacted", 1),
-                     ("block", 1), ("belt_a", 1), ("belt_b", 1), ("stiff_failures", 1)],
+                     ("block", 1), ("belt_a", 1), ("belt_b", 1)],
               "per row: kind (layout.py ROW_*), contact slot, pair, link of each side (-1: static), took an "
               "impact impulse this step (0/1), member of the contact block (solver/block.py; -1: not), the track "
-              "of each side's belt (-1: none), and for the first soil row of a pair, how often this step its soil "
-              "block did not converge with the stiff shear anchors (solver/soil_block.py); joint "
-              "rows (solver/limits.py) and pins (solver/pins.py) say what these mean for them")
+              "of each side's belt (-1: none); joint rows (solver/limits.py) and pins (solver/pins.py) say what "
+              "these mean for them")
 FRAME = Block("frame", [("position", 3), ("rotation", 9), ("anchor", 3), ("motion", 6),
                         ("velocity", 6), ("bias", 6)],
               "per tree joint, of the link it moves, at the start of the step: world origin [m] and rotation (row "
@@ -228,7 +234,8 @@ FRAME = Block("frame", [("position", 3), ("rotation", 9), ("anchor", 3), ("motio
               "velocity-product part of its spatial acceleration")
 LINK_DYN = Block("link_dyn", [("mass", 1), ("moment", 3), ("inertia", 9), ("force", 6), ("transmitted", 6),
                               ("phi", 36), ("ready", 1), ("articulated", 36), ("articulated_force", 6),
-                              ("column", 6), ("acceleration", 6), ("point_row", 1), ("point_offset", 3)],
+                              ("column", 6), ("acceleration", 6), ("point_row", 1), ("point_offset", 3),
+                              ("held", 1), ("pushed", 6)],
                  "per tree joint: the composite rigid body of the subtree it moves (mass [kg], first moment about "
                  "the reference point [kg m], world inertia about it [kg m^2]; the link's own in a tree that takes "
                  "the articulated-body algorithm this step) and the bias force it transmits "
@@ -241,7 +248,9 @@ LINK_DYN = Block("link_dyn", [("mass", 1), ("moment", 3), ("inertia", 9), ("forc
                  "coordinates about the reference point) and its force, the joint's column U = I^A S and the "
                  "link's spatial acceleration (a tree without rows this step, dynamics/tree_solve.py); the first "
                  "contact or soil row of the step on the link (-1: none yet) and that row's point offset from the "
-                 "reference point [m], whose point response LINK_RESPONSE.point holds")
+                 "reference point [m], whose point response LINK_RESPONSE.point holds; whether its responses hold "
+                 "the tree's pins (1: Phi and the columns are of the tree with its pins held, solver/pin_block.py) "
+                 "and the spatial impulse pushed through them since (moment about the reference point, impulse)")
 LINK_RESPONSE = Block("link_response", [("column", 6), ("point", 3)],
                       "per tree link, one row per dof of its tree: B = M~^-1 J^T, the velocity change of the tree per "
                       "unit spatial impulse (moment about the reference point, force) on the link, computed when a "
@@ -267,6 +276,14 @@ PIN_RESPONSE = Block("pin_response", [("column", 1)],
                      "per pin within one tree (or holding a tree to the world), three columns of one row per dof "
                      "of the tree, column after column: G = M~^-1 J^T, the tree's velocity change per unit world "
                      "impulse along x, y and z at the pin (+ on side b, - on side a), for this step's factor")
+PIN_MATRIX = Block("pin_matrix", [("factor", 1), ("null", 1)],
+                   "per tree with pins with response columns, (3 n) x (3 n) row by row: K = J M~^-1 J^T of its n pins "
+                   "(J their points' relative velocities), as factored K = L diag(d) L^T (L below the diagonal, "
+                   "d on it, 0 for a pivot left out; K above it), and in row c for each pivot c left out a unit "
+                   "vector of K's null space, orthogonal to the others (solver/pin_block.py)")
+PIN_VECTOR = Block("pin_vector", [("six", 6), ("value", 1)],
+                   "three rows (x, y, z) per pin with response columns, tree after tree: work space of the pin "
+                   "block (solver/pin_block.py), six columns and one")
 TRACK_DYN = Block("track_dyn", [("gamma", 1), ("ready", 1)],
                   "per track: g^T M~^-1 g, the belt speed's change per unit belt impulse [1/kg] for this step's "
                   "factor, and whether it and the drives' rows of M~^-1 are ready this step (0/1)")
@@ -309,11 +326,13 @@ TREE_FACTOR = Block("tree_factor", [("factor", 1)],
 TREE_INVERSE = Block("tree_inverse", [("inverse", 1)],
                      "per tree, nv x nv row by row: M~^-1 (all of it where TREE_STEP.inverse is 1; else row d for each "
                      "dof d with a joint row this step)")
-TREE_DOF = Block("tree_dof", [("bias", 1), ("applied", 1), ("rhs", 1), ("saturated", 1), ("pivot", 1)],
+TREE_DOF = Block("tree_dof", [("bias", 1), ("applied", 1), ("rhs", 1), ("saturated", 1), ("pivot", 1),
+                              ("held", 1), ("pushed", 1)],
                  "per tree dof: bias forces h = C u + g [N m or N], the generalized force the drives applied in "
                  "the last step, solver workspace, the sign of a drive held at its effort limit this step "
                  "(0: within it), and the articulated-body algorithm's pivot D = S^T I^A S + the joint's diagonal "
-                 "terms of a 1-dof joint")
+                 "terms of a 1-dof joint; whether its row of M~^-1 (TREE_INVERSE) is of the tree with its pins "
+                 "held, and the impulse pushed through it since [N m s or N s] (solver/pin_block.py)")
 TREE_STEP = Block("tree_step", [("factored", 1), ("inverse", 1)],
                   "per tree: 1 when some row (a contact, soil point, joint limit or friction, or pin) acts on it "
                   "this step, so its mass matrix is built and factored; 0 when its velocity update takes the "
@@ -345,7 +364,8 @@ STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, 
 CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
-                                               LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, PIN_RESPONSE, TRACK_DYN,
+                                               LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, PIN_RESPONSE, PIN_MATRIX,
+                                               PIN_VECTOR, TRACK_DYN,
                                                PLATE_OUT, PLATE_LOAD, SAND, U_SEEN], "scratch")
 SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP, BLOCK_I, BLOCK_STATE], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
@@ -428,7 +448,8 @@ _REF_NAMES = {
     ("scratch_i", "tree_step"): "tree_step", ("scratch_f", "block_matrix"): "block_matrix",
     ("scratch_f", "block_vector"): "block_vector", ("scratch_i", "block"): "block_i",
     ("scratch_i", "block_state"): "block_state", ("model_i", "track"): "track_i", ("model_f", "track"): "track_f",
-    ("scratch_f", "pin_response"): "pin_response", ("scratch_f", "track_dyn"): "track_dyn",
+    ("scratch_f", "pin_response"): "pin_response", ("scratch_f", "pin_matrix"): "pin_matrix",
+    ("scratch_f", "pin_vector"): "pin_vector", ("scratch_f", "track_dyn"): "track_dyn",
     ("model_i", "plate"): "plate_i", ("model_f", "plate"): "plate_f",
     ("model_i", "plate_range"): "plate_range", ("model_i", "medium"): "medium_i", ("model_f", "medium"): "medium_f",
     ("state_f", "plate_state"): "plate_state", ("scratch_f", "plate_out"): "plate_out",

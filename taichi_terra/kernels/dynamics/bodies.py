@@ -149,13 +149,21 @@ def link_responses(D: ti.template(), e, j):
                          motion_column(D, e, jj, ji[JOINT_I.type], a, c))
                 jj = ji[JOINT_I.parent]
             tree_solve_columns(D, e, t, r0)
-        phi = _path_response(D, e, j, r0, c, True, LINK_RESPONSE.column, 6)
-        for k in ti.static(range(6)):
-            for i in ti.static(range(6)):
-                put(D.link_dyn, e, j, LINK_DYN.phi + 6 * k + i, phi[k, i])
         put(D.link_dyn, e, j, LINK_DYN.ready, 1.0)
-        if get(D.link_dyn, e, j, LINK_DYN.point_row) >= 0.0:
-            _point_columns(D, e, j)
+        link_columns_changed(D, e, j)
+
+
+@ti.func
+def link_columns_changed(D: ti.template(), e, j):
+    """After the response columns ``B`` of the link of joint row ``j`` were written: its spatial response
+    ``Phi = J B`` and, where it has a point row, its point columns ``B A`` made from them."""
+    phi = _path_response(D, e, j, get(D.joint_i, e, j, JOINT_I.response0), tree_reference(D, e, j), True,
+                         LINK_RESPONSE.column, 6)
+    for k in ti.static(range(6)):
+        for i in ti.static(range(6)):
+            put(D.link_dyn, e, j, LINK_DYN.phi + 6 * k + i, phi[k, i])
+    if get(D.link_dyn, e, j, LINK_DYN.point_row) >= 0.0:
+        _point_columns(D, e, j)
 
 
 @ti.func
@@ -197,6 +205,7 @@ def forget_link_points(D: ti.template(), e, n_trees):
         j0, n = get(D.tree, e, t, TREE.joint0), get(D.tree, e, t, TREE.n_joints)
         for k in range(n):
             put(D.link_dyn, e, j0 + k, LINK_DYN.point_row, -1.0)
+            put(D.link_dyn, e, j0 + k, LINK_DYN.held, 0.0)
 
 
 @ti.func
@@ -323,6 +332,16 @@ def _push_columns(D: ti.template(), e, j, col: ti.template(), value):
     r0 = get(D.joint_i, e, j, JOINT_I.response0)
     for d in range(nv):
         add(D.u_tree, e, u0 + d, 0, getn(D.link_response, e, r0 + d, col, ti.static(value.n)).dot(value))
+    if get(D.link_dyn, e, j, LINK_DYN.held) != 0.0:  # the pins' share of it is counted (solver/pin_block.py)
+        spatial = vec6(0.0)
+        if ti.static(value.n == 6):
+            spatial = value
+        else:
+            r = get3(D.link_dyn, e, j, LINK_DYN.point_offset)
+            m = r.cross(value)
+            spatial = vec6(m[0], m[1], m[2], value[0], value[1], value[2])
+        for a in ti.static(range(6)):
+            add(D.link_dyn, e, j, LINK_DYN.pushed + a, spatial[a])
 
 
 @ti.func

@@ -33,7 +33,7 @@ impulse clamped to this step's bound, a limit impulse kept only if it pushes fro
 """
 import taichi as ti
 
-from ..common.arrays import JOINT_F, JOINT_I, JOINT_STATE, ROW_F, ROW_I, TREE, TREE_INVERSE, TREE_STEP
+from ..common.arrays import JOINT_F, JOINT_I, JOINT_STATE, ROW_F, ROW_I, TREE, TREE_DOF, TREE_INVERSE, TREE_STEP
 from ..common.layout import JOINT_REVOLUTE, ROW_JOINT_FRICTION, ROW_LIMIT
 from ..common.schema import add, get, put, row
 from ..dynamics.tree_solve import tree_inverse_columns
@@ -109,6 +109,8 @@ def _push_dof(D: ti.template(), e, t, d, scale):
     nv, m0, u0 = tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
     for i in range(nv):
         add(D.u_tree, e, u0 + i, 0, scale * get(D.tree_inverse, e, m0 + d * nv + i, TREE_INVERSE.inverse))
+    if get(D.tree_dof, e, u0 + d, TREE_DOF.held) != 0.0:  # (the pins' share is counted: solver/pin_block.py)
+        add(D.tree_dof, e, u0 + d, TREE_DOF.pushed, scale)
 
 
 @ti.func
@@ -189,6 +191,9 @@ def _push_dofs(D: ti.template(), e, t, dofs, pushes):
             for a in ti.static(range(4)):
                 acc += pushes[a] * get(D.tree_inverse, e, m0 + dofs[a] * nv + i, TREE_INVERSE.inverse)
             add(D.u_tree, e, u0 + i, 0, acc)
+        for a in ti.static(range(4)):
+            if get(D.tree_dof, e, u0 + dofs[a], TREE_DOF.held) != 0.0:
+                add(D.tree_dof, e, u0 + dofs[a], TREE_DOF.pushed, pushes[a])
 
 
 @ti.func

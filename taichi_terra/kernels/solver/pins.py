@@ -15,7 +15,9 @@ A pin within one tree (a loop) or holding a tree to the world keeps its response
 (nv x 3, ``PIN_RESPONSE``) for the step, made with the factor the sweeps use (``pin_columns``, from its two
 links' response columns, with ``K = J G`` kept in ``ROW_F.frame``): an update then costs ``u += G dlambda``
 (3 nv operations) and its velocity change is ``K dlambda``, where it took a tree solve and a second velocity
-evaluation. A pin joining two trees solves with their factors, update by update.
+evaluation. A pin joining two trees solves with their factors, update by update. The pins with response
+columns of one tree are solved together, and the rows on its links push it with them held
+(``pin_block.py``, ``SolverConfig.pin_block``); the row-by-row update here is what they do without.
 
 The velocity rows keep the points' velocities together to first order; integrating along the links' arcs
 leaves a gap of order ``dt^2 |a|``. After the positions are integrated, ``project_pins`` closes it: a
@@ -270,7 +272,7 @@ def _columns_to_workspace(D: ti.template(), e, k, g0, imp):
 
 
 @ti.func
-def _push_columns(D: ti.template(), e, k, g0, imp):
+def pin_push_columns(D: ti.template(), e, k, g0, imp):
     """``u += G imp`` for pin ``k`` with response columns from ``g0`` [imp: N s, world]."""
     tr = row(D.tree, e, get(D.joint_i, e, get(D.pin_i, e, k, PIN_I.joint_a), JOINT_I.tree))
     for d in range(tr[TREE.nv]):
@@ -278,16 +280,20 @@ def _push_columns(D: ti.template(), e, k, g0, imp):
 
 
 @ti.func
-def warm_start_pins(D: ti.template(), e, r0, n_pins, on):
-    """Each pin row starts from the pin's impulse of the last step (``on`` != 0)."""
+def warm_start_pins(D: ti.template(), e, r0, n_pins, on, held):
+    """Each pin row starts from the pin's impulse of the last step (``on`` != 0); with pin blocks (``held``
+    != 0) less the part the held columns gave it, which the rows' warm starts push again
+    (``pin_block.py``)."""
     for k in range(n_pins):
         lam = vec3(0.0, 0.0, 0.0)
         if on != 0:
             lam = get3(D.pin_state, e, k, PIN_STATE.impulse)
+            if held != 0:
+                lam -= get3(D.pin_state, e, k, PIN_STATE.reaction)
             if lam.norm() > 0.0:
                 g0 = get(D.pin_i, e, k, PIN_I.response0)
                 if g0 >= 0:
-                    _push_columns(D, e, k, g0, lam)
+                    pin_push_columns(D, e, k, g0, lam)
                 else:
                     ja, jb, pa, pb = pin_ends(D, e, k)
                     pin_apply(D, e, ja, jb, pa, pb, lam)
@@ -310,7 +316,7 @@ def solve_pin_row(D: ti.template(), e, r, dt, erp):
     if d.norm() > 0.0:
         g0 = get(D.pin_i, e, k, PIN_I.response0)
         if g0 >= 0:
-            _push_columns(D, e, k, g0, d)
+            pin_push_columns(D, e, k, g0, d)
             change = (get33(D.row_f, e, r, ROW_F.frame) @ d).norm()
         else:
             pin_apply(D, e, ja, jb, pa, pb, d)

@@ -104,7 +104,6 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
             put33(D.row_f, e, r, ROW_F.delassus, frame.transpose() @ row_response(D, e, r, a, b, ra, rb) @ frame)
             mu, restitution = 0.0, 0.0
             if kind == PAIR_SOIL:
-                put(D.row_i, e, r, ROW_I.stiff_failures, 0)
                 put(D.row_f, e, r, ROW_F.width, width)
                 v = relative_velocity(D, e, r, a, b, ra, rb)  # (at the start of the step)
                 n = get3(D.contact, e, s, CONTACT.normal)

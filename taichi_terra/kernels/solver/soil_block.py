@@ -28,13 +28,14 @@ move little (shear pushing a quadruped's feet against each other through its leg
 about its soil points) shrinks by about ``1 / (1 + kappa mu)`` a sweep, ``mu`` its compliance. The block
 first takes ``kappa`` ``STICK_STIFFNESS`` = 30 times the point's own Delassus inverse; where Newton's
 method does not converge with that (more points cross the disc's edge as the anchors stiffen), it starts
-again from ``V0`` with 1 times, from the same anchors and the same starting impulses, and that pair keeps
-1 times for the rest of the step (``STIFF_TRIES``). Measured (``perf/bench_solver.py``, 1e-6 m/s, mean
-sweeps per step, 1 / 10 / 30 / 300 times, stiff anchors retried in every sweep): the quadruped standing on
-soil 13.0 / 7.4 / 6.8 / 6.8, the ruts scene 3.6 / 2.6 / 2.4 / 3.3, the buggy 50 / 47 / 47 / 48. Retried in
-every sweep, they cost the buggy's driven wheels (points slipping and sticking by turns) a failed Newton
-run in most sweeps, 10 to 15 % more time per step; after two failures in a step, still 5 to 9 %. After one:
-the quadruped 7.6, the ruts scene 3.6, the buggy 48.9, and no case slower than with the soft anchors alone.
+again from ``V0`` with 1 times, from the same anchors and the same starting impulses. Measured
+(``perf/bench_solver.py``, 1e-6 m/s, mean sweeps per step, 1 / 10 / 30 / 300 times): the quadruped
+standing on soil 13.0 / 7.4 / 6.8 / 6.8, the ruts scene 3.6 / 2.6 / 2.4 / 3.3. The stiff anchors are tried
+in every sweep, though a driven wheel's block (points slipping and sticking by turns) often fails with
+them: a pair that kept the soft ones for the rest of the step after one failure took more sweeps and
+more time in every case (the ruts scene 3.17 against 2.33 sweeps, 4.9x against 5.7x real time; the
+quadruped 7.1 against 6.8, 14.4x against 15.6x; the buggy 14.9 against 11.5, 1.52x against 1.73x, with
+the pin blocks of ``pin_block.py``).
 
 Newton's method on ``G`` takes ``(I + Phi H) dV = -G`` with ``H = sum_k A_k^T F_k K_k F_k^T A_k`` and
 ``K_k = -d lam_k / d v`` (positive semi-definite but for the shear's dependence on the normal impulse);
@@ -54,7 +55,7 @@ import taichi as ti
 from ..common.arrays import CONTACT, FEATURE, PAIR, ROW_F, ROW_I, SOIL
 from ..common.layout import FEAT_SOIL, ROW_SOIL
 from ..common.math import skew, upper_solve6, vec3
-from ..common.schema import get, get3, getn, put, putn, row
+from ..common.schema import get, get3, getn, putn, row
 from ..soil.history import soil_point
 from ..soil.law import soil_traction
 from .links import spatial_impulse
@@ -65,13 +66,13 @@ mat6 = ti.types.matrix(6, 6, float)
 mat3 = ti.math.mat3
 
 #: Newton passes over a block's rows in one sweep at most
-NEWTON_ITERATIONS = 8
+NEWTON_ITERATIONS = 12
+#: times a Newton step that made |G| grow may be halved in one solve
+MAX_HALVINGS = 3
 #: a sticking point's shear stiffness in the block, in units of its own Delassus block's inverse: first tried,
 #: and where Newton's method did not converge with it (module docstring)
 STICK_STIFFNESS = 30.0
 STICK_STIFFNESS_SAFE = 1.0
-#: times in a step a pair's block may fail to converge with the stiff anchors before it keeps the soft ones
-STIFF_TRIES = 1
 
 
 @ti.func
@@ -179,7 +180,9 @@ def _newton(D: ti.template(), e, r0, r1, vel, phi, dt, tolerance, stiffness, sta
     v = vel
     converged = False
     stalled = False
-    last = 0.0  # |G| of the last pass
+    last = 0.0  # |G| of the last accepted pass
+    step = vec6(0.0)  # the last Newton step
+    halvings = 0
     for it in range(NEWTON_ITERATIONS):
         if not converged and not stalled:
             summed, before, h = soil_pass(D, e, r0, r1, v, fresh and it == 0, dt, stiffness)
@@ -190,11 +193,17 @@ def _newton(D: ti.template(), e, r0, r1, vel, phi, dt, tolerance, stiffness, sta
             size = ti.max(g.max(), -g.min())
             if size <= 0.1 * tolerance:
                 converged = True
-            elif it > 0 and size > last:  # not converging as Newton does: a kink of the laws
-                stalled = True
-            if not converged and not stalled and it < NEWTON_ITERATIONS - 1:
-                v += solve6(ti.Matrix.identity(float, 6) + phi @ h, -g)
-            last = size
+            elif it > 0 and size > last:  # past a kink of the laws: back to half the step
+                halvings += 1
+                if halvings > MAX_HALVINGS:
+                    stalled = True
+                else:
+                    step *= 0.5
+                    v -= step
+            elif it < NEWTON_ITERATIONS - 1:
+                step = solve6(ti.Matrix.identity(float, 6) + phi @ h, -g)
+                v += step
+                last = size
     return total, start, converged
 
 
@@ -204,18 +213,9 @@ def soil_block(D: ti.template(), e, r0, r1, vel, phi, dt, tolerance):
     is ``vel`` (w, v at its reference point) with spatial response ``phi`` when the block starts. Writes each
     row's impulse; returns ``(total, converged)``: the change of the rows' summed spatial impulse (moment
     about the link's reference [N m s], impulse [N s]), which the caller pushes to the link, and whether
-    Newton's method converged, with the stiff anchors or, failing that, the soft ones; a pair whose block did
-    not converge with the stiff ones ``STIFF_TRIES`` times in a step takes the soft ones for the rest of it
-    (row ``r0``'s ``ROW_I.stiff_failures``; module docstring)."""
-    total, start, converged = vec6(0.0), vec6(0.0), False
-    fresh = True
-    failures = get(D.row_i, e, r0, ROW_I.stiff_failures)
-    if failures < STIFF_TRIES:
-        total, start, converged = _newton(D, e, r0, r1, vel, phi, dt, tolerance, STICK_STIFFNESS, start, True)
-        fresh = False
-        if not converged:
-            put(D.row_i, e, r0, ROW_I.stiff_failures, failures + 1)
+    Newton's method converged, with the stiff anchors or, failing that, the soft ones (module docstring)."""
+    total, start, converged = _newton(D, e, r0, r1, vel, phi, dt, tolerance, STICK_STIFFNESS, vec6(0.0), True)
     if not converged:
         total, start, converged = _newton(D, e, r0, r1, vel, phi, dt, tolerance, STICK_STIFFNESS_SAFE, start,
-                                          fresh)
+                                          False)
     return total, converged

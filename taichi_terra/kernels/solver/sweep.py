@@ -9,7 +9,7 @@ runs").
 """
 import taichi as ti
 
-from ..common.arrays import BODY_I, CONTACT, FEATURE, LINK, PAIR, ROW_F, ROW_I, SETTINGS_I, U_SEEN
+from ..common.arrays import BODY_I, CONTACT, FEATURE, LINK, PAIR, PIN_I, ROW_F, ROW_I, SETTINGS_I, TREE, U_SEEN
 from ..common.layout import FEAT_SOIL, ROW_MERGED, ROW_SOIL
 from ..common.math import vec3
 from ..common.schema import get, get3, get33, put, putn, row
@@ -30,6 +30,7 @@ from .links import (
     run_push,
     spatial_impulse,
 )
+from .pin_block import solve_pin_block
 from .pins import solve_pin_row
 from .rows import row_geometry, warm_start_slot
 from .sand import solve_sand_rows
@@ -148,6 +149,9 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
     one plate), or move the velocities so slowly that what is left is not bounded by the tolerance (the rule
     cannot see a rate of convergence slower than ``RHO_MAX``).
 
+    The pins of one tree are solved together, after its rows pushed it with its pins held
+    (``solver/pin_block.py``; ``SETTINGS_I.pin_block`` 0: one by one).
+
     Each sweep first solves the sticking contacts of trees together (``solver/block.py``); the rows it
     solved skip their one-by-one update in that sweep. The soil rows of one body (or tree link) on one bed
     are solved together on its six velocities (``solver/soil_block.py``); a block that did not converge
@@ -161,6 +165,9 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
     done = False
     use_block = 1  # the contact block is on in this step's sweeps
     use_soil_block = get(D.settings_i, e, 0, SETTINGS_I.soil_block)  # the soil blocks are on (0/1)
+    pin_blocks = 0
+    if n_pins > 0:
+        pin_blocks = get(D.settings_i, e, 0, SETTINGS_I.pin_block)  # each tree's pins together (0/1)
     last_change = 0.0
     while sweeps < max_sweeps and not done:
         sweeps += 1
@@ -242,8 +249,14 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
         if ti.static(D.trees):
             if n_joint_rows > 0:
                 solve_joint_rows(D, e, n_rows, n_joint_rows)
-            for rp in range(n_rows + n_joint_rows, n_rows + n_joint_rows + n_pins):
-                solve_pin_row(D, e, rp, dt, erp)
+            r_pins = n_rows + n_joint_rows
+            for k in range(n_pins):  # (pins of a pin block: together, below)
+                if pin_blocks == 0 or get(D.pin_i, e, k, PIN_I.local) < 0:
+                    solve_pin_row(D, e, r_pins + k, dt, erp)
+            if pin_blocks != 0:
+                for t in range(get(D.settings_i, e, 0, SETTINGS_I.n_trees)):
+                    if get(D.tree, e, t, TREE.loop_pins) > 0:
+                        solve_pin_block(D, e, t, r_pins, n_pins, dt, erp)
         if n_carriers > 0:
             solve_sand_rows(D, e)
         change = velocity_change(D, e)
