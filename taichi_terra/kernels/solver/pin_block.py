@@ -62,6 +62,7 @@ from .rows import row_geometry
 vec6 = ti.types.vector(6, float)
 mat36 = ti.types.matrix(3, 6, float)
 
+NULL = PIN_MATRIX.null  # (the null-space vectors' column)
 #: a pivot of K below this fraction of its largest diagonal entry is left out (module docstring, 1)
 PIVOT_FLOOR = 1e-9
 
@@ -91,16 +92,27 @@ def _pin_rows(D: ti.template(), e, k, j):
 
 
 @ti.func
-def _matrix(D: ti.template(), e, t, i, k):
-    """Entry ``(i, k)`` of tree ``t``'s pin matrix (``PIN_MATRIX``)."""
+def _entry(D: ti.template(), e, t, i, k, col: ti.template()):
+    """Entry ``(i, k)`` of column ``col`` of tree ``t``'s ``PIN_MATRIX`` (``factor``: its pin matrix, ``null``:
+    the null-space vectors, one a row)."""
     m = 3 * get(D.tree, e, t, TREE.loop_pins)
-    return get(D.pin_matrix, e, get(D.tree, e, t, TREE.pin_matrix0) + i * m + k, PIN_MATRIX.factor)
+    return get(D.pin_matrix, e, get(D.tree, e, t, TREE.pin_matrix0) + i * m + k, col)
+
+
+@ti.func
+def _set_entry(D: ti.template(), e, t, i, k, col: ti.template(), value):
+    m = 3 * get(D.tree, e, t, TREE.loop_pins)
+    put(D.pin_matrix, e, get(D.tree, e, t, TREE.pin_matrix0) + i * m + k, col, value)
+
+
+@ti.func
+def _matrix(D: ti.template(), e, t, i, k):
+    return _entry(D, e, t, i, k, PIN_MATRIX.factor)
 
 
 @ti.func
 def _set_matrix(D: ti.template(), e, t, i, k, value):
-    m = 3 * get(D.tree, e, t, TREE.loop_pins)
-    put(D.pin_matrix, e, get(D.tree, e, t, TREE.pin_matrix0) + i * m + k, PIN_MATRIX.factor, value)
+    _set_entry(D, e, t, i, k, PIN_MATRIX.factor, value)
 
 
 @ti.func
@@ -127,19 +139,6 @@ def _assemble(D: ti.template(), e, t, n_pins):
                             else:
                                 _set_matrix(D, e, t, 3 * li + a, 3 * lk + c, block[a, c])
                                 _set_matrix(D, e, t, 3 * lk + c, 3 * li + a, block[a, c])
-
-
-@ti.func
-def _null(D: ti.template(), e, t, i, k):
-    """Entry ``k`` of null-space vector ``i`` of tree ``t``'s pin matrix (``PIN_MATRIX.null``)."""
-    m = 3 * get(D.tree, e, t, TREE.loop_pins)
-    return get(D.pin_matrix, e, get(D.tree, e, t, TREE.pin_matrix0) + i * m + k, PIN_MATRIX.null)
-
-
-@ti.func
-def _set_null(D: ti.template(), e, t, i, k, value):
-    m = 3 * get(D.tree, e, t, TREE.loop_pins)
-    put(D.pin_matrix, e, get(D.tree, e, t, TREE.pin_matrix0) + i * m + k, PIN_MATRIX.null, value)
 
 
 @ti.func
@@ -175,20 +174,20 @@ def _factor(D: ti.template(), e, t):
                     x = 1.0
                 elif i < c:
                     for s in range(i + 1, c + 1):
-                        x -= _matrix(D, e, t, s, i) * _null(D, e, t, c, s)
-                _set_null(D, e, t, c, i, x)
+                        x -= _matrix(D, e, t, s, i) * _entry(D, e, t, c, s, NULL)
+                _set_entry(D, e, t, c, i, NULL, x)
             for b in range(c):  # Gram-Schmidt against the vectors before it
                 if _matrix(D, e, t, b, b) == 0.0:
                     dot = 0.0
                     for i in range(m):
-                        dot += _null(D, e, t, b, i) * _null(D, e, t, c, i)
+                        dot += _entry(D, e, t, b, i, NULL) * _entry(D, e, t, c, i, NULL)
                     for i in range(m):
-                        _set_null(D, e, t, c, i, _null(D, e, t, c, i) - dot * _null(D, e, t, b, i))
+                        _set_entry(D, e, t, c, i, NULL, _entry(D, e, t, c, i, NULL) - dot * _entry(D, e, t, b, i, NULL))
             size = 0.0
             for i in range(m):
-                size += _null(D, e, t, c, i) ** 2
+                size += _entry(D, e, t, c, i, NULL) ** 2
             for i in range(m):
-                _set_null(D, e, t, c, i, _null(D, e, t, c, i) / ti.sqrt(size))
+                _set_entry(D, e, t, c, i, NULL, _entry(D, e, t, c, i, NULL) / ti.sqrt(size))
 
 
 @ti.func
@@ -220,10 +219,10 @@ def _solve(D: ti.template(), e, t, col: ti.template(), width: ti.template()):
         if _matrix(D, e, t, c, c) == 0.0:
             dot = getn(D.pin_vector, e, v0, col, width) * 0.0
             for i in range(m):
-                dot += _null(D, e, t, c, i) * getn(D.pin_vector, e, v0 + i, col, width)
+                dot += _entry(D, e, t, c, i, NULL) * getn(D.pin_vector, e, v0 + i, col, width)
             for i in range(m):
                 x = getn(D.pin_vector, e, v0 + i, col, width)
-                putn(D.pin_vector, e, v0 + i, col, x - _null(D, e, t, c, i) * dot)
+                putn(D.pin_vector, e, v0 + i, col, x - _entry(D, e, t, c, i, NULL) * dot)
 
 
 @ti.func
