@@ -13,11 +13,13 @@ env, at the world's default tolerance (or ``--tolerance``):
   the size of Project Chrono's SCM benchmark patch), with the memory one env's arrays take.
 
     python -m perf.bench_solver [--cases ruts buggy ...] [--tolerance 1e-6] [--seconds S] [--repeats 3]
-                                [--row-by-row] [--no-pin-blocks]
+                                [--row-by-row] [--no-pin-blocks] [--no-soil-groups]
 
 ``--row-by-row`` sweeps the soil points one by one (``SolverConfig.soil_block=False``) instead of solving
 each body's soil points as a block; ``--no-pin-blocks`` sweeps each pin on its own
-(``SolverConfig.pin_block=False``) instead of a tree's pins together with its rows pushing it with them held.
+(``SolverConfig.pin_block=False``) instead of a tree's pins together with its rows pushing it with them held;
+``--no-soil-groups`` solves each tree link's soil block on its own (``SolverConfig.tree_soil_block=False``)
+instead of a tree's wheels together.
 
 Each case compiles first (not timed), then runs its timeline ``--repeats`` times from the same checkpoint;
 the wall time is the median. A further run steps one step at a time to record the sweeps of every step
@@ -148,13 +150,16 @@ def _run(world, steps, controller, chunk, one_by_one=False):
     return sweeps
 
 
-def measure(case: str, tolerance, repeats: int, seconds, soil_block: bool = True, pin_block: bool = True) -> dict:
+def measure(case: str, tolerance, repeats: int, seconds, soil_block: bool = True, pin_block: bool = True,
+            soil_group: bool = True) -> dict:
     import taichi as ti
 
     world, sim_s, controller, chunk = BUILD[case](tolerance)
     world.solver.soil_block = soil_block
     if hasattr(world.solver, "pin_block"):  # (bench an older revision too: perf/ab.py)
         world.solver.pin_block = pin_block
+    if hasattr(world.solver, "tree_soil_block"):
+        world.solver.tree_soil_block = soil_group
     if seconds is not None:
         sim_s = seconds
     steps = round(sim_s / world.dt)
@@ -175,6 +180,7 @@ def measure(case: str, tolerance, repeats: int, seconds, soil_block: bool = True
     wall = statistics.median(walls)
     cap = world.solver.max_sweeps
     return {"case": case, "tolerance": world.solver.tolerance, "soil_block": soil_block, "pin_block": pin_block,
+            "soil_group": soil_group,
             "simulated_s": sim_s, "steps": steps,
             "compile_s": compile_s, "wall_s": wall, "real_time_factor": sim_s / wall,
             "ms_per_step": 1e3 * wall / steps, "sweeps_mean": float(sweeps.mean()),
@@ -190,6 +196,8 @@ def main(argv=None) -> dict:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--row-by-row", action="store_true", help="sweep soil points one by one (no soil blocks)")
     p.add_argument("--no-pin-blocks", action="store_true", help="sweep each pin on its own (no pin blocks)")
+    p.add_argument("--no-soil-groups", action="store_true",
+                   help="solve each tree link's soil block on its own (no soil groups)")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     import taichi_terra as tt
@@ -197,9 +205,11 @@ def main(argv=None) -> dict:
     tt.init("cpu", "f64")
     results = []
     for case in args.cases:
-        r = measure(case, args.tolerance, args.repeats, args.seconds, not args.row_by_row, not args.no_pin_blocks)
+        r = measure(case, args.tolerance, args.repeats, args.seconds, not args.row_by_row, not args.no_pin_blocks,
+                    not args.no_soil_groups)
         results.append(r)
-        mode = (" row by row" if args.row_by_row else "") + (" no pin blocks" if args.no_pin_blocks else "")
+        mode = (" row by row" if args.row_by_row else "") + (" no pin blocks" if args.no_pin_blocks else "") + \
+            (" no soil groups" if args.no_soil_groups else "")
         print(f"{case:15s} tol {r['tolerance']:.0e}{mode}: {r['real_time_factor']:6.2f}x real time "
               f"({r['ms_per_step']:.3f} ms/step), sweeps mean {r['sweeps_mean']:.2f}, p95 {r['sweeps_p95']:.0f}, "
               f"max {r['sweeps_max']} ({r['cap_share']:.0%} at the cap); compile {r['compile_s']:.1f} s; "

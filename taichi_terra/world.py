@@ -68,6 +68,10 @@ class SolverConfig:
             together, and let every contact and soil row on its links push it as a system whose pins hold
             (see docs/physics/solver.md): the same result, to within ``tolerance``, in far fewer sweeps for
             a vehicle's suspension loops. ``False`` sweeps each pin on its own.
+        tree_soil_block: with ``soil_block``, solve the soil blocks of the links of articulated trees (up to
+            six per env: a vehicle's wheels, a robot's feet) together, by Newton's method on their links'
+            velocities (see docs/physics/solver.md): the same result, to within ``tolerance``, in fewer
+            sweeps. ``False`` solves each link's block on its own.
     """
 
     max_sweeps: int = 100
@@ -82,12 +86,13 @@ class SolverConfig:
     contact_block: bool = True
     soil_block: bool = True
     pin_block: bool = True
+    tree_soil_block: bool = True
 
     def key(self) -> tuple:
         """Every setting, as a tuple (what a world compares to know whether they changed)."""
         return (self.max_sweeps, self.tolerance, self.slop, self.erp, self.max_push, self.restitution_threshold,
                 self.contact_margin, self.warm_start, self.terrain_warm_start, self.contact_block,
-                self.soil_block, self.pin_block)
+                self.soil_block, self.pin_block, self.tree_soil_block)
 
     def validate(self) -> None:
         check_int("max_sweeps", self.max_sweeps, 1)
@@ -99,7 +104,8 @@ class SolverConfig:
                 raise ValueError(f"{name} must be >= 0, got {v}")
         if not 0.0 <= check_finite("erp", self.erp) <= 1.0:
             raise ValueError(f"erp must be in [0, 1], got {self.erp}")
-        for name in ("warm_start", "terrain_warm_start", "contact_block", "soil_block", "pin_block"):
+        for name in ("warm_start", "terrain_warm_start", "contact_block", "soil_block", "pin_block",
+                     "tree_soil_block"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool")
 
@@ -505,6 +511,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         ints = {"max_sweeps": cfg.max_sweeps, "warm_start": int(cfg.warm_start),
                 "terrain_warm_start": int(cfg.terrain_warm_start), "contact_block": int(cfg.contact_block),
                 "soil_block": int(cfg.soil_block), "pin_block": int(cfg.pin_block),
+                "tree_soil_block": int(cfg.tree_soil_block),
                 "sweep_axis": self._sweep_axis}
         self._model.set_settings(floats, ints)
 

@@ -61,6 +61,7 @@ def _rejects(w, *cases):
     ({"solver": tt.SolverConfig(max_sweeps=0)}, ValueError, "max_sweeps"),
     ({"solver": tt.SolverConfig(soil_block=1)}, TypeError, "soil_block"),
     ({"solver": tt.SolverConfig(pin_block=1)}, TypeError, "pin_block"),
+    ({"solver": tt.SolverConfig(tree_soil_block=1)}, TypeError, "tree_soil_block"),
 ])
 def test_world_constructor_rejects(kw, exc, name):
     with pytest.raises(exc, match=f"^{name} must"):

@@ -39,7 +39,7 @@ SETTINGS_I = Block("settings_i", [
     ("warm_start", 1), ("terrain_warm_start", 1), ("n_soil_samples", 1), ("n_bodies", 1), ("n_maps", 1),
     ("max_shape_pairs", 1), ("n_slots", 1), ("n_trees", 1), ("n_free_bodies", 1), ("n_pins", 1),
     ("broadphase", 1), ("contact_block", 1), ("n_tracks", 1), ("n_plates", 1), ("n_media", 1),
-    ("n_plate_carriers", 1), ("soil_block", 1), ("pin_block", 1)],
+    ("n_plate_carriers", 1), ("soil_block", 1), ("pin_block", 1), ("tree_soil_block", 1)],
     "integer settings: static pairs (a shape with the ground or a map), first slot of the shared contact pool, "
     "materials, broadphase sweep axis (0-2), solver sweeps at most, warm-start flags (0/1), soil samples, bodies, "
     "maps, size of the shape-pair table, contact slots per env, articulated trees, free bodies (the first bodies), "
@@ -47,7 +47,8 @@ SETTINGS_I = Block("settings_i", [
     "sticking contacts of trees together (0/1, solver/block.py), tracks (belts on tree links), RFT plates, "
     "granular media, plate carriers (free bodies + tree joint rows, where any plate exists; else 0), whether "
     "the sweeps solve each body's soil rows together (0/1, solver/soil_block.py), each tree's pins together "
-    "and its rows push it with its pins held (0/1, solver/pin_block.py)")
+    "and its rows push it with its pins held (0/1, solver/pin_block.py), the soil blocks of a tree's links "
+    "together (0/1, solver/soil_group.py)")
 BODY_I = Block("body", [("shape", 1), ("point0", 1), ("n_points", 1), ("plane0", 1), ("n_planes", 1), ("q0", 1),
                         ("u0", 1), ("material", 1), ("joint", 1), ("track", 1)],
                "per body (free bodies first, then the shapes on tree links): shape type (layout.py), first and count "
@@ -272,6 +273,30 @@ BLOCK_STATE = Block("block_state", [("count", 1), ("built", 1), ("mask", 1), ("u
                     "per env: contact-block members this step, Delassus matrix built (0/1), the sticking members "
                     "(bit k: member k) the factor is for (-1: none) and their number, or 0 where that submatrix "
                     "was not positive definite")
+#: tree links at most in one env's soil group, and soil blocks at most on them (solver/soil_group.py)
+SOIL_GROUP_LINKS = 6
+SOIL_GROUP_BLOCKS = 12
+SOIL_GROUP_I = Block("soil_group", [("first", 1), ("end", 1), ("member", 1), ("joint", 1), ("tree", 1)],
+                     "per env, SOIL_GROUP_BLOCKS entries: the soil blocks of tree links this step that the soil group "
+                     "solves together: the first row and one past the last of each, and the member (its link) it "
+                     "belongs to; the first SOIL_GROUP_LINKS entries also hold each member's joint row and tree")
+SOIL_GROUP_STATE = Block("soil_group_state", [("count", 1), ("blocks", 1), ("built", 1), ("solved", 1),
+                                              ("failed", 1)],
+                         "per env: members (tree links) of the soil group this step (0: none) and their soil "
+                         "blocks, its Phi built this step (0/1), and the sweeps of this step in which it "
+                         "converged and did not")
+SOIL_GROUP_F = Block("soil_group", [("origin", 6), ("velocity", 6), ("start", 6), ("summed", 6), ("h", 36),
+                                    ("step", 6)],
+                     "per soil-group member: its link's spatial velocity when the group started [rad/s, m/s] and "
+                     "where Newton's method has it now, its rows' summed spatial impulse when the group started and "
+                     "at the last pass [N m s, N s], H (6x6 row by row) and the last Newton step (solver/soil_group.py)")
+SOIL_GROUP_MATRIX = Block("soil_group_matrix", [("phi", 1), ("system", 1)],
+                          "per env, (6 SOIL_GROUP_LINKS) x (6 SOIL_GROUP_LINKS) row by row: the members' spatial "
+                          "responses to each other (6x6 blocks Phi_ij = J_i M~^-1 J_j^T, zero between trees) and "
+                          "Newton's system I + Phi H as eliminated (solver/soil_group.py)")
+SOIL_GROUP_VECTOR = Block("soil_group_vector", [("rhs", 1)],
+                          "per env, 6 SOIL_GROUP_LINKS entries: the right-hand side of Newton's system, then its "
+                          "solution (solver/soil_group.py)")
 PIN_RESPONSE = Block("pin_response", [("column", 1)],
                      "per pin within one tree (or holding a tree to the world), three columns of one row per dof "
                      "of the tree, column after column: G = M~^-1 J^T, the tree's velocity change per unit world "
@@ -365,9 +390,11 @@ CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
                                                LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, PIN_RESPONSE, PIN_MATRIX,
-                                               PIN_VECTOR, TRACK_DYN,
+                                               PIN_VECTOR, TRACK_DYN, SOIL_GROUP_F, SOIL_GROUP_MATRIX,
+                                               SOIL_GROUP_VECTOR,
                                                PLATE_OUT, PLATE_LOAD, SAND, U_SEEN], "scratch")
-SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP, BLOCK_I, BLOCK_STATE], "scratch")
+SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP, BLOCK_I, BLOCK_STATE, SOIL_GROUP_I,
+                                             SOIL_GROUP_STATE], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
 #: every array of the rigid world, in the step kernel's argument order
@@ -450,6 +477,9 @@ _REF_NAMES = {
     ("scratch_i", "block_state"): "block_state", ("model_i", "track"): "track_i", ("model_f", "track"): "track_f",
     ("scratch_f", "pin_response"): "pin_response", ("scratch_f", "pin_matrix"): "pin_matrix",
     ("scratch_f", "pin_vector"): "pin_vector", ("scratch_f", "track_dyn"): "track_dyn",
+    ("scratch_f", "soil_group"): "soil_group_f", ("scratch_f", "soil_group_matrix"): "soil_group_matrix",
+    ("scratch_f", "soil_group_vector"): "soil_group_vector",
+    ("scratch_i", "soil_group"): "soil_group_i", ("scratch_i", "soil_group_state"): "soil_group_state",
     ("model_i", "plate"): "plate_i", ("model_f", "plate"): "plate_f",
     ("model_i", "plate_range"): "plate_range", ("model_i", "medium"): "medium_i", ("model_f", "medium"): "medium_f",
     ("state_f", "plate_state"): "plate_state", ("scratch_f", "plate_out"): "plate_out",

@@ -35,6 +35,7 @@ from .pins import solve_pin_row
 from .rows import row_geometry, warm_start_slot
 from .sand import solve_sand_rows
 from .soil_block import is_soil_block, soil_block, soil_run_end
+from .soil_group import is_group_member, setup_soil_group, soil_group_sweep
 
 vec6 = ti.types.vector(6, float)
 mat6 = ti.types.matrix(6, 6, float)
@@ -156,15 +157,17 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
     solved skip their one-by-one update in that sweep. The soil rows of one body (or tree link) on one bed
     are solved together on its six velocities (``solver/soil_block.py``); a block that did not converge
     in a sweep hands its rows to their one-by-one updates in that sweep (``SETTINGS_I.soil_block`` 0:
-    always). Once a sweep changes the velocities no less than the sweep before it, the rest of the step
+    always). The soil blocks of tree links are solved together first (``solver/soil_group.py``,
+    ``SETTINGS_I.tree_soil_block``); where that converged, they skip their own blocks in that sweep. Once a sweep changes the velocities no less than the sweep before it, the rest of the step
     sweeps every row one by one (no contact block, no soil blocks)."""
+    use_soil_block = get(D.settings_i, e, 0, SETTINGS_I.soil_block)  # the soil blocks are on (0/1)
     if ti.static(D.trees):
         setup_contact_block(D, e, n_rows, get(D.settings_i, e, 0, SETTINGS_I.contact_block))
+        setup_soil_group(D, e, n_rows, use_soil_block * get(D.settings_i, e, 0, SETTINGS_I.tree_soil_block))
     velocity_change(D, e)
     sweeps = 0
     done = False
     use_block = 1  # the contact block is on in this step's sweeps
-    use_soil_block = get(D.settings_i, e, 0, SETTINGS_I.soil_block)  # the soil blocks are on (0/1)
     pin_blocks = 0
     if n_pins > 0:
         pin_blocks = get(D.settings_i, e, 0, SETTINGS_I.pin_block)  # each tree's pins together (0/1)
@@ -172,9 +175,12 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
     while sweeps < max_sweeps and not done:
         sweeps += 1
         solved = 0  # the contact-block members solved together in this sweep (bit per member)
+        grouped = False  # the soil group converged in this sweep: its members skip their own blocks
         if ti.static(D.trees):
             if use_block != 0:
                 _local, _net, solved = contact_block_sweep(D, e)
+            if use_soil_block != 0:
+                grouped = soil_group_sweep(D, e, dt, tolerance)
         run_j = -1  # the link of the run of rows being swept on it (links.py, "Link runs"), or -1
         run_vel, run_phi, run_total = vec6(0.0), mat6(0.0), vec6(0.0)
         r = 0
@@ -184,7 +190,13 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
             block_end = r
             if use_soil_block != 0 and r >= gs_until and is_soil_block(D, e, r):
                 block_end = soil_run_end(D, e, r, n_rows)
-            if block_end > r:  # a soil block: rows r to block_end - 1, on one link
+            skip = False
+            if ti.static(D.trees):
+                if grouped and block_end > r:
+                    skip = is_group_member(D, e, r)
+            if skip:  # solved with the soil group in this sweep
+                r = block_end
+            elif block_end > r:  # a soil block: rows r to block_end - 1, on one link
                 if ti.static(D.trees):
                     if run_j >= 0:
                         close_link_run(D, e, run_j, run_total)
