@@ -35,7 +35,7 @@ from .pins import solve_pin_row
 from .rows import row_geometry, warm_start_slot
 from .sand import solve_sand_rows
 from .soil_block import is_soil_block, soil_block, soil_run_end
-from .soil_group import is_group_member, setup_soil_group, soil_group_sweep
+from .soil_group import FIRST_SWEEP, is_group_member, setup_soil_group, soil_group_sweep
 
 vec6 = ti.types.vector(6, float)
 mat6 = ti.types.matrix(6, 6, float)
@@ -179,7 +179,7 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
         if ti.static(D.trees):
             if use_block != 0:
                 _local, _net, solved = contact_block_sweep(D, e)
-            if use_soil_block != 0:
+            if use_soil_block != 0 and sweeps >= FIRST_SWEEP:
                 grouped = soil_group_sweep(D, e, dt, tolerance)
         run_j = -1  # the link of the run of rows being swept on it (links.py, "Link runs"), or -1
         run_vel, run_phi, run_total = vec6(0.0), mat6(0.0), vec6(0.0)
