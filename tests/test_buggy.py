@@ -170,25 +170,13 @@ def test_pin_blocks_take_fewer_sweeps_and_keep_the_pin_forces_physical(settled):
     No pin carries more than the car's weight (each holds part of one corner's quarter of it, about 2.2 kN;
     a factor that kept impulse along a wishbone's hinge axis, which moves nothing, reported 41 kN there)."""
     world, _bed, buggy, _forces = settled
-    start = world.checkpoint()
     weight = buggy.mass * G
     assert max(np.linalg.norm(pin.get_force(0)) for pin in buggy.pins) < weight
-    saved = world.solver.pin_block
-    sweeps = {}
-    try:
-        for block in (True, False):
-            world.restore(start)  # (the drives' targets too: the command comes after)
-            world.solver.pin_block = block
-            buggy.set_commands(speed=0.8)
-            sweeps[block] = 0
-            for _ in range(300):
-                world.step()
-                sweeps[block] += int(world.get_solver_sweeps(0))
-                assert max(np.linalg.norm(pin.get_force(0)) for pin in buggy.pins) < weight
-    finally:
-        world.restore(start)
-        world.solver.pin_block = saved
-        buggy.set_commands(speed=0.0)
+
+    def check():
+        assert max(np.linalg.norm(pin.get_force(0)) for pin in buggy.pins) < weight
+
+    sweeps = {block: _drive_off_sweeps(world, buggy, "pin_block", block, check) for block in (True, False)}
     assert sweeps[True] < 0.5 * sweeps[False], sweeps
 
 
@@ -200,19 +188,14 @@ def test_soil_group_reaches_the_blocks_fixed_point_in_fewer_sweeps(settled):
     third sweep of a step on) takes fewer sweeps: less than 0.95 times as many (measured: 1381 against 1593;
     7.4 against 11.5 a step over 3 s from standstill on the scene's bed, ``perf.bench_solver``)."""
     world, _bed, buggy, _forces = settled
+    sweeps = {group: _drive_off_sweeps(world, buggy, "tree_soil_block", group) for group in (True, False)}
     start = world.checkpoint()
     saved = (world.solver.tree_soil_block, world.solver.tolerance, world.solver.max_sweeps)
-    sweeps, u = {}, {}
+    u = {}
     try:
-        for group in (True, False):
-            world.restore(start)  # (the drives' targets too: the command comes after)
-            world.solver.tree_soil_block = group
-            buggy.set_commands(speed=0.8)
-            sweeps[group] = 0
-            for _ in range(300):
-                world.step()
-                sweeps[group] += int(world.get_solver_sweeps(0))
-            mid = world.checkpoint()
+        buggy.set_commands(speed=0.8)
+        world.step(300)
+        mid = world.checkpoint()
         for group in (True, False):
             world.restore(mid)
             world.solver.tree_soil_block = group
@@ -225,3 +208,24 @@ def test_soil_group_reaches_the_blocks_fixed_point_in_fewer_sweeps(settled):
         buggy.set_commands(speed=0.0)
     np.testing.assert_allclose(u[True], u[False], rtol=0.0, atol=1e-9)
     assert sweeps[True] < 0.95 * sweeps[False], sweeps
+
+
+def _drive_off_sweeps(world, buggy, setting, value, check=None):
+    """The sweeps the settled car takes driving off at 0.8 m/s for 0.3 s with the solver's ``setting`` at
+    ``value`` (``check()`` after every step); the world, the setting and the command are as before after."""
+    start = world.checkpoint()
+    saved = getattr(world.solver, setting)
+    sweeps = 0
+    try:
+        setattr(world.solver, setting, value)
+        buggy.set_commands(speed=0.8)  # (after the restore: a checkpoint holds the drives' targets too)
+        for _ in range(300):
+            world.step()
+            sweeps += int(world.get_solver_sweeps(0))
+            if check is not None:
+                check()
+    finally:
+        world.restore(start)
+        setattr(world.solver, setting, saved)
+        buggy.set_commands(speed=0.0)
+    return sweeps
