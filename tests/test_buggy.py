@@ -135,8 +135,8 @@ def test_the_scenes_sweep_tolerance_keeps_the_ruts_within_its_error_bound():
     ``tol dt`` per step and a body by ``tol dt`` per step, each step's error adding at worst in the same sense.
     Driving off from standstill at 0.8 m/s for 1 s on both settings, every sample's sinkage and the chassis'
     position must agree within ``(1e-4 + 1e-6) m/s x 1 s`` = 0.101 mm, and the looser setting must take
-    fewer sweeps: at most 0.8 times as many (measured with the soil groups of solver/soil_group.py: 2512
-    against 4653 sweeps; 0.5 times before them)."""
+    fewer sweeps: at most 0.8 times as many (measured with the soil groups of solver/soil_group.py: 2503
+    against 3860 sweeps; 0.5 times before them)."""
     runs = []
     length = 4.8  # [m]: the wheels' footprints from x = -1.8 m to about +1.8 m after 1 s
     for tol in (mb.SOLVER_TOLERANCE, 1e-6):
@@ -185,8 +185,8 @@ def test_soil_group_reaches_the_blocks_fixed_point_in_fewer_sweeps(settled):
     changes how the sweeps reach the step's fixed point, not the point. Reference: the same step with each
     wheel's block on its own, both swept to 1e-12 m/s: the generalized velocities agree to 1e-9 (a step's
     velocity change is about 1e-2 m/s). Driving off for 0.3 s at the default tolerance, the group (from the
-    third sweep of a step on) takes fewer sweeps: less than 0.95 times as many (measured: 1381 against 1593;
-    7.4 against 11.5 a step over 3 s from standstill on the scene's bed, ``perf.bench_solver``)."""
+    second sweep of a step on) takes fewer sweeps: less than 0.8 times as many (measured: 1081 against 1613;
+    6.2 against 11.5 a step over 3 s from standstill on the scene's bed, ``perf.bench_solver``)."""
     world, _bed, buggy, _forces = settled
     sweeps = {group: _drive_off_sweeps(world, buggy, "tree_soil_block", group) for group in (True, False)}
     start = world.checkpoint()
@@ -207,7 +207,7 @@ def test_soil_group_reaches_the_blocks_fixed_point_in_fewer_sweeps(settled):
         world.solver.tree_soil_block, world.solver.tolerance, world.solver.max_sweeps = saved
         buggy.set_commands(speed=0.0)
     np.testing.assert_allclose(u[True], u[False], rtol=0.0, atol=1e-9)
-    assert sweeps[True] < 0.95 * sweeps[False], sweeps
+    assert sweeps[True] < 0.8 * sweeps[False], sweeps
 
 
 def _drive_off_sweeps(world, buggy, setting, value, check=None):

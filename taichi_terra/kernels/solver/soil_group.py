@@ -33,9 +33,11 @@ about half as much again as the members' blocks on the buggy's four wheels. So:
 - a group is formed only where its links carry ``MIN_ROWS`` soil rows each on average: the quadruped's four
   feet (5 or 6 rows each) ran at 4.8x real time with a group against 16.7x without, in 6.2 sweeps a step
   against 6.8; the buggy's wheels carry 20 to 40;
-- it is solved from the ``FIRST_SWEEP``-th sweep of a step on: the first sweeps take the warm start's error
-  out as cheaply with the blocks, and most steps at a loose tolerance end there (the buggy at 1e-4 m/s took
-  2.5 sweeps a step and ran 19 % slower with the group in every sweep).
+- it is solved from the ``FIRST_SWEEP``-th sweep of a step on: the first sweep takes the warm start's error
+  out as cheaply with the blocks, and many steps at a loose tolerance end soon after (the buggy driving at
+  1e-4 m/s, about 2.6 sweeps a step, ran 16 % slower with the group from the first sweep, 8 % from the
+  second, 5 % from the third; at 1e-6 m/s the second was fastest: 0.33 ms a step against 0.35 from the first,
+  0.36 from the third and 0.39 without).
 """
 import taichi as ti
 
@@ -55,7 +57,7 @@ DIM = 6 * SOIL_GROUP_LINKS
 #: soil rows per member at least, on average, for a group to be solved (module docstring)
 MIN_ROWS = 16
 #: the first sweep of a step in which the group is solved (module docstring)
-FIRST_SWEEP = 3
+FIRST_SWEEP = 2
 
 
 @ti.func
