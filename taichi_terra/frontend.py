@@ -13,6 +13,9 @@ need, and :func:`speed_up` removes them:
 
 Both are installed once, and only where Taichi's front end has the functions with the attributes they read;
 other Taichi versions keep their own.
+
+It also fixes one defect: :func:`inline_into_real_functions` (without it, a ``ti.func`` called inside a
+``ti.real_func`` computes wrong results, see there).
 """
 from __future__ import annotations
 
@@ -20,9 +23,57 @@ import functools
 
 
 def speed_up() -> None:
-    """Install the source cache and the short source positions (idempotent)."""
+    """Install the source cache and the short source positions, and the fix that lets real functions
+    inline functions (idempotent)."""
     _cache_sources()
     _short_source_positions()
+    inline_into_real_functions()
+
+
+def inline_into_real_functions() -> bool:
+    """Make a ``ti.func`` called inside a ``ti.real_func`` build its statements into that real function.
+
+    Taichi 1.7 inlines a ``ti.func`` by transforming its body with the AST builder of the kernel being
+    compiled (``current_kernel``), also where the call sits inside a real function, whose statements go to
+    a builder of their own (``compiling_callable``). An expression comes back as a value and is right, but
+    the statements of the inlined body (its loops, its assignments) land in the kernel instead: measured, a
+    function summing ``a[e, k]`` over ``k`` in a loop returned its first term alone. This builds the inlined
+    body with the builder of the callable being compiled, which is the kernel's own outside real functions.
+
+    Returns whether the fix is in place (False where this Taichi's front end lacks what it replaces; the
+    step kernel then inlines its stages instead of calling them, ``kernels/step.py``)."""
+    try:
+        from taichi.lang import impl, kernel_impl
+        from taichi.lang.exception import TaichiSyntaxError
+        call, tree_and_ctx = kernel_impl.Func.__call__, kernel_impl._get_tree_and_ctx
+        transform, returned = kernel_impl.transform_tree, kernel_impl.ReturnStatus.ReturnedValue
+    except (ImportError, AttributeError):
+        return False
+    if getattr(call, "_taichi_terra_inline", False):
+        return True
+
+    def __call__(self, *args, **kwargs):
+        if self.is_real_function or self.pyfunc or not impl.inside_kernel():
+            return call(self, *args, **kwargs)
+        args = kernel_impl._process_args(self, args, kwargs)
+        tree, ctx = tree_and_ctx(self, is_kernel=False, args=args,
+                                 ast_builder=impl.get_runtime().compiling_callable.ast_builder(),
+                                 is_real_function=False)
+        ret = transform(tree, ctx)
+        if self.return_type and ctx.returned != returned:
+            raise TaichiSyntaxError("Function has a return type but does not have a return statement")
+        return ret
+
+    __call__._taichi_terra_inline = True
+    kernel_impl.Func.__call__ = __call__
+    return True
+
+
+def real_functions_work() -> bool:
+    """Whether :func:`inline_into_real_functions` is installed."""
+    from taichi.lang import kernel_impl
+
+    return bool(getattr(kernel_impl.Func.__call__, "_taichi_terra_inline", False))
 
 
 def _cache_sources() -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import backend
+from . import backend, frontend
 from .bodies import shapes as _shapes
 from .bodies.articulated_world import ArticulatedBuilder
 from .bodies.body import Body
@@ -546,7 +546,8 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
             arch = backend.config()["arch"]
             serial = arch == "cpu" and self._n_envs == 1
             variant = (serial, self._model.n_trees > 0, self._fused_plates(),
-                       gpu_lanes(self._n_envs) if arch == "vulkan" else 0)
+                       gpu_lanes(self._n_envs) if arch == "vulkan" else 0,
+                       arch == "cpu" and frontend.real_functions_work())
             kernel = simulate_kernel(*variant)
             arrays = {**self._model.arrays(), **self._state.arrays(), **self._control.arrays(),
                       **self._scratch.arrays()}
@@ -561,7 +562,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
             self._step_graph = (run, args)
         return self._step_graph
 
-    def _variant_name(self, serial: bool, trees: bool, plates: bool, lanes: int) -> str:
+    def _variant_name(self, serial: bool, trees: bool, plates: bool, lanes: int, split: bool) -> str:
         """The step kernel variant, as the compile notice names it."""
         cfg = backend.config()
         parts = ["articulated trees" if trees else "free bodies"] + (["RFT plates"] if plates else [])

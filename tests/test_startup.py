@@ -1,6 +1,7 @@
 """What a user meets first: the compile notice of a first step (and ``verbose=False`` / ``--quiet`` that silence
 it), the system software the scenes and tests install or name, and Taichi's front end with taichi_terra's
 source cache still pointing errors at the right line."""
+import os
 import subprocess
 import sys
 import textwrap
@@ -157,3 +158,56 @@ def test_precompile_marks_what_it_compiled_and_rejects_unknown_variants(tmp_path
         precompile.missing(["free-serial"], ("f16",))
     assert set(precompile.VARIANTS) == {f"{kind}-{loop}" for kind in ("free", "trees", "free-plates", "trees-plates")
                                        for loop in ("serial", "parallel")}
+
+
+@ti.func
+def _sum_of_row(a: ti.template(), e, n):
+    total = 0.0
+    for k in range(n):
+        total += a[e, k]
+    return total
+
+
+@ti.real_func
+def _row_sum_as_a_function(a: ti.types.ndarray(), e: ti.i32, n: ti.i32) -> ti.f64:
+    return _sum_of_row(a, e, n)
+
+
+@ti.kernel
+def _row_sums(a: ti.types.ndarray(), out: ti.types.ndarray()):
+    for e in range(a.shape[0]):
+        out[e] = _row_sum_as_a_function(a, e, a.shape[1])
+
+
+def test_a_function_inlined_into_a_real_function_runs_its_loop():
+    """Taichi 1.7 builds the statements of a ``ti.func`` inlined into a ``ti.real_func`` into the kernel instead
+    (measured without taichi_terra's fix: the loop's first term alone); the step kernel's stages are real
+    functions made of such calls. Reference: the sums numpy takes."""
+    from taichi_terra import frontend
+
+    assert frontend.real_functions_work()
+    a = np.arange(12.0).reshape(3, 4) ** 2
+    out = np.zeros(3)
+    _row_sums(a, out)
+    assert out.tolist() == a.sum(axis=1).tolist()
+
+
+def test_a_step_kernel_compiled_once_loads_from_the_cache_in_a_new_process(tmp_path):
+    """The step kernel's stages are functions that call one another in a chain, so that Taichi's key for the
+    kernel's cache entry is the same in every process (``kernels/step.py``, ``_chain``): a second process that
+    compiles the same world finds the first one's entry and adds none of its own."""
+    script = textwrap.dedent("""
+        import taichi_terra as tt
+        tt.init(verbose=False)
+        world = tt.World(dt=1e-3)
+        world.add_sphere(0.1, 1.0)
+        world.compile()
+    """)
+    env = {**os.environ, "TI_OFFLINE_CACHE_FILE_PATH": str(tmp_path)}
+    entries = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=ROOT,
+                             env=env)
+        assert out.returncode == 0, out.stderr[-3000:]
+        entries.append(sorted(p.name for p in tmp_path.glob("*.tic")))
+    assert entries[0] and entries[1] == entries[0]

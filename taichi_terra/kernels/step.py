@@ -35,6 +35,11 @@ is these stages, in order (``step_env``):
 11. results and the warm-start cache: each row's world impulse and feature, this step's pair table
 
 The kernel binds the arrays declared in ``common/arrays.py`` and nothing else.
+
+In the code each stage is a function (``stage_*``, listed in order by :func:`stages_of`). On cpu each is compiled
+as a function of its own that calls the next (:func:`_chain`), which keeps the compile of a variant to a third
+of what one function holding every stage took; on the GPU backends they are inlined into the kernel. Both
+compute the same: the golden replays (``tests/test_golden.py``) pass bit for bit either way.
 """
 import taichi as ti
 
@@ -116,12 +121,14 @@ def env_spread(n_envs: int, arch: str, threads: int, serial: bool) -> int:
     return max(1, 512 // per_chunk)
 
 
-def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int = 0):
+def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int = 0, split: bool = False):
     """The step kernel; ``serial`` runs the env loop on the calling thread (a single-env world on cpu: a
     parallel loop's launch costs about 130 us there, a serial one about 20 us); ``trees`` compiles the
     articulated-tree stages in (a world without trees does not pay their compile time); ``plates`` runs the RFT
     stage inside each step (stage 0, on cpu), so ``step(n)`` stays one launch; ``lanes`` > 0 (vulkan) runs
-    env ``i`` on thread ``i`` of that many (:func:`~.common.lanes.gpu_lanes`)."""
+    env ``i`` on thread ``i`` of that many (:func:`~.common.lanes.gpu_lanes`); ``split`` compiles each stage as
+    a function of its own (cpu: ``ti.real_func`` is for the LLVM backends, and cuda has not been measured with
+    it) rather than inlining them all into one."""
 
     @ti.kernel
     def simulate(n_steps: ti.i32, spread: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd, u: nd,
@@ -133,14 +140,15 @@ def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int
                 if lane < q.shape[0]:
                     run_env(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
                                      state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
-                                     scratch_i=scratch_i, soil_rev=soil_rev), lane, n_steps, trees, plates)
+                                     scratch_i=scratch_i, soil_rev=soil_rev), lane, n_steps, trees, plates, split)
         else:
             ti.loop_config(serialize=serial)
             for i in range(q.shape[0] * spread):  # (env_spread: all but every spread-th iteration are empty)
                 if i % spread == 0:
                     run_env(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
                                      state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
-                                     scratch_i=scratch_i, soil_rev=soil_rev), i // spread, n_steps, trees, plates)
+                                     scratch_i=scratch_i, soil_rev=soil_rev), i // spread, n_steps, trees, plates,
+                                    split)
 
     return simulate
 
@@ -149,24 +157,24 @@ def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int
 simulate = _simulate_kernel(False, False)
 #: the same on the calling thread (worlds of one env on cpu)
 simulate_serial = _simulate_kernel(True, False)
-_VARIANTS = {(False, False, False, 0): simulate, (True, False, False, 0): simulate_serial}
+_VARIANTS = {(False, False, False, 0, False): simulate, (True, False, False, 0, False): simulate_serial}
 
 
-def simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int = 0):
+def simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int = 0, split: bool = False):
     """The step kernel for a world: on the calling thread or not, with the tree stages or not, with the RFT
     stage inside the step or not, over a loop Taichi sizes or over ``lanes`` threads
-    (:func:`~.common.lanes.gpu_lanes`)."""
-    key = (bool(serial), bool(trees), bool(plates), int(lanes))
+    (:func:`~.common.lanes.gpu_lanes`), with its stages as functions of their own or inlined."""
+    key = (bool(serial), bool(trees), bool(plates), int(lanes), bool(split))
     if key not in _VARIANTS:
         _VARIANTS[key] = _simulate_kernel(*key)
     return _VARIANTS[key]
 
 
 @ti.func
-def run_env(D: ti.template(), e, n_steps, trees: ti.template(), plates: ti.template()):
+def run_env(D: ti.template(), e, n_steps, trees: ti.template(), plates: ti.template(), split: ti.template()):
     for _ in range(n_steps):
         if get(D.env, e, 0, ENV.diverged) == 0:  # (a diverged env stands still until it is reset)
-            step_env(D, e, trees, plates)
+            step_env(D, e, trees, plates, split)
             add(D.env, e, 0, ENV.steps, 1)
             watch_env(D, e)
 
@@ -268,53 +276,191 @@ def find_contacts(D: ti.template(), e):
         cursor += found
 
 
+#: the stages of a step, in order; each is a function below (``stage_*``) and, on cpu, a compile unit of its
+#: own (``_chain``). A variant leaves out what it cannot use (the tree stages without trees, the frames'
+#: stage without trees and plates).
+(FRAMES, CONTACTS, TREE_FORCES, ROWS, IMPACTS, FREE_VELOCITIES, RESPONSES, SAND_AND_PIN_BLOCKS, WARM_STARTS, SWEEPS,
+ REACTIONS, HISTORY, INTEGRATION) = range(13)
+
+
+def stages_of(trees: bool, plates: bool) -> tuple:
+    """The stages a step kernel variant runs, in order."""
+    out = [CONTACTS, ROWS, IMPACTS, FREE_VELOCITIES, RESPONSES, SAND_AND_PIN_BLOCKS, WARM_STARTS, SWEEPS, REACTIONS,
+           HISTORY, INTEGRATION]
+    if not trees:
+        out.remove(RESPONSES)
+    if trees:
+        out.insert(1, TREE_FORCES)
+    if trees or plates:
+        out.insert(0, FRAMES)
+    return tuple(out)
+
+
 @ti.func
-def step_env(D: ti.template(), e, trees: ti.template(), plates: ti.template()):
-    """One step of env ``e`` (the stages are listed in the module docstring)."""
-    sf = row(D.settings_f, e, 0)
-    si = row(D.settings_i, e, 0)
-    dt = sf[SETTINGS_F.dt]
-    gravity = vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
-    n_trees = si[SETTINGS_I.n_trees]
-    n_static = si[SETTINGS_I.n_static_pairs]
-    if ti.static(trees):  # 0. trees: link frames and velocities
-        for t in range(n_trees):
+def step_env(D: ti.template(), e, trees: ti.template(), plates: ti.template(), split: ti.template()):
+    """One step of env ``e``: the stages of :func:`stages_of`, in order (the module docstring says what
+    each does). ``split``: each stage runs as a function of its own (:func:`_chain`), rather than all inlined
+    into the kernel."""
+    if ti.static(split):
+        _CHAINS[(trees, plates)](D.model_i, D.model_f, D.heights, D.q, D.u, D.state_f, D.state_i, D.control,
+                                 D.scratch_f, D.scratch_i, D.soil_rev, e, 0, 0)
+    else:
+        n_rows, n_limits = 0, 0
+        for which in ti.static(stages_of(trees, plates)):
+            n_rows, n_limits = run_stage(D, e, which, n_rows, n_limits, plates)
+
+
+@ti.func
+def run_stage(D: ti.template(), e, which: ti.template(), n_rows, n_limits, plates: ti.template()):
+    """Stage ``which`` of env ``e``; ``n_rows`` contact and soil rows and ``n_limits`` joint rows (stage
+    ``ROWS`` counts them; the stages before it get zeros). Returns the two counts for the next stage."""
+    if ti.static(which == FRAMES):
+        stage_frames(D, e, plates)
+    elif ti.static(which == CONTACTS):
+        find_contacts(D, e)
+    elif ti.static(which == TREE_FORCES):
+        stage_tree_forces(D, e)
+    elif ti.static(which == ROWS):
+        n_rows, n_limits = stage_rows(D, e)
+    elif ti.static(which == IMPACTS):
+        stage_impacts(D, e, n_rows)
+    elif ti.static(which == FREE_VELOCITIES):
+        stage_free_velocities(D, e)
+    elif ti.static(which == RESPONSES):
+        stage_responses(D, e, n_rows, n_limits)
+    elif ti.static(which == SAND_AND_PIN_BLOCKS):
+        stage_sand_and_pin_blocks(D, e, n_rows, n_limits)
+    elif ti.static(which == WARM_STARTS):
+        stage_warm_starts(D, e, n_rows, n_limits)
+    elif ti.static(which == SWEEPS):
+        stage_sweeps(D, e, n_rows, n_limits)
+    elif ti.static(which == REACTIONS):
+        stage_reactions(D, e, n_rows, n_limits)
+    elif ti.static(which == HISTORY):
+        stage_history(D, e, n_rows, n_limits)
+    else:
+        stage_integration(D, e, n_rows, n_limits)
+    return n_rows, n_limits
+
+
+def _link(which: int, trees: bool, plates: bool, then):
+    """Stage ``which`` of a variant as a function of its own (``ti.real_func``: compiled once, called, not
+    inlined) that calls ``then``, the next stage's, last (None: the last stage)."""
+    last = then is None
+
+    @ti.real_func
+    def stage(model_i: nd, model_f: nd, heights: nd, q: nd, u: nd, state_f: nd, state_i: nd, control: nd,
+              scratch_f: nd, scratch_i: nd, soil_rev: nd, e: ti.i32, n_rows: ti.i32, n_limits: ti.i32) -> ti.i32:
+        return _stage_then(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
+                                    state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
+                                    scratch_i=scratch_i, soil_rev=soil_rev),
+                           e, which, n_rows, n_limits, plates, then, last)
+
+    return stage
+
+
+@ti.func
+def _stage_then(D: ti.template(), e, which: ti.template(), n_rows, n_limits, plates: ti.template(),
+                then: ti.template(), last: ti.template()):
+    n_rows, n_limits = run_stage(D, e, which, n_rows, n_limits, plates)
+    if ti.static(not last):
+        then(D.model_i, D.model_f, D.heights, D.q, D.u, D.state_f, D.state_i, D.control, D.scratch_f,
+             D.scratch_i, D.soil_rev, e, n_rows, n_limits)
+    return 0
+
+
+def _chain(trees: bool, plates: bool):
+    """The first stage of a variant's step, each stage a function that calls the next.
+
+    Why functions: LLVM's optimisation passes take time that grows faster than the size of the function
+    they run on. With every stage inlined into the kernel, the articulated step kernel took 238 s to
+    compile cold on a 2-core cpu; as a function per stage, 88 s (``docs/performance.md``).
+
+    Why a chain, not a list the kernel calls: Taichi 1.7 keys a compiled kernel's offline-cache entry by its
+    IR and the functions it calls; where one calls several, they enter the key in the order of their
+    addresses in memory, so a kernel calling the stages one after another got a new key in every process
+    and never loaded from the cache. A kernel that calls one function, which calls one, keeps its key."""
+    then = None
+    for which in reversed(stages_of(trees, plates)):
+        then = _link(which, trees, plates, then)
+    return then
+
+
+#: (trees, plates) -> the first stage of that variant's chain, made at import in a fixed order
+_CHAINS = {(t, p): _chain(t, p) for t in (False, True) for p in (False, True)}
+
+
+@ti.func
+def stage_frames(D: ti.template(), e, plates: ti.template()):
+    """Stage 0: the trees' link frames and velocities; then, on cpu, the RFT plates' forces and each
+    carrier's load from those frames, carrier by carrier (``rft/plates.py``)."""
+    sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
+    if ti.static(D.trees):
+        for t in range(si[SETTINGS_I.n_trees]):
             tree_kinematics(D, e, t)
-    if ti.static(plates):  # 0, cpu: the RFT stage, carrier by carrier, from the frames above (rft/plates.py)
-        trial = dt * gravity
+    if ti.static(plates):
+        trial = sf[SETTINGS_F.dt] * _gravity(sf)
         for c in range(si[SETTINGS_I.n_plate_carriers]):
             carrier_plates(D, e, c, si[SETTINGS_I.n_media], trial)
-    find_contacts(D, e)
-    if ti.static(trees):  # 0b. bias forces; the mass matrix and its factor where a row acts on the tree
-        mark_factored_trees(D, e, n_trees, n_static, dt, sf[SETTINGS_F.margin])
-        for t in range(n_trees):
-            j0 = get(D.tree, e, t, TREE.joint0)
-            factored = get(D.tree_step, e, t, TREE_STEP.factored) != 0
-            tree_dynamics(D, e, t, get3(D.frame, e, j0, FRAME.position), gravity, factored, True)
-            hold_drives(D, e, t)
-            if factored:
-                tree_factor(D, e, t, dt)
-    tolerance = sf[SETTINGS_F.tolerance]
-    max_sweeps = si[SETTINGS_I.max_sweeps]
-    n_free = si[SETTINGS_I.n_free_bodies]  # (the bodies on tree links move with their trees)
-    # 2. world inverse inertias and inverse masses of the free bodies at the start of the step
-    for b in range(n_free):
+
+
+@ti.func
+def _gravity(sf):
+    return vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
+
+
+@ti.func
+def stage_tree_forces(D: ti.template(), e):
+    """Stage 0b: bias forces of every tree; the mass matrix and its factor where a row acts on the tree."""
+    sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
+    dt = sf[SETTINGS_F.dt]
+    n_trees = si[SETTINGS_I.n_trees]
+    mark_factored_trees(D, e, n_trees, si[SETTINGS_I.n_static_pairs], dt, sf[SETTINGS_F.margin])
+    for t in range(n_trees):
+        j0 = get(D.tree, e, t, TREE.joint0)
+        factored = get(D.tree_step, e, t, TREE_STEP.factored) != 0
+        tree_dynamics(D, e, t, get3(D.frame, e, j0, FRAME.position), _gravity(sf), factored, True)
+        hold_drives(D, e, t)
+        if factored:
+            tree_factor(D, e, t, dt)
+
+
+@ti.func
+def stage_rows(D: ti.template(), e):
+    """Stages 2 and 3: the free bodies' world inverse inertias and inverse masses at the start of the step;
+    the contact and soil rows, then the trees' joint rows (limits, friction) and the pins. Returns the
+    number of contact and soil rows and of joint rows."""
+    sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
+    dt = sf[SETTINGS_F.dt]
+    for b in range(si[SETTINGS_I.n_free_bodies]):  # (the bodies on tree links move with their trees)
         put33(D.link, e, b, LINK.inv_inertia,
               link_inv_inertia(D.q, e, get(D.body_i, e, b, BODY_I.q0), get33(D.inertia, e, b, INERTIA.inertia)))
         put(D.link, e, b, LINK.inv_mass, 1.0 / get(D.body_f, e, b, BODY_F.mass))
-    # 3. rows: kinds, sides, geometry, Delassus blocks, targets; then the joint rows (limits, friction) and the pins
-    n_rows = build_rows(D, e, n_static, dt, sf[SETTINGS_F.slop], sf[SETTINGS_F.erp], sf[SETTINGS_F.max_push])
+    n_rows = build_rows(D, e, si[SETTINGS_I.n_static_pairs], dt, sf[SETTINGS_F.slop], sf[SETTINGS_F.erp],
+                        sf[SETTINGS_F.max_push])
     n_limits = 0
-    n_pins = 0
-    if ti.static(trees):
-        n_limits = build_joint_rows(D, e, n_rows, n_trees, dt, sf[SETTINGS_F.margin], sf[SETTINGS_F.slop],
-                                    sf[SETTINGS_F.erp], sf[SETTINGS_F.max_push])
-        n_pins = si[SETTINGS_I.n_pins]
-        build_pin_rows(D, e, n_rows + n_limits, n_pins)
-    # 4. impacts, in waves, with the velocities before this step's forces
-    resolve_impacts(D, e, n_rows, dt, sf[SETTINGS_F.restitution_threshold], tolerance, max_sweeps)
-    # 5. free velocities u* = u + dt M^-1 (tau - h)
-    for b in range(n_free):
+    if ti.static(D.trees):
+        n_limits = build_joint_rows(D, e, n_rows, si[SETTINGS_I.n_trees], dt, sf[SETTINGS_F.margin],
+                                    sf[SETTINGS_F.slop], sf[SETTINGS_F.erp], sf[SETTINGS_F.max_push])
+        build_pin_rows(D, e, n_rows + n_limits, si[SETTINGS_I.n_pins])
+    return n_rows, n_limits
+
+
+@ti.func
+def stage_impacts(D: ti.template(), e, n_rows):
+    """Stage 4: impacts, in waves, with the velocities before this step's forces."""
+    sf = row(D.settings_f, e, 0)
+    resolve_impacts(D, e, n_rows, sf[SETTINGS_F.dt], sf[SETTINGS_F.restitution_threshold],
+                    sf[SETTINGS_F.tolerance], get(D.settings_i, e, 0, SETTINGS_I.max_sweeps))
+
+
+@ti.func
+def stage_free_velocities(D: ti.template(), e):
+    """Stage 5: free velocities ``u* = u + dt M^-1 (tau - h)`` of the free bodies (with the RFT plates'
+    load among the applied forces) and of the trees (with their drives); the belts' drives."""
+    sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
+    dt = sf[SETTINGS_F.dt]
+    for b in range(si[SETTINGS_I.n_free_bodies]):
         bd = row(D.body_i, e, b)
         load = row(D.load, e, b)
         force = vec3(load[BODY_LOAD.force], load[BODY_LOAD.force + 1], load[BODY_LOAD.force + 2])
@@ -324,60 +470,118 @@ def step_env(D: ti.template(), e, trees: ti.template(), plates: ti.template()):
             torque += get3(D.plate_load, e, b, PLATE_LOAD.torque)
         free_velocity(D.q, D.u, e, bd[BODY_I.q0], bd[BODY_I.u0], get(D.body_f, e, b, BODY_F.mass),
                       get33(D.inertia, e, b, INERTIA.inertia), get33(D.link, e, b, LINK.inv_inertia), force, torque,
-                      gravity, dt)
-    if ti.static(trees):
-        for t in range(n_trees):
+                      _gravity(sf), dt)
+    if ti.static(D.trees):
+        for t in range(si[SETTINGS_I.n_trees]):
             tree_free_velocity(D, e, t, dt)
         if si[SETTINGS_I.n_tracks] > 0:
             refresh_belts(D, e)
-        for r in range(n_rows):  # (a drive held at its effort limit rebuilt its tree's factor)
-            prepare_sides(D, e, get(D.row_i, e, r, ROW_I.side_a), get(D.row_i, e, r, ROW_I.side_b))
-        joint_row_responses(D, e, n_rows, n_limits)
-        if n_pins > 0:  # (with the factors the sweeps will use)
-            pin_columns(D, e, n_rows + n_limits, n_pins)
-    n_carriers = si[SETTINGS_I.n_plate_carriers]
-    if n_carriers > 0:  # the sand rows of media whose resistance is a row (solver/sand.py)
-        build_sand_rows(D, e, dt)
-    if ti.static(trees):  # each tree's pins together; its rows push it with its pins held (last: it changes
-        # the responses the rows above were made from)
+
+
+@ti.func
+def stage_responses(D: ti.template(), e, n_rows, n_limits):
+    """Stage 5, trees: the responses of the links and dofs the rows act on (a drive held at its effort limit
+    rebuilt its tree's factor in stage 5); the pins' columns, with the factors the sweeps will use."""
+    for r in range(n_rows):
+        prepare_sides(D, e, get(D.row_i, e, r, ROW_I.side_a), get(D.row_i, e, r, ROW_I.side_b))
+    joint_row_responses(D, e, n_rows, n_limits)
+    n_pins = get(D.settings_i, e, 0, SETTINGS_I.n_pins)
+    if n_pins > 0:
+        pin_columns(D, e, n_rows + n_limits, n_pins)
+
+
+@ti.func
+def stage_sand_and_pin_blocks(D: ti.template(), e, n_rows, n_limits):
+    """Stage 5, last: the sand rows of media whose resistance is a row (``solver/sand.py``); each tree's
+    pins together, its rows pushing it with its pins held (last: it changes the responses the rows above
+    were made from)."""
+    si = row(D.settings_i, e, 0)
+    if si[SETTINGS_I.n_plate_carriers] > 0:
+        build_sand_rows(D, e, get(D.settings_f, e, 0, SETTINGS_F.dt))
+    if ti.static(D.trees):
+        n_pins = si[SETTINGS_I.n_pins]
         if n_pins > 0 and si[SETTINGS_I.pin_block] != 0:
-            setup_pin_blocks(D, e, n_rows, n_limits, n_pins, n_trees)
-    # 6. warm starts
-    warm_start(D, e, n_rows, n_static, si[SETTINGS_I.warm_start], si[SETTINGS_I.terrain_warm_start])
-    if ti.static(trees):
+            setup_pin_blocks(D, e, n_rows, n_limits, n_pins, si[SETTINGS_I.n_trees])
+
+
+@ti.func
+def stage_warm_starts(D: ti.template(), e, n_rows, n_limits):
+    """Stage 6: warm starts of the contact and soil rows, the joint rows and the pins."""
+    si = row(D.settings_i, e, 0)
+    warm_start(D, e, n_rows, si[SETTINGS_I.n_static_pairs], si[SETTINGS_I.warm_start],
+               si[SETTINGS_I.terrain_warm_start])
+    if ti.static(D.trees):
         warm_start_joint_rows(D, e, n_rows, n_limits, si[SETTINGS_I.warm_start])
-        warm_start_pins(D, e, n_rows + n_limits, n_pins, si[SETTINGS_I.warm_start], si[SETTINGS_I.pin_block])
-    # 7. projected Gauss-Seidel sweeps until the velocities settle to the tolerance
-    put(D.env, e, 0, ENV.sweeps, sweep_rows(D, e, n_rows, n_limits, n_pins, dt, sf[SETTINGS_F.erp], tolerance,
-                                            max_sweeps, n_carriers))
-    if ti.static(trees):
-        if n_pins > 0:  # the pins' share of what the rows pushed through held columns
-            pin_reactions(D, e, n_rows + n_limits, n_pins, n_trees, si[SETTINGS_I.pin_block])
-    if n_carriers > 0:
-        finish_sand_rows(D, e, dt)
-    # 8. resting manifolds
+        warm_start_pins(D, e, n_rows + n_limits, si[SETTINGS_I.n_pins], si[SETTINGS_I.warm_start],
+                        si[SETTINGS_I.pin_block])
+
+
+@ti.func
+def _n_pins(D: ti.template(), e):
+    n = 0
+    if ti.static(D.trees):
+        n = get(D.settings_i, e, 0, SETTINGS_I.n_pins)
+    return n
+
+
+@ti.func
+def stage_sweeps(D: ti.template(), e, n_rows, n_limits):
+    """Stage 7: projected Gauss-Seidel sweeps until the velocities settle to the tolerance."""
+    sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
+    put(D.env, e, 0, ENV.sweeps,
+        sweep_rows(D, e, n_rows, n_limits, _n_pins(D, e), sf[SETTINGS_F.dt], sf[SETTINGS_F.erp],
+                   sf[SETTINGS_F.tolerance], si[SETTINGS_I.max_sweeps], si[SETTINGS_I.n_plate_carriers]))
+
+
+@ti.func
+def stage_reactions(D: ti.template(), e, n_rows, n_limits):
+    """Stages 7 and 8, after the sweeps: the pins' share of what the rows pushed through held columns; the
+    sand rows' loads; the resting manifolds' least tangential impulses."""
+    si = row(D.settings_i, e, 0)
+    n_pins = _n_pins(D, e)
+    if ti.static(D.trees):
+        if n_pins > 0:
+            pin_reactions(D, e, n_rows + n_limits, n_pins, si[SETTINGS_I.n_trees], si[SETTINGS_I.pin_block])
+    if si[SETTINGS_I.n_plate_carriers] > 0:
+        finish_sand_rows(D, e, get(D.settings_f, e, 0, SETTINGS_F.dt))
     relax_internal_friction(D, e, n_rows)
-    # 9. soil history: loaded samples take the end-of-step sinkage, yield raises the permanent sinkage, slip
-    #    accumulates; every other sample recovers its elastic part and forgets its slip
-    n_soil = si[SETTINGS_I.n_soil_samples]
-    if n_soil > 0:
+
+
+@ti.func
+def stage_history(D: ti.template(), e, n_rows, n_limits):
+    """Stage 9: soil history (loaded samples take the end-of-step sinkage, yield raises the permanent
+    sinkage, slip accumulates; every other sample recovers its elastic part and forgets its slip); what
+    the drives applied and the wrenches the joints transmitted (if asked for)."""
+    sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
+    dt = sf[SETTINGS_F.dt]
+    if si[SETTINGS_I.n_soil_samples] > 0:
         commit_soil(D, e, si[SETTINGS_I.n_maps], n_rows, dt)
-    if ti.static(trees):  # what the drives applied; the wrenches the joints transmitted (if asked for)
+    if ti.static(D.trees):
+        n_trees = si[SETTINGS_I.n_trees]
         for t in range(n_trees):
             record_drive_forces(D, e, t, dt)
-        transmitted_wrenches(D, e, n_trees, n_rows, n_limits + n_pins, dt, gravity)
-    # 10. integrate positions with the constrained velocities
-    for b in range(n_free):
+        transmitted_wrenches(D, e, n_trees, n_rows, n_limits + _n_pins(D, e), dt, _gravity(sf))
+
+
+@ti.func
+def stage_integration(D: ti.template(), e, n_rows, n_limits):
+    """Stages 10 and 11: the positions integrated with the constrained velocities (tree joints: velocities
+    clamped to their limits first), the pins' gaps closed; each row's world impulse and feature, the
+    warm-start cache."""
+    si = row(D.settings_i, e, 0)
+    dt = get(D.settings_f, e, 0, SETTINGS_F.dt)
+    for b in range(si[SETTINGS_I.n_free_bodies]):
         integrate_link(D.q, D.u, e, get(D.body_i, e, b, BODY_I.q0), get(D.body_i, e, b, BODY_I.u0), dt)
-    if ti.static(trees):
+    n_pins = _n_pins(D, e)
+    if ti.static(D.trees):
+        n_trees = si[SETTINGS_I.n_trees]
         for t in range(n_trees):
             tree_integrate(D, e, t, dt)
         if n_pins > 0:  # close the gap the position update left at the pins
             project_pins(D, e, n_rows + n_limits, n_pins, n_trees)
-    # 11. results and warm-start cache
-    store_results(D, e, n_rows, n_static)
-    if ti.static(trees):
-        store_joint_rows(D, e, n_rows, n_limits, n_trees)
+    store_results(D, e, n_rows, si[SETTINGS_I.n_static_pairs])
+    if ti.static(D.trees):
+        store_joint_rows(D, e, n_rows, n_limits, si[SETTINGS_I.n_trees])
         store_pins(D, e, n_rows + n_limits, n_pins)
 
 
