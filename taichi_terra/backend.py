@@ -61,7 +61,7 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None, 
                   log_level=ti.WARN, offline_cache=True,
                   # the step kernel with articulated trees alone takes tens of MB of cache; Taichi's default cap
                   # (100 MB, least recently used files dropped) evicted it between runs, which then compiled
-                  # it again (about 150 s on a 2-core CPU)
+                  # it again (about 90 s on a 2-core CPU)
                   offline_cache_max_size_of_files=1024 ** 3)
     if arch != "gpu":
         kwargs["enable_fallback"] = False

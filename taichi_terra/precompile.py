@@ -6,7 +6,7 @@
 A world's step kernel comes in a few variants (:data:`VARIANTS`): free bodies or articulated trees, RFT plates
 stepped inside the kernel or not, one env on the calling thread or many in parallel. Each is compiled on its first
 use in a process; the slow part of a first compile on a machine (Taichi's IR passes and LLVM's code generation:
-about 25 s for free bodies and 150 s for trees on a 2-core cpu) is kept in Taichi's offline cache, which Taichi
+about 18 s for free bodies and 90 s for trees on a 2-core cpu) is kept in Taichi's offline cache, which Taichi
 writes only when a process exits. So processes that start together (test workers, a benchmark's backends) all
 compile cold. This module compiles the variants in processes of their own that exit when done, so everything
 started after it finds them in the cache; a marker per variant beside the cache (keyed by the kernels' source,
@@ -43,8 +43,8 @@ VARIANTS = {
     "trees-plates-serial": (True, True, True),
     "trees-plates-parallel": (False, True, True),
 }
-#: relative cold compile cost of a variant (trees: about six times free bodies)
-_COST = {False: 1.0, True: 6.0}
+#: relative cold compile cost of a variant (trees: about five times free bodies)
+_COST = {False: 1.0, True: 5.0}
 _PACKAGE = Path(__file__).resolve().parent
 
 

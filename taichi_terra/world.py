@@ -547,7 +547,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
             serial = arch == "cpu" and self._n_envs == 1
             variant = (serial, self._model.n_trees > 0, self._fused_plates(),
                        gpu_lanes(self._n_envs) if arch == "vulkan" else 0,
-                       arch == "cpu" and frontend.real_functions_work())
+                       arch == "cpu" and self._model.n_trees > 0 and frontend.real_functions_work())
             kernel = simulate_kernel(*variant)
             arrays = {**self._model.arrays(), **self._state.arrays(), **self._control.arrays(),
                       **self._scratch.arrays()}

@@ -36,10 +36,11 @@ is these stages, in order (``step_env``):
 
 The kernel binds the arrays declared in ``common/arrays.py`` and nothing else.
 
-In the code each stage is a function (``stage_*``, listed in order by :func:`stages_of`). On cpu each is compiled
-as a function of its own that calls the next (:func:`_chain`), which keeps the compile of a variant to a third
-of what one function holding every stage took; on the GPU backends they are inlined into the kernel. Both
-compute the same: the golden replays (``tests/test_golden.py``) pass bit for bit either way.
+In the code each stage is a function (``stage_*``, listed in order by :func:`stages_of`). On cpu the step of
+articulated trees runs them in a few functions of their own, each calling the next (:func:`_chain`), which cut
+its compile to a third of what one function holding every stage took; the free-body step and the GPU backends
+inline them into the kernel. Both compute the same: the golden replays (``tests/test_golden.py``) pass bit for
+bit either way.
 """
 import taichi as ti
 
@@ -126,9 +127,9 @@ def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int
     parallel loop's launch costs about 130 us there, a serial one about 20 us); ``trees`` compiles the
     articulated-tree stages in (a world without trees does not pay their compile time); ``plates`` runs the RFT
     stage inside each step (stage 0, on cpu), so ``step(n)`` stays one launch; ``lanes`` > 0 (vulkan) runs
-    env ``i`` on thread ``i`` of that many (:func:`~.common.lanes.gpu_lanes`); ``split`` compiles each stage as
-    a function of its own (cpu: ``ti.real_func`` is for the LLVM backends, and cuda has not been measured with
-    it) rather than inlining them all into one."""
+    env ``i`` on thread ``i`` of that many (:func:`~.common.lanes.gpu_lanes`); ``split`` (with ``trees``) runs the
+    stages in functions of their own (:func:`_chain`; cpu: ``ti.real_func`` is for the LLVM backends, and cuda
+    has not been measured with it) rather than inlining them all into one."""
 
     @ti.kernel
     def simulate(n_steps: ti.i32, spread: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd, u: nd,
@@ -299,9 +300,9 @@ def stages_of(trees: bool, plates: bool) -> tuple:
 @ti.func
 def step_env(D: ti.template(), e, trees: ti.template(), plates: ti.template(), split: ti.template()):
     """One step of env ``e``: the stages of :func:`stages_of`, in order (the module docstring says what
-    each does). ``split``: each stage runs as a function of its own (:func:`_chain`), rather than all inlined
-    into the kernel."""
-    if ti.static(split):
+    each does). ``split`` (with ``trees``): the stages run in functions of their own (:func:`_chain`), rather
+    than all inlined into the kernel."""
+    if ti.static(split and trees):
         _CHAINS[(trees, plates)](D.model_i, D.model_f, D.heights, D.q, D.u, D.state_f, D.state_i, D.control,
                                  D.scratch_f, D.scratch_i, D.soil_rev, e, 0, 0)
     else:
@@ -343,26 +344,43 @@ def run_stage(D: ti.template(), e, which: ti.template(), n_rows, n_limits, plate
     return n_rows, n_limits
 
 
-def _link(which: int, trees: bool, plates: bool, then):
-    """Stage ``which`` of a variant as a function of its own (``ti.real_func``: compiled once, called, not
-    inlined) that calls ``then``, the next stage's, last (None: the last stage)."""
+#: the stages each function of a chain runs (``_chain``), in order: the contacts; the trees' forces and the rows;
+#: the free velocities, responses and warm starts; the sweeps; what comes after them. Fewer functions cost less
+#: to call (each call passes the arrays), larger ones take longer to compile.
+UNITS = ((FRAMES, CONTACTS), (TREE_FORCES, ROWS, IMPACTS), (FREE_VELOCITIES, RESPONSES, SAND_AND_PIN_BLOCKS, WARM_STARTS),
+         (SWEEPS,), (REACTIONS, HISTORY, INTEGRATION))
+
+
+def units_of(trees: bool, plates: bool) -> tuple:
+    """The stages of a variant (:func:`stages_of`) in the functions of its chain: ``UNITS`` without the stages
+    the variant leaves out; every stage in one unit, in order."""
+    stages = stages_of(trees, plates)
+    units = tuple(tuple(w for w in unit if w in stages) for unit in UNITS)
+    assert tuple(w for unit in units for w in unit) == stages
+    return tuple(unit for unit in units if unit)
+
+
+def _link(unit: tuple, trees: bool, plates: bool, then):
+    """The stages ``unit`` of a variant as a function of its own (``ti.real_func``: compiled once, called, not
+    inlined) that calls ``then``, the next unit's, last (None: the last unit)."""
     last = then is None
 
     @ti.real_func
-    def stage(model_i: nd, model_f: nd, heights: nd, q: nd, u: nd, state_f: nd, state_i: nd, control: nd,
-              scratch_f: nd, scratch_i: nd, soil_rev: nd, e: ti.i32, n_rows: ti.i32, n_limits: ti.i32) -> ti.i32:
-        return _stage_then(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
-                                    state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
-                                    scratch_i=scratch_i, soil_rev=soil_rev),
-                           e, which, n_rows, n_limits, plates, then, last)
+    def stages(model_i: nd, model_f: nd, heights: nd, q: nd, u: nd, state_f: nd, state_i: nd, control: nd,
+               scratch_f: nd, scratch_i: nd, soil_rev: nd, e: ti.i32, n_rows: ti.i32, n_limits: ti.i32) -> ti.i32:
+        return _stages_then(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
+                                     state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
+                                     scratch_i=scratch_i, soil_rev=soil_rev),
+                            e, unit, n_rows, n_limits, plates, then, last)
 
-    return stage
+    return stages
 
 
 @ti.func
-def _stage_then(D: ti.template(), e, which: ti.template(), n_rows, n_limits, plates: ti.template(),
-                then: ti.template(), last: ti.template()):
-    n_rows, n_limits = run_stage(D, e, which, n_rows, n_limits, plates)
+def _stages_then(D: ti.template(), e, unit: ti.template(), n_rows, n_limits, plates: ti.template(),
+                 then: ti.template(), last: ti.template()):
+    for which in ti.static(unit):
+        n_rows, n_limits = run_stage(D, e, which, n_rows, n_limits, plates)
     if ti.static(not last):
         then(D.model_i, D.model_f, D.heights, D.q, D.u, D.state_f, D.state_i, D.control, D.scratch_f,
              D.scratch_i, D.soil_rev, e, n_rows, n_limits)
@@ -370,24 +388,27 @@ def _stage_then(D: ti.template(), e, which: ti.template(), n_rows, n_limits, pla
 
 
 def _chain(trees: bool, plates: bool):
-    """The first stage of a variant's step, each stage a function that calls the next.
+    """The first function of a variant's step: each runs a unit of stages (:func:`units_of`) and calls the
+    next.
 
     Why functions: LLVM's optimisation passes take time that grows faster than the size of the function
     they run on. With every stage inlined into the kernel, the articulated step kernel took 238 s to
-    compile cold on a 2-core cpu; as a function per stage, 88 s (``docs/performance.md``).
+    compile cold on a 2-core cpu; in the five functions of ``UNITS``, 79 s (``docs/performance.md``).
 
     Why a chain, not a list the kernel calls: Taichi 1.7 keys a compiled kernel's offline-cache entry by its
     IR and the functions it calls; where one calls several, they enter the key in the order of their
     addresses in memory, so a kernel calling the stages one after another got a new key in every process
     and never loaded from the cache. A kernel that calls one function, which calls one, keeps its key."""
     then = None
-    for which in reversed(stages_of(trees, plates)):
-        then = _link(which, trees, plates, then)
+    for unit in reversed(units_of(trees, plates)):
+        then = _link(unit, trees, plates, then)
     return then
 
 
-#: (trees, plates) -> the first stage of that variant's chain, made at import in a fixed order
-_CHAINS = {(t, p): _chain(t, p) for t in (False, True) for p in (False, True)}
+#: (trees, plates) -> the first function of that variant's chain, made at import in a fixed order (the variants
+#: with trees: the free-body step is small enough to compile in one, and a sphere's step of about a microsecond
+#: ran 5 to 10 % slower as two functions)
+_CHAINS = {(True, p): _chain(True, p) for p in (False, True)}
 
 
 @ti.func
