@@ -3,10 +3,10 @@
     python -m taichi_terra.precompile                          # cpu f64, every variant, one process per core
     python -m taichi_terra.precompile --precision f64 f32 --variants trees-serial free-serial
 
-A world's step kernel comes in a few variants (:data:`VARIANTS`): free bodies or articulated trees, RFT plates
-stepped inside the kernel or not, one env on the calling thread or many in parallel. Each is compiled on its first
-use in a process; the slow part of a first compile on a machine (Taichi's IR passes and LLVM's code generation:
-about 18 s for free bodies and 90 s for trees on a 2-core cpu) is kept in Taichi's offline cache, which Taichi
+A world's step kernel comes in a few variants (:data:`VARIANTS`): free bodies or articulated trees, one env on
+the calling thread or many in parallel. Each is compiled on its first use in a process; the slow part of a first
+compile on a machine (Taichi's IR passes and LLVM's code generation: about 20 s for free bodies and 65 s for
+trees on a 2-core cpu) is kept in Taichi's offline cache, which Taichi
 writes only when a process exits. So processes that start together (test workers, a benchmark's backends) all
 compile cold. This module compiles the variants in processes of their own that exit when done, so everything
 started after it finds them in the cache; a marker per variant beside the cache (keyed by the kernels' source,
@@ -31,29 +31,26 @@ from pathlib import Path
 
 from .backend import offline_cache_path
 
-#: variant name -> (serial, trees, plates): the step kernel's compile-time switches on cpu
-#: (``kernels/step.py``'s ``simulate_kernel``)
+#: variant name -> (serial, trees): the step kernel's compile-time switches on cpu (``kernels/step.py``'s
+#: ``simulate_kernel``; on cpu every variant has the RFT stage, which worlds without plates skip at run time)
 VARIANTS = {
-    "free-serial": (True, False, False),
-    "free-parallel": (False, False, False),
-    "free-plates-serial": (True, False, True),
-    "free-plates-parallel": (False, False, True),
-    "trees-serial": (True, True, False),
-    "trees-parallel": (False, True, False),
-    "trees-plates-serial": (True, True, True),
-    "trees-plates-parallel": (False, True, True),
+    "free-serial": (True, False),
+    "free-parallel": (False, False),
+    "trees-serial": (True, True),
+    "trees-parallel": (False, True),
 }
-#: relative cold compile cost of a variant (trees: about five times free bodies)
-_COST = {False: 1.0, True: 5.0}
+#: relative cold compile cost of a variant (trees: about three times free bodies)
+_COST = {False: 1.0, True: 3.0}
 _PACKAGE = Path(__file__).resolve().parent
 
 
 def _world(variant: str):
-    """The smallest world whose step kernel is ``variant``."""
+    """The smallest world whose step kernel is ``variant``, with RFT plates (so that what a world with plates
+    compiles beside the step kernel is compiled too)."""
     import taichi_terra as tt
     from taichi_terra.bodies.urdf import make_chain_urdf
 
-    serial, trees, plates = VARIANTS[variant]
+    serial, trees = VARIANTS[variant]
     world = tt.World(dt=1e-3, n_envs=1 if serial else 2)
     if trees:
         owner = world.add_articulated_system(make_chain_urdf(1), base="fixed", position=(0.0, 0.0, 1.0))
@@ -62,9 +59,8 @@ def _world(variant: str):
         owner = world.add_sphere(0.1, 1.0)
         owner.set_position([0.0, 0.0, 1.0])
         link = None
-    if plates:
-        world.add_granular_medium(0.0)
-        world.add_plates(owner, link, count=8)
+    world.add_granular_medium(0.0)
+    world.add_plates(owner, link, count=8)
     return world
 
 

@@ -540,14 +540,11 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         the caller). A world of one env on cpu runs its env loop on the calling thread."""
         if self._step_graph is None:
             from .kernels.common.arrays import ARENAS
-            from .kernels.common.lanes import gpu_lanes
             from .kernels.step import env_spread, simulate_kernel
 
             arch = backend.config()["arch"]
-            serial = arch == "cpu" and self._n_envs == 1
-            variant = (serial, self._model.n_trees > 0, self._fused_plates(),
-                       gpu_lanes(self._n_envs) if arch == "vulkan" else 0,
-                       arch == "cpu" and self._model.n_trees > 0 and frontend.real_functions_work())
+            variant = self._step_variant()
+            serial = variant[0]
             kernel = simulate_kernel(*variant)
             arrays = {**self._model.arrays(), **self._state.arrays(), **self._control.arrays(),
                       **self._scratch.arrays()}
@@ -562,10 +559,24 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
             self._step_graph = (run, args)
         return self._step_graph
 
+    def _step_variant(self) -> tuple:
+        """The step kernel this world runs, as ``kernels.step.simulate_kernel``'s arguments ``(serial, trees,
+        plates, lanes, split)``. On cpu: one env on the calling thread; the RFT stage in every kernel (the
+        plates' carriers are counted at run time, so that worlds with and without plates share one compiled
+        kernel: compiling one with trees takes about a minute cold); the tree stages as functions of their
+        own. On vulkan: one thread per env in ``lanes`` (:func:`~.kernels.common.lanes.gpu_lanes`)."""
+        from .kernels.common.lanes import gpu_lanes
+
+        arch = backend.config()["arch"]
+        trees = self._model.n_trees > 0
+        return (arch == "cpu" and self._n_envs == 1, trees, arch == "cpu",
+                gpu_lanes(self._n_envs) if arch == "vulkan" else 0,
+                arch == "cpu" and trees and frontend.real_functions_work())
+
     def _variant_name(self, serial: bool, trees: bool, plates: bool, lanes: int, split: bool) -> str:
         """The step kernel variant, as the compile notice names it."""
         cfg = backend.config()
-        parts = ["articulated trees" if trees else "free bodies"] + (["RFT plates"] if plates else [])
+        parts = ["articulated trees" if trees else "free bodies"]
         parts.append("one env, serial" if serial else f"{lanes} lanes" if lanes else "parallel over envs")
         return f"the step kernel ({', '.join(parts)}; {cfg['arch']} {cfg['precision']})"
 

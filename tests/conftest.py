@@ -19,7 +19,7 @@ SYSTEM_NEEDS = ("vulkan", "xvfb", "ffmpeg")
 
 #: step kernel variants the suite uses (its workers, the harness's cpu-f64 and cpu-f32 backends, the f32 tests)
 VARIANTS = {"f64": tuple(precompile.VARIANTS),
-            "f32": ("free-serial", "free-plates-serial", "trees-serial", "trees-plates-serial")}
+            "f32": ("free-serial", "trees-serial")}
 
 
 def _prepare_machine(config) -> None:

@@ -139,6 +139,29 @@ def test_front_end_errors_still_name_the_file_and_line():
     assert np.isfinite(a.to_numpy()).all()
 
 
+def test_worlds_with_and_without_rft_plates_run_the_same_step_kernel():
+    """The step kernel counts a world's plate carriers at run time (``kernels/step.py``), so adding RFT plates
+    to a world does not make it compile a kernel of its own; the tree stages do."""
+    from taichi_terra.bodies.urdf import make_chain_urdf
+
+    variants = {}
+    for trees in (False, True):
+        for plates in (False, True):
+            world = tt.World(dt=1e-3)
+            if trees:
+                owner, link = world.add_articulated_system(make_chain_urdf(1), base="fixed"), "link1"
+            else:
+                owner, link = world.add_sphere(0.1, 1.0), None
+            if plates:
+                world.add_granular_medium(0.0)
+                world.add_plates(owner, link, count=4)
+            world.build()
+            variants[trees, plates] = world._step_variant()
+    assert variants[False, False] == variants[False, True]
+    assert variants[True, False] == variants[True, True]
+    assert variants[False, False] != variants[True, False]
+
+
 def test_precompile_marks_what_it_compiled_and_rejects_unknown_variants(tmp_path, monkeypatch):
     """``taichi_terra.precompile`` keys its markers by the kernels' source, Taichi's version, the backend and
     the precision; a pair with a marker is not compiled again (the suite's own start compiles for real)."""
@@ -157,8 +180,7 @@ def test_precompile_marks_what_it_compiled_and_rejects_unknown_variants(tmp_path
         precompile.missing(["trees-fast"])
     with pytest.raises(ValueError, match="precisions must be"):
         precompile.missing(["free-serial"], ("f16",))
-    assert set(precompile.VARIANTS) == {f"{kind}-{loop}" for kind in ("free", "trees", "free-plates", "trees-plates")
-                                       for loop in ("serial", "parallel")}
+    assert set(precompile.VARIANTS) == {f"{kind}-{loop}" for kind in ("free", "trees") for loop in ("serial", "parallel")}
 
 
 @ti.func

@@ -126,7 +126,9 @@ def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int
     """The step kernel; ``serial`` runs the env loop on the calling thread (a single-env world on cpu: a
     parallel loop's launch costs about 130 us there, a serial one about 20 us); ``trees`` compiles the
     articulated-tree stages in (a world without trees does not pay their compile time); ``plates`` runs the RFT
-    stage inside each step (stage 0, on cpu), so ``step(n)`` stays one launch; ``lanes`` > 0 (vulkan) runs
+    stage inside each step (stage 0; on cpu every world's kernel has it, a world without plates loops over no
+    carriers, so that worlds with and without plates share one compiled kernel), so ``step(n)`` stays one
+    launch; ``lanes`` > 0 (vulkan) runs
     env ``i`` on thread ``i`` of that many (:func:`~.common.lanes.gpu_lanes`); ``split`` (with ``trees``) runs the
     stages in functions of their own (:func:`_chain`; cpu: ``ti.real_func`` is for the LLVM backends, and cuda
     has not been measured with it) rather than inlining them all into one."""
@@ -154,11 +156,10 @@ def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int
     return simulate
 
 
-#: one thread per env
+#: one thread per env, without the tree stages and the RFT stage (the free-body step of cuda, where the RFT stage
+#: is a launch of its own); :func:`simulate_kernel` makes the others on first use
 simulate = _simulate_kernel(False, False)
-#: the same on the calling thread (worlds of one env on cpu)
-simulate_serial = _simulate_kernel(True, False)
-_VARIANTS = {(False, False, False, 0, False): simulate, (True, False, False, 0, False): simulate_serial}
+_VARIANTS = {(False, False, False, 0, False): simulate}
 
 
 def simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int = 0, split: bool = False):
@@ -166,6 +167,9 @@ def simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int 
     stage inside the step or not, over a loop Taichi sizes or over ``lanes`` threads
     (:func:`~.common.lanes.gpu_lanes`), with its stages as functions of their own or inlined."""
     key = (bool(serial), bool(trees), bool(plates), int(lanes), bool(split))
+    if split and (trees, plates) not in _CHAINS:
+        raise ValueError(f"split: the stages run as functions only with trees and plates (cpu), got trees={trees!r}, "
+                         f"plates={plates!r}")
     if key not in _VARIANTS:
         _VARIANTS[key] = _simulate_kernel(*key)
     return _VARIANTS[key]
@@ -405,10 +409,10 @@ def _chain(trees: bool, plates: bool):
     return then
 
 
-#: (trees, plates) -> the first function of that variant's chain, made at import in a fixed order (the variants
-#: with trees: the free-body step is small enough to compile in one, and a sphere's step of about a microsecond
-#: ran 5 to 10 % slower as two functions)
-_CHAINS = {(True, p): _chain(True, p) for p in (False, True)}
+#: (trees, plates) -> the first function of that variant's chain, made at import (the variant with trees and
+#: the RFT stage, the one cpu uses: the free-body step is small enough to compile in one, and a sphere's step
+#: of about a microsecond ran 5 to 10 % slower as two functions)
+_CHAINS = {(True, True): _chain(True, True)}
 
 
 @ti.func
