@@ -11,7 +11,13 @@ need, and :func:`speed_up` removes them:
   80 columns) is formatted for every node visited, whether or not an error is reported; a short form without
   the carets keeps what an error needs to find the code (file, line, function and the source line).
 
-Both are installed once, and only where Taichi's front end has the functions with the attributes they read;
+A third part is work the front end does for the small vector and matrix operations (``@``, ``dot``, ``cross``,
+``norm``, ``sum``, ``transpose``, ``outer_product``, the zero and identity matrices): Taichi writes them as functions in its own language, so each
+use parses and transforms their bodies, with ``ti.static`` loops unrolled one node at a time (in the articulated
+step kernel, 317 uses of ``@`` alone were 213k of its 783k AST nodes). :func:`_direct_matrix_ops` builds the same
+expressions from Python instead.
+
+All are installed once, and only where Taichi's front end has the functions with the attributes they read;
 other Taichi versions keep their own.
 
 It also fixes one defect: :func:`inline_into_real_functions` (without it, a ``ti.func`` called inside a
@@ -23,10 +29,11 @@ import functools
 
 
 def speed_up() -> None:
-    """Install the source cache and the short source positions, and the fix that lets real functions
-    inline functions (idempotent)."""
+    """Install the source cache, the short source positions and the direct small-matrix operations, and
+    the fix that lets real functions inline functions (idempotent)."""
     _cache_sources()
     _short_source_positions()
+    _direct_matrix_ops()
     inline_into_real_functions()
 
 
@@ -67,6 +74,14 @@ def inline_into_real_functions() -> bool:
     __call__._taichi_terra_inline = True
     kernel_impl.Func.__call__ = __call__
     return True
+
+
+def builds_code(fn):
+    """Mark ``fn`` as a function that kernel code calls while it is compiled to build its loads, stores and
+    expressions from Python (Taichi's front end warns at every call of a plain Python function otherwise;
+    the mark tells it that ``fn`` is meant for kernel code, and changes nothing else)."""
+    fn._is_taichi_function = False
+    return fn
 
 
 def real_functions_work() -> bool:
@@ -166,3 +181,139 @@ def _short_source_positions() -> None:
 
     get_pos_info._taichi_terra_short = True
     ASTTransformerContext.get_pos_info = get_pos_info
+
+
+def _direct_matrix_ops() -> None:
+    """Build Taichi's small vector and matrix operations inside a kernel as expressions, from Python.
+
+    Each replaced operation computes the same terms in the same order as Taichi's own, with one difference:
+    a product ``A @ x`` sums its terms starting from the first, where Taichi's starts from a zero it computes as
+    ``A[0, 0] * x[0] * 0`` (with fast math off, as ``taichi_terra.init`` sets it, that zero is a multiply and an
+    add per entry at run time). Outside a kernel, or for operands that are not tensor expressions of one or
+    two dimensions, Taichi's own operation runs (it also reports shapes that do not match)."""
+    try:
+        from taichi.lang import impl, matrix_ops, ops
+        from taichi.lang.expr import Expr
+        from taichi.lang.matrix import make_matrix
+    except ImportError:
+        return
+    names = ("matmul", "transpose", "dot", "cross", "outer_product", "sum", "norm_sqr", "norm", "_filled_vector",
+             "_filled_matrix", "_identity_matrix")
+    if any(not callable(getattr(matrix_ops, n, None)) for n in names):
+        return
+    if getattr(matrix_ops.matmul, "_taichi_terra_direct", False):
+        return
+    original = {n: getattr(matrix_ops, n) for n in names}
+
+    def shape(x):
+        if isinstance(x, Expr) and x.is_tensor() and impl.inside_kernel():
+            dims = tuple(x.get_shape())
+            if len(dims) in (1, 2):
+                return dims
+        return None
+
+    def local(x):
+        # (an operand is read entry by entry: as a local variable, as Taichi's functions take their arguments;
+        # an expression indexed entry by entry is built again for every entry, and nested products grow
+        # exponentially: the articulated step kernel then did not compile in 15 minutes)
+        return impl.expr_init(x)
+
+    def at(x, *index):
+        return impl.subscript(None, x, *index)
+
+    def total(terms):
+        out = terms[0]
+        for t in terms[1:]:
+            out = out + t
+        return out
+
+    def matmul(x, y):
+        sx, sy = shape(x), shape(y)
+        if sx is None or sy is None:
+            return original["matmul"](x, y)
+        x, y = local(x), local(y)
+        if len(sx) == 1 and len(sy) == 2 and sy[0] == sx[0]:  # x @ Y = Y^T x
+            return make_matrix([total([at(y, k, j) * at(x, k) for k in range(sx[0])]) for j in range(sy[1])])
+        if len(sx) == 2 and len(sy) == 1 and sx[1] == sy[0]:
+            return make_matrix([total([at(x, i, k) * at(y, k) for k in range(sx[1])]) for i in range(sx[0])])
+        if len(sx) == 2 and len(sy) == 2 and sx[1] == sy[0]:
+            return make_matrix([[total([at(x, i, k) * at(y, k, j) for k in range(sx[1])]) for j in range(sy[1])]
+                                for i in range(sx[0])])
+        return original["matmul"](x, y)
+
+    def transpose(x):
+        sx = shape(x)
+        if sx is None or len(sx) != 2:
+            return original["transpose"](x)
+        x = local(x)
+        return make_matrix([[at(x, i, j) for i in range(sx[0])] for j in range(sx[1])])
+
+    def elements(x, sx):
+        if len(sx) == 1:
+            return [at(x, i) for i in range(sx[0])]
+        return [at(x, i, j) for i in range(sx[0]) for j in range(sx[1])]
+
+    def sum_(x):
+        sx = shape(x)
+        if sx is None:
+            return original["sum"](x)
+        return total(elements(local(x), sx))
+
+    def dot(x, y):
+        sx, sy = shape(x), shape(y)
+        if sx is None or sy != sx or len(sx) != 1:
+            return original["dot"](x, y)
+        x, y = local(x), local(y)
+        return sum_(x * y)
+
+    def norm_sqr(x):
+        if shape(x) is None:
+            return original["norm_sqr"](x)
+        x = local(x)
+        return sum_(x * x)
+
+    def norm(x, eps=0.0):
+        if shape(x) is None:
+            return original["norm"](x, eps)
+        return ops.sqrt(norm_sqr(x) + eps)
+
+    def cross(x, y):
+        sx, sy = shape(x), shape(y)
+        if sx != sy or sx not in ((2,), (3,)):
+            return original["cross"](x, y)
+        x, y = local(x), local(y)
+        if sx == (2,):
+            return at(x, 0) * at(y, 1) - at(x, 1) * at(y, 0)
+        return make_matrix([at(x, 1) * at(y, 2) - at(x, 2) * at(y, 1), at(x, 2) * at(y, 0) - at(x, 0) * at(y, 2),
+                            at(x, 0) * at(y, 1) - at(x, 1) * at(y, 0)])
+
+    def outer_product(x, y):
+        sx, sy = shape(x), shape(y)
+        if sx is None or sy is None or len(sx) != 1 or len(sy) != 1:
+            return original["outer_product"](x, y)
+        x, y = local(x), local(y)
+        return make_matrix([[at(x, i) * at(y, j) for j in range(sy[0])] for i in range(sx[0])])
+
+    def _filled_vector(n, dtype, val):
+        if not impl.inside_kernel():
+            return original["_filled_vector"](n, dtype, val)
+        return make_matrix([val for _ in range(n)], dtype)
+
+    def _filled_matrix(n, m, dtype, val):
+        if not impl.inside_kernel():
+            return original["_filled_matrix"](n, m, dtype, val)
+        return make_matrix([[val for _ in range(m)] for _ in range(n)], dtype)
+
+    def _identity_matrix(n, dtype):
+        if not impl.inside_kernel():
+            return original["_identity_matrix"](n, dtype)
+        return make_matrix([[i == j for j in range(n)] for i in range(n)], dtype)
+
+    for name, fn in (("matmul", matmul), ("transpose", transpose), ("dot", dot), ("cross", cross),
+                     ("outer_product", outer_product), ("sum", sum_), ("norm_sqr", norm_sqr), ("norm", norm),
+                     ("_filled_vector", _filled_vector), ("_filled_matrix", _filled_matrix),
+                     ("_identity_matrix", _identity_matrix)):
+        fn.__name__ = fn.__qualname__ = name
+        fn.__doc__ = original[name].__doc__
+        fn._taichi_terra_direct = True
+        setattr(matrix_ops, name, builds_code(fn))

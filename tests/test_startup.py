@@ -139,6 +139,48 @@ def test_front_end_errors_still_name_the_file_and_line():
     assert np.isfinite(a.to_numpy()).all()
 
 
+@ti.kernel
+def _matrix_ops(a: ti.types.ndarray(), b: ti.types.ndarray(), v: ti.types.ndarray(), out: ti.types.ndarray()):
+    A = ti.Matrix([[a[i, j] for j in ti.static(range(3))] for i in ti.static(range(3))])
+    B = ti.Matrix([[b[i, j] for j in ti.static(range(2))] for i in ti.static(range(3))])
+    x = ti.Vector([v[0], v[1], v[2]])
+    y, z, C, T, o = A @ x, x @ A, A @ B, B.transpose(), x.outer_product(A @ x)
+    w = x.cross(y)
+    I, Z = ti.Matrix.identity(ti.f64, 3), ti.Matrix.zero(ti.f64, 3, 2) + ti.Vector.zero(ti.f64, 3).sum()
+    for i in ti.static(range(3)):
+        out[i], out[3 + i], out[6 + i] = y[i], z[i], w[i]
+        for j in ti.static(range(2)):
+            out[9 + 2 * i + j], out[15 + 2 * i + j] = C[i, j], T[j, i] + Z[i, j]
+        for j in ti.static(range(3)):
+            out[21 + 3 * i + j] = o[i, j] + (I @ A)[i, j] - A[i, j]
+    out[30], out[31], out[32], out[33] = x.dot(y), x.norm(), x.norm_sqr(), A.sum()
+    out[34], out[35], out[36] = ti.math.length(x), ti.math.cross(x, y).dot(x), (A @ B).sum()
+
+
+def test_small_matrix_operations_built_from_python_match_numpy():
+    """``frontend`` builds ``@``, ``dot``, ``cross``, ``norm``, ``sum``, ``transpose``, ``outer_product`` and the zero
+    and identity matrices as expressions from Python instead of Taichi's functions. Reference: numpy on the same
+    numbers, to the rounding of a few f64 operations; shapes that do not match still fail to compile."""
+    from taichi.lang.exception import TaichiCompilationError
+
+    rng = np.random.default_rng(7)
+    a, b, v = rng.normal(size=(3, 3)), rng.normal(size=(3, 2)), rng.normal(size=3)
+    out = np.zeros(37)
+    _matrix_ops(a, b, v, out)
+    y = a @ v
+    want = np.concatenate([y, v @ a, np.cross(v, y), (a @ b).ravel(), b.ravel(), np.outer(v, y).ravel(),
+                           [v @ y, np.linalg.norm(v), v @ v, a.sum(), np.linalg.norm(v), 0.0, (a @ b).sum()]])
+    np.testing.assert_allclose(out, want, rtol=0, atol=1e-14)
+
+    @ti.kernel
+    def mismatched(a: ti.types.ndarray(), out: ti.types.ndarray()):
+        A = ti.Matrix([[a[i, j] for j in ti.static(range(3))] for i in ti.static(range(3))])
+        out[0] = (A @ ti.Vector([1.0, 2.0]))[0]
+
+    with pytest.raises(TaichiCompilationError):
+        mismatched(a, out)
+
+
 def test_worlds_with_and_without_rft_plates_run_the_same_step_kernel():
     """The step kernel counts a world's plate carriers at run time (``kernels/step.py``), so adding RFT plates
     to a world does not make it compile a kernel of its own; the tree stages do."""
