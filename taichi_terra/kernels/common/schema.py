@@ -24,6 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 import taichi as ti
 from taichi.lang import impl
+from taichi.lang.expr import Expr
+from taichi.lang.matrix import make_matrix
+
+from ...frontend import builds_code
 
 
 class Block:
@@ -189,101 +193,99 @@ class BlockRef:
         self.off = offset if offsets is None else impl.expr_init(impl.subscript(None, offsets, index))
 
 
-@ti.func
-def get(ref: ti.template(), e, i, col: ti.template()):
+# The accessors below run while a kernel is compiled, called from kernel code like ``ti.func``s, but as plain
+# Python that builds the loads and stores directly: there are thousands of calls in the step kernel, and
+# Taichi's front end parses and transforms a ``ti.func``'s body again at each of them (28 AST nodes a read;
+# the articulated step kernel made 3,507 ``get`` calls). They keep a ``ti.func``'s meaning: what they read
+# is copied into a local variable at the call, and a value to write is taken as it is at the call.
+
+
+def _local(x):
+    """``x`` as a kernel-local variable (a Python number stays a number)."""
+    return impl.expr_init(x) if isinstance(x, Expr) else x
+
+
+def _at(ref, e, k):
+    """Element ``k`` of env ``e``'s part of ``ref``'s array (the array's own index for a shared one)."""
+    return impl.subscript(None, ref.arr, e, k) if ref.per_env else impl.subscript(None, ref.arr, k)
+
+
+def _start(ref, i, col):
+    """Where column ``col`` of row ``i`` sits in the arena."""
+    return _local(ref.off + i * ref.block.stride + col)
+
+
+@builds_code
+def get(ref, e, i, col):
     """Column ``col`` (width 1) of row ``i``."""
-    if ti.static(ref.per_env):
-        return ref.arr[e, ref.off + i * ti.static(ref.block.stride) + col]
-    else:
-        return ref.arr[ref.off + i * ti.static(ref.block.stride) + col]
+    return impl.expr_init(_at(ref, e, ref.off + i * ref.block.stride + col))
 
 
-@ti.func
-def put(ref: ti.template(), e, i, col: ti.template(), value):
+@builds_code
+def put(ref, e, i, col, value):
     """Write column ``col`` (width 1) of row ``i``."""
-    if ti.static(ref.per_env):
-        ref.arr[e, ref.off + i * ti.static(ref.block.stride) + col] = value
-    else:
-        ref.arr[ref.off + i * ti.static(ref.block.stride) + col] = value
+    _at(ref, e, ref.off + i * ref.block.stride + col)._assign(value)
 
 
-@ti.func
-def add(ref: ti.template(), e, i, col: ti.template(), value):
+@builds_code
+def add(ref, e, i, col, value):
     """Add to column ``col`` (width 1) of row ``i``. On a per-env array a plain read and write, not an atomic
     add: every kernel that writes an env's rows runs that env on one thread (Taichi makes ``+=`` atomic
     unless it can see that the loop index alone picks the row, which the step's spread env loop hides:
     ``step.env_spread``)."""
-    if ti.static(ref.per_env):
-        k = ref.off + i * ti.static(ref.block.stride) + col
-        ref.arr[e, k] = ref.arr[e, k] + value
+    k = _start(ref, i, col)
+    if ref.per_env:
+        _at(ref, e, k)._assign(_at(ref, e, k) + value)
     else:
-        ref.arr[ref.off + i * ti.static(ref.block.stride) + col] += value
+        _at(ref, e, k)._augassign(value, "Add")
 
 
-@ti.func
-def getn(ref: ti.template(), e, i, col: ti.template(), n: ti.template()):
+@builds_code
+def getn(ref, e, i, col, n):
     """Columns ``col`` to ``col + n - 1`` of row ``i`` as a vector."""
-    k = ref.off + i * ti.static(ref.block.stride) + col
-    if ti.static(ref.per_env):
-        return ti.Vector([ref.arr[e, k + j] for j in ti.static(range(n))])
-    else:
-        return ti.Vector([ref.arr[k + j] for j in ti.static(range(n))])
+    k = _start(ref, i, col)
+    return impl.expr_init(make_matrix([_at(ref, e, k + j) for j in range(n)]))
 
 
-@ti.func
-def putn(ref: ti.template(), e, i, col: ti.template(), value):
+@builds_code
+def putn(ref, e, i, col, value):
     """Write the vector ``value`` to the columns starting at ``col`` of row ``i``."""
-    k = ref.off + i * ti.static(ref.block.stride) + col
-    for j in ti.static(range(value.n)):
-        if ti.static(ref.per_env):
-            ref.arr[e, k + j] = value[j]
-        else:
-            ref.arr[k + j] = value[j]
+    value = impl.expr_init(value)
+    k = _start(ref, i, col)
+    for j in range(value.get_shape()[0]):
+        _at(ref, e, k + j)._assign(impl.subscript(None, value, j))
 
 
-@ti.func
-def get3(ref: ti.template(), e, i, col: ti.template()):
+@builds_code
+def get3(ref, e, i, col):
     """Three columns from ``col`` as a 3-vector."""
-    k = ref.off + i * ti.static(ref.block.stride) + col
-    if ti.static(ref.per_env):
-        return ti.Vector([ref.arr[e, k], ref.arr[e, k + 1], ref.arr[e, k + 2]])
-    else:
-        return ti.Vector([ref.arr[k], ref.arr[k + 1], ref.arr[k + 2]])
+    return getn(ref, e, i, col, 3)
 
 
-@ti.func
-def get33(ref: ti.template(), e, i, col: ti.template()):
+@builds_code
+def get33(ref, e, i, col):
     """A 3x3 matrix stored row by row in the 9 columns from ``col``."""
-    k = ref.off + i * ti.static(ref.block.stride) + col
-    if ti.static(ref.per_env):
-        return ti.Matrix([[ref.arr[e, k + 3 * r + c] for c in ti.static(range(3))] for r in ti.static(range(3))])
-    else:
-        return ti.Matrix([[ref.arr[k + 3 * r + c] for c in ti.static(range(3))] for r in ti.static(range(3))])
+    k = _start(ref, i, col)
+    return impl.expr_init(make_matrix([[_at(ref, e, k + 3 * r + c) for c in range(3)] for r in range(3)]))
 
 
-@ti.func
-def put33(ref: ti.template(), e, i, col: ti.template(), m):
+@builds_code
+def put33(ref, e, i, col, m):
     """Write a 3x3 matrix row by row to the 9 columns from ``col``."""
-    k = ref.off + i * ti.static(ref.block.stride) + col
-    for r in ti.static(range(3)):
-        for c in ti.static(range(3)):
-            if ti.static(ref.per_env):
-                ref.arr[e, k + 3 * r + c] = m[r, c]
-            else:
-                ref.arr[k + 3 * r + c] = m[r, c]
+    m = impl.expr_init(m)
+    k = _start(ref, i, col)
+    for r in range(3):
+        for c in range(3):
+            _at(ref, e, k + 3 * r + c)._assign(impl.subscript(None, m, r, c))
 
 
-@ti.func
-def row(ref: ti.template(), e, i):
+@builds_code
+def row(ref, e, i):
     """Every column of row ``i`` as one vector (unused entries cost nothing at run time)."""
-    k = ref.off + i * ti.static(ref.block.stride)
-    if ti.static(ref.per_env):
-        return ti.Vector([ref.arr[e, k + j] for j in ti.static(range(ref.block.stride))])
-    else:
-        return ti.Vector([ref.arr[k + j] for j in ti.static(range(ref.block.stride))])
+    return getn(ref, e, i, 0, ref.block.stride)
 
 
-@ti.func
-def put_row(ref: ti.template(), e, i, value):
+@builds_code
+def put_row(ref, e, i, value):
     """Write every column of row ``i`` from a vector of the block's stride."""
     putn(ref, e, i, 0, value)
