@@ -11,11 +11,12 @@ need, and :func:`speed_up` removes them:
   80 columns) is formatted for every node visited, whether or not an error is reported; a short form without
   the carets keeps what an error needs to find the code (file, line, function and the source line).
 
-A third part is work the front end does for the small vector and matrix operations (``@``, ``dot``, ``cross``,
-``norm``, ``sum``, ``transpose``, ``outer_product``, the zero and identity matrices): Taichi writes them as functions in its own language, so each
-use parses and transforms their bodies, with ``ti.static`` loops unrolled one node at a time (in the articulated
-step kernel, 317 uses of ``@`` alone were 213k of its 783k AST nodes). :func:`_direct_matrix_ops` builds the same
-expressions from Python instead.
+A third part is the small vector and matrix operations (``@``, ``dot``, ``cross``, ``norm``, ``sum``,
+``transpose``, ``outer_product``, the zero and identity matrices): Taichi writes them as functions in its own
+language, so each use parses and transforms their bodies, with ``ti.static`` loops unrolled one node at a time
+(in the articulated step kernel, 317 uses of ``@`` alone were 213k of its 783k AST nodes).
+:func:`_direct_matrix_ops` builds the same expressions from Python instead, as functions marked with
+:func:`builds_code` (the arena accessors of ``kernels/common/schema.py`` are written that way too).
 
 All are installed once, and only where Taichi's front end has the functions with the attributes they read;
 other Taichi versions keep their own.
