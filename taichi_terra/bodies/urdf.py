@@ -26,7 +26,13 @@ Conventions and leniencies:
 * ``<dynamics>`` may carry a ``rotor_inertia`` (armature) attribute besides ``damping`` and
   ``friction``; all three default to 0.
 * ``<capsule radius length>`` is accepted as a collision shape (axis z, ``length`` between the centres
-  of the end spheres). A mesh ``scale`` may be one number or three. ``<visual>`` elements are ignored.
+  of the end spheres). A mesh ``scale`` may be one number or three.
+* ``<visual>`` elements are read for drawing only (:class:`Visual`; the physics never reads them): origin,
+  geometry (the collision shapes' kinds) and colour, from an inline ``<material>`` (``<color rgba>``, or a
+  ``<texture filename>`` whose mean colour stands for it) or from a ``<material name>`` defined under
+  ``<robot>``. A visual mesh file that cannot be found is a warning naming the file and the link, not an
+  error: the viewer then draws that link's collision shapes (``viewer/links.py``). The file is read only
+  when it is drawn.
 * A link without ``<inertial>`` (or ``<mass>``) has mass 0; a missing ``<inertia>`` attribute is 0
   (urdfdom requires all six). Negative masses and inertias that are not positive semi-definite are errors
   on every link. After merging, every link that moves (all of them, except
@@ -48,6 +54,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
 
@@ -94,6 +101,31 @@ class CollisionShape:
 
 
 @dataclass(frozen=True, eq=False)
+class Visual:
+    """What a link looks like in the viewer: a shape or a mesh file, placed on the link, with a colour.
+
+    Attributes:
+        kind: "box", "sphere", "cylinder", "capsule" or "mesh".
+        params: as :class:`CollisionShape`'s (a mesh's scale factors (3,)).
+        position: visual origin in the link frame [m], shape (3,).
+        rotation: visual axes in the link frame (columns), shape (3, 3).
+        rgba: colour, red, green, blue and opacity in [0, 1], shape (4,); ``None`` where the URDF gives none.
+        material: the material's name, ``None`` where the visual names none.
+        filename: meshes only: the file name as the URDF writes it.
+        path: meshes only: the resolved file path; ``None`` where it was not found (a warning said so).
+    """
+
+    kind: str
+    params: np.ndarray
+    position: np.ndarray
+    rotation: np.ndarray
+    rgba: np.ndarray | None = None
+    material: str | None = None
+    filename: str | None = None
+    path: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
 class Link:
     """A rigid link (after fixed-joint merging: the union of the merged links).
 
@@ -103,6 +135,7 @@ class Link:
         com: centre of mass in the link frame [m], shape (3,).
         inertia: inertia tensor about the centre of mass, in link-frame axes [kg m^2], shape (3, 3).
         collisions: collision shapes, placed in the link frame.
+        visuals: what the viewer draws for the link, placed in the link frame (:class:`Visual`).
     """
 
     name: str
@@ -110,6 +143,7 @@ class Link:
     com: np.ndarray
     inertia: np.ndarray
     collisions: list[CollisionShape] = field(default_factory=list)
+    visuals: list[Visual] = field(default_factory=list)
 
 
 @dataclass(frozen=True, eq=False)
@@ -291,6 +325,8 @@ class _Parser:
         self.fname = fname
         self.base_dir = base_dir
         self.package_dirs = package_dirs
+        #: ``{name: rgba or None}`` of the materials defined under ``<robot>``
+        self.materials: dict[str, np.ndarray | None] = {}
 
     def error(self, element: str, rule: str) -> URDFError:
         return URDFError(f"{self.fname}: {element}: {rule}")
@@ -305,6 +341,8 @@ class _Parser:
         if robot.tag != "robot":
             raise self.error(f"<{robot.tag}>", "the root element must be <robot>")
         name = robot.get("name", "")
+        for elem in robot.findall("material"):  # (before the links: a visual may name one defined after it)
+            self.materials[self.material_name(elem, "robot")] = self.material_rgba(elem, "robot")
         links: dict[str, Link] = {}
         joints: dict[str, Joint] = {}
         extras: list[ET.Element] = []
@@ -389,15 +427,17 @@ class _Parser:
             if eig[0] < -_INERTIA_RTOL * max(abs(eig[-1]), 1e-300):
                 raise self.error(where, f"inertia must be positive semi-definite (principal moments {eig})")
         collisions = [self.parse_collision(c, where) for c in elem.findall("collision")]
-        return Link(name=name, mass=mass, com=com, inertia=inertia, collisions=collisions)
+        visuals = [self.parse_visual(v, where) for v in elem.findall("visual")]
+        return Link(name=name, mass=mass, com=com, inertia=inertia, collisions=collisions, visuals=visuals)
 
-    def parse_collision(self, elem: ET.Element, where: str) -> CollisionShape:
-        position, rotation = self.origin(elem, where)
+    def geometry(self, elem: ET.Element, where: str, what: str) -> tuple[str, np.ndarray, str | None]:
+        """The shape of the ``<geometry>`` of ``elem`` (a ``<collision>`` or ``<visual>``, named ``what`` in
+        messages): its kind, its params (:class:`CollisionShape`) and, for a mesh, its file name."""
         geometry = elem.find("geometry")
         shape = None if geometry is None else next((g for g in geometry if g.tag in _SHAPE_PARAMS), None)
         if shape is None:
             found = [] if geometry is None else [f"<{g.tag}>" for g in geometry]
-            raise self.error(where, f"collision <geometry> has no known shape child (box, sphere, cylinder, "
+            raise self.error(where, f"{what} <geometry> has no known shape child (box, sphere, cylinder, "
                                     f"capsule or mesh); found {', '.join(found) or 'none'}")
         kind = shape.tag
         if kind == "mesh":
@@ -406,18 +446,79 @@ class _Parser:
                 raise self.error(where, "<mesh> lacks the required 'filename' attribute")
             n_scale = 1 if len(shape.get("scale", "").split()) == 1 else 3
             scale = self.numbers(shape, "scale", n_scale, np.ones(n_scale), where) * np.ones(3)
-            path = self.resolve_mesh(filename, where)
-            return CollisionShape(kind, scale, position, rotation, vertices=self.hull(path, scale, where), path=path)
+            if np.any(scale == 0.0):
+                raise self.error(where, f"<mesh> scale must not be zero, got {scale}")
+            return kind, scale, filename
         if kind == "box":
             params = self.numbers(shape, "size", 3, None, where)
         else:
             params = np.array([self.number(shape, a, None, where, required=True) for a in _SHAPE_PARAMS[kind]])
         if np.any(params <= 0):
             raise self.error(where, f"<{kind}> dimensions must be > 0, got {params}")
+        return kind, params, None
+
+    def parse_collision(self, elem: ET.Element, where: str) -> CollisionShape:
+        position, rotation = self.origin(elem, where)
+        kind, params, filename = self.geometry(elem, where, "collision")
+        if kind == "mesh":
+            path = self.resolve_mesh(filename, where)
+            return CollisionShape(kind, params, position, rotation, vertices=self.hull(path, params, where), path=path)
         return CollisionShape(kind, params, position, rotation)
 
+    def parse_visual(self, elem: ET.Element, where: str) -> Visual:
+        """A ``<visual>``: its placement, shape and colour. A mesh file that cannot be found is a warning (the
+        viewer draws the link's collision shapes instead); the file is read only when drawn."""
+        position, rotation = self.origin(elem, where)
+        kind, params, filename = self.geometry(elem, where, "visual")
+        path = None
+        if kind == "mesh":
+            try:
+                path = self.resolve_mesh(filename, where)
+            except URDFError as e:
+                warnings.warn(f"{e}; the viewer draws the link's collision shapes instead", UserWarning,
+                              stacklevel=2)
+        rgba, material = None, None
+        m = elem.find("material")
+        if m is not None:
+            material = m.get("name") or None
+            if m.find("color") is not None or m.find("texture") is not None:
+                rgba = self.material_rgba(m, where)
+            else:  # (a name defined nowhere, as exporters write: no colour, the viewer's own)
+                rgba = self.materials.get(material)
+        return Visual(kind, params, position, rotation, rgba=rgba, material=material, filename=filename, path=path)
+
+    def material_name(self, elem: ET.Element, where: str) -> str:
+        name = elem.get("name")
+        if not name:
+            raise self.error(where, "a <material> under <robot> lacks the 'name' attribute")
+        return name
+
+    def material_rgba(self, elem: ET.Element, where: str) -> np.ndarray | None:
+        """The colour of a ``<material>``: its ``<color rgba>`` (four numbers in [0, 1]), else the mean colour of
+        its ``<texture filename>`` (a warning where that cannot be read), else None."""
+        color = elem.find("color")
+        if color is not None:
+            rgba = self.numbers(color, "rgba", 4, None, where)
+            if rgba.min() < 0.0 or rgba.max() > 1.0:
+                raise self.error(where, f"<color rgba=\"{color.get('rgba')}\"> must be four numbers in [0, 1]")
+            return rgba
+        texture = elem.find("texture")
+        if texture is None or not texture.get("filename"):
+            return None
+        try:
+            path = self.resolve_mesh(texture.get("filename"), where)
+            from PIL import Image
+
+            with Image.open(path) as image:
+                pixels = np.asarray(image.convert("RGBA"), np.float64).reshape(-1, 4) / 255.0
+            return pixels.mean(axis=0)
+        except Exception as e:  # (not found, or not an image PIL reads)
+            warnings.warn(f"{self.fname}: {where}: cannot read texture '{texture.get('filename')}' for its colour "
+                          f"({e}); the viewer uses its own colour", UserWarning, stacklevel=2)
+            return None
+
     def resolve_mesh(self, filename: str, where: str) -> str:
-        """Path of a mesh file: ``package://pkg/rest`` through the package directories, ``file://`` and
+        """Path of a mesh (or texture) file: ``package://pkg/rest`` through the package directories, ``file://`` and
         relative names against the URDF's directory (the cwd for a string)."""
         if filename.startswith("package://"):
             pkg, _, rest = filename[len("package://"):].partition("/")
@@ -586,4 +687,7 @@ def _combine(name: str, parts: list[tuple[Link, np.ndarray, np.ndarray]]) -> Lin
         inertia += r @ link.inertia @ r.T + m * (d @ d * np.eye(3) - np.outer(d, d))
     collisions = [replace(s, position=p + r @ s.position, rotation=r @ s.rotation)
                   for link, p, r in parts for s in link.collisions]
-    return Link(name=name, mass=mass, com=com, inertia=0.5 * (inertia + inertia.T), collisions=collisions)
+    visuals = [replace(v, position=p + r @ v.position, rotation=r @ v.rotation)
+               for link, p, r in parts for v in link.visuals]
+    return Link(name=name, mass=mass, com=com, inertia=0.5 * (inertia + inertia.T), collisions=collisions,
+                visuals=visuals)

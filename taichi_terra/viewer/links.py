@@ -1,7 +1,8 @@
 """The shapes carried by articulated-system links, for the 3D viewer: which shapes, and where they are.
 
-A link's collision shapes are drawn rigidly attached to its frame: each shape's tessellation is moved into the
-link frame once (by its placement on the link), so a frame only needs each link's world pose. The poses of
+A link's collision shapes and its URDF visuals are drawn rigidly attached to its frame: each one's tessellation
+is moved into the link frame once (by its placement on the link), so a frame only needs each link's world
+pose. The poses of
 every link of every shown env come from one evaluation of the trees' kinematics (the kernel behind
 ``ArticulatedSystem.get_frame_position``) and one read of the frame block: no Python loop over links or envs
 per frame.
@@ -99,6 +100,18 @@ class LinkShapes:
                     coords = [system.get_generalized_velocity_index(d.joint) + shift for d in track.drives]
                     self.belts.append((t, slot_of[(t, system.model.link_index(track.link))], track,
                                        np.array(coords), np.array([d.gain for d in track.drives])))
+
+        #: every URDF visual of every link, ``(system index, link index, link slot, depth, Visual)``
+        self.visuals = []
+        #: ``(system index, link index)`` of the links drawn by their collision shapes where the viewer shows
+        #: visuals: those without visuals, and those with a visual mesh the URDF's reader could not find
+        self.fallback = set()
+        for t, system in enumerate(world._systems):
+            for k, link in enumerate(system.model.links):
+                for visual in link.visuals:
+                    self.visuals.append((t, k, slot_of[(t, k)], depths[slot_of[(t, k)]], visual))
+                if not link.visuals or any(v.kind == "mesh" and v.path is None for v in link.visuals):
+                    self.fallback.add((t, k))
 
     def __len__(self) -> int:
         return len(self.bodies)

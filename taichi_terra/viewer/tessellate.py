@@ -1,10 +1,13 @@
-"""Triangle meshes of the collision shapes, in the body frame, for drawing.
+"""Triangle meshes of the collision shapes (in the body frame) and of URDF visuals (in their own frame), for
+drawing.
 
 Each shape gives vertices, per-vertex normals and triangles. Flat-faced shapes (boxes, cylinders, convex
 meshes) get one vertex per face corner so their faces shade flat; spheres and capsules share vertices and
 shade smoothly. The meshes match the collision geometry exactly at their vertices.
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -42,3 +45,52 @@ def tessellate(shape: Shape, segments: int = 32):
     if shape.type == ShapeType.MESH:
         return _flat(np.asarray(shape.vertices, float), np.asarray(shape.faces))
     raise ValueError(f"cannot draw shape type {shape.type!r}")
+
+
+@functools.lru_cache(maxsize=64)
+def _mesh_file(path: str):
+    """Vertices (k, 3) and triangles (t, 3) of the mesh file at ``path`` as trimesh reads it (every part of a
+    scene in one mesh, placed as the file places it), read once per process."""
+    import trimesh
+
+    try:
+        mesh = trimesh.load(path, force="mesh")
+    except Exception as e:  # (trimesh raises many types on unreadable files; .dae needs pycollada)
+        hint = " (reading .dae files needs pycollada: pip install taichi_terra[meshes])" \
+            if path.lower().endswith(".dae") and isinstance(e, (ImportError, ModuleNotFoundError)) else ""
+        raise ValueError(f"cannot read visual mesh file '{path}': {e}{hint}") from None
+    vertices, faces = np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64)
+    if len(vertices) == 0 or len(faces) == 0:
+        raise ValueError(f"cannot read visual mesh file '{path}': it holds no triangles")
+    if not np.all(np.isfinite(vertices)):
+        raise ValueError(f"visual mesh file '{path}' has vertices that are not finite")
+    return vertices, faces
+
+
+def tessellate_visual(visual, segments: int = 32):
+    """``(vertices [m] (k, 3), normals (k, 3), triangles (t, 3) int32)`` of a URDF
+    :class:`~taichi_terra.bodies.urdf.Visual` in its own frame: a shape as its collision twin is drawn, a mesh
+    file scaled by its ``scale`` and shaded flat (its path resolved; raises ValueError naming the file where it
+    cannot be read)."""
+    import trimesh
+
+    p = np.asarray(visual.params, float)
+    if visual.kind == "box":
+        m = trimesh.creation.box(extents=p[:3])
+        return _flat(np.asarray(m.vertices, float), np.asarray(m.faces))
+    if visual.kind == "sphere":
+        return _smooth(trimesh.creation.icosphere(subdivisions=2, radius=p[0]))
+    if visual.kind == "cylinder":
+        m = trimesh.creation.cylinder(radius=p[0], height=p[1], sections=segments)
+        return _flat(np.asarray(m.vertices, float), np.asarray(m.faces))
+    if visual.kind == "capsule":  # (length between the end spheres' centres)
+        return _smooth(trimesh.creation.capsule(height=p[1], radius=p[0], count=[segments, segments // 2]))
+    if visual.kind == "mesh":
+        if visual.path is None:
+            raise ValueError(f"visual mesh '{visual.filename}' was not found when the URDF was read")
+        vertices, faces = _mesh_file(visual.path)
+        vertices = vertices * p
+        if np.prod(np.sign(p)) < 0.0:  # a mirroring scale turns the faces inside out
+            faces = faces[:, ::-1]
+        return _flat(vertices, faces)
+    raise ValueError(f"cannot draw visual kind {visual.kind!r}")

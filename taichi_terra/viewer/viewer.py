@@ -6,7 +6,9 @@
 
 It draws the ground plane, height maps and soil beds (per-vertex colour; a bed can be coloured by its
 sinkage or plastic sinkage, heights true to scale unless ``sinkage_scale`` exaggerates the ruts), every
-body's shape, the collision shapes of every articulated link posed by its link frame (``links.py``), each
+body's shape, every articulated link posed by its link frame (``links.py``) as its URDF visuals, its
+collision shapes or both (``show``; a link without visuals, or whose visual mesh file was not found, as its
+collision shapes), each
 track's belt with tread marks that move with the belt's travel, optionally the link frames as small axes, the contact points and force arrows, and an overlay with the simulation time,
 steps per second and real-time factor. A batched world shows one env or a tiled grid of envs.
 
@@ -29,7 +31,7 @@ from .links import SYSTEM_COLORS, LinkShapes, axis_lines
 from .overlay import OverlayLayer
 from .sand_layer import SandLayer
 from .terrain_layer import COLOR_MODES, TerrainLayer, _field, _index_field
-from .tessellate import tessellate
+from .tessellate import tessellate, tessellate_visual
 
 #: body colours, cycled by body index
 PALETTE = ((0.85, 0.33, 0.2), (0.2, 0.5, 0.8), (0.95, 0.7, 0.15), (0.35, 0.7, 0.35), (0.6, 0.4, 0.75),
@@ -41,6 +43,8 @@ TREAD_COLOR = (0.92, 0.85, 0.55)  # the tread marks that show a belt's motion
 TRACTION_COLORS = ((0.2, 0.8, 0.3), (0.95, 0.45, 0.05))  # a belt contact without, and at full, traction
 FORCE_COLOR = (0.1, 0.2, 0.9)
 AXIS_COLORS = ((0.9, 0.1, 0.1), (0.1, 0.75, 0.1), (0.1, 0.2, 0.9))  # a link frame's x, y, z axes
+#: what the viewer draws of articulated links (``Viewer(show=...)``; the ``v`` key cycles through them)
+SHOW_MODES = ("visual", "collision", "both")
 
 
 def _rgb(name, value) -> tuple:
@@ -79,6 +83,10 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         show_contacts, show_forces: draw contact points and contact-force arrows.
         force_scale: arrow length per newton [m/N], > 0.
         show_frames: draw every articulated link's frame as three small axes (x red, y green, z blue).
+        show: what articulated links look like: ``"visual"`` (their URDF ``<visual>`` shapes and meshes in
+            their URDF colours, the palette's where none is given; a link without visuals, or with a visual
+            mesh file that was not found, as its collision shapes), ``"collision"`` (the shapes the physics
+            collides) or ``"both"`` (the visuals, with the collision shapes as wireframes over them).
         frame_size: length of those axes [m], > 0 (``None``: 4 % of the scene's size).
         follow: a body or an articulated system (its root link) the camera target follows (in the shown
             env), or ``None``.
@@ -92,7 +100,7 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
                  rut_color=(0.22, 0.16, 0.45), sinkage_scale: float = 1.0, show_contacts: bool = False,
                  show_forces: bool = False, force_scale: float = 1e-3, show_frames: bool = False,
                  frame_size: float | None = None, follow=None, camera=None, overlay: bool = True,
-                 background=(0.88, 0.91, 0.95), title: str = "taichi_terra"):
+                 background=(0.88, 0.91, 0.95), title: str = "taichi_terra", show: str = "visual"):
         from ..world import World
 
         if not isinstance(world, World):
@@ -104,6 +112,8 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         if env is None:
             raise TypeError("env must be an int")
         self._envs = self._parse_envs(world, env, envs)
+        if show not in SHOW_MODES:
+            raise ValueError(f"show must be one of {SHOW_MODES}, got {show!r}")
         if color_by not in COLOR_MODES:
             raise ValueError(f"color_by must be one of {COLOR_MODES}, got {color_by!r}")
         if tile_spacing is not None:
@@ -127,6 +137,7 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         self.color_by, self.sinkage_scale = color_by, sinkage_scale
         self.show_contacts, self.show_forces, self.overlay = bool(show_contacts), bool(show_forces), bool(overlay)
         self.show_frames = bool(show_frames)
+        self._show = show
         #: distance between a belt's tread marks [m]
         self.belt_spacing = 0.06
         self.follow = follow
@@ -220,21 +231,45 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         self._contact_cap = 0
         self._identity = _identity_transform()
 
+    @property
+    def showing(self) -> str:
+        """What articulated links look like: ``"visual"``, ``"collision"`` or ``"both"`` (the ``show`` argument;
+        settable)."""
+        return self._show
+
+    @showing.setter
+    def showing(self, value: str) -> None:
+        if value not in SHOW_MODES:
+            raise ValueError(f"showing must be one of {SHOW_MODES}, got {value!r}")
+        self._show = value
+
+    @staticmethod
+    def _link_rgb(t: int, depth: int) -> tuple:
+        """Palette colour of a link of system ``t`` at ``depth`` in its tree (two colours a system)."""
+        return PALETTE[(SYSTEM_COLORS * t + depth % SYSTEM_COLORS) % len(PALETTE)]
+
     def _drawn_bodies(self):
-        """``(shape, vertex placement (position [m], rotation), pose column, RGB)`` of every body in body index
-        order. A free body's pose is in ``q`` (column ``7 * index``); a link shape's tessellation is placed on
-        its link, and its pose is its link's, at column ``7 * (n_free + slot)`` of the viewer's pose array."""
-        out = [(body.shape, None, 7 * body.index, PALETTE[body.index % len(PALETTE)]) for body in self.world.bodies]
+        """``(shape, vertex placement (position [m], rotation), pose column, RGB, group)`` of every body in body
+        index order. A free body's pose is in ``q`` (column ``7 * index``); a link shape's tessellation is placed
+        on its link, and its pose is its link's, at column ``7 * (n_free + slot)`` of the viewer's pose array.
+        ``group`` says when it is drawn: ``"always"`` (free bodies, belts), ``"collision"`` (a link's shape:
+        where collision shapes are shown) or ``"fallback"`` (the same, and where visuals are shown: a link
+        without usable visuals)."""
+        out = [(body.shape, None, 7 * body.index, PALETTE[body.index % len(PALETTE)], "always")
+               for body in self.world.bodies]
         n_free = len(out)
-        for (_b, t, _link, shape, pos, rot), slot, depth, belt in zip(self._links.bodies, self._links.slots,
-                                                                      self._links.depths, self._links.belt_of):
-            rgb = PALETTE[(SYSTEM_COLORS * t + depth % SYSTEM_COLORS) % len(PALETTE)]
+        fallback = self._links.fallback
+        for (_b, t, link, shape, pos, rot), slot, depth, belt in zip(self._links.bodies, self._links.slots,
+                                                                     self._links.depths, self._links.belt_of):
+            rgb = self._link_rgb(t, depth)
+            group = "fallback" if (t, link) in fallback else "collision"
             if belt is not None:  # a belt: its track's colour, else rubber; none where the track says visual="false"
                 track = self.world._systems[belt[0]].model.tracks[belt[1]]
                 rgb = BELT_COLOR if track.color is None else tuple(float(c) for c in track.color[:3])
+                group = "always"
                 if not track.visual:
                     shape = None
-            out.append((shape, (pos, rot), 7 * (n_free + slot), rgb))
+            out.append((shape, (pos, rot), 7 * (n_free + slot), rgb, group))
         return out
 
     @property
@@ -244,27 +279,48 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         n_free = len(self.world.bodies)
         return [n_free + k for k, (shape, *_x) in enumerate(self._drawn_bodies()[n_free:]) if shape is None]
 
+    @property
+    def visual_colors(self) -> np.ndarray:
+        """The RGB colour in [0, 1] (before lighting) of each URDF visual drawn, shape (n, 3), in the order of
+        the systems, their links and each link's visuals (a visual mesh that was not found is not drawn)."""
+        return np.array(self._visual_rgb, float).reshape(-1, 3)
+
     def _build_bodies(self) -> None:
         import taichi as ti
 
         from ..backend import ti_real
 
-        verts, normals, tris, vq, cols = [], [], [], [], []
+        verts, normals, vq, cols = [], [], [], []
+        tris = {"collision": [], "always": [], "visual": []}  # triangles by when they are drawn
         nv = 0
-        drawn = self._drawn_bodies()
-        for shape, placement, column, rgb in drawn:
-            if shape is None:  # (not drawn: no vertices)
-                continue
-            v, nrm, tri = tessellate(shape)
+
+        def add(v, nrm, tri, placement, column, rgb, groups):
+            nonlocal nv
             if placement is not None:  # into the link frame
                 v, nrm = placement[0] + v @ placement[1].T, nrm @ placement[1].T
             verts.append(v)
             normals.append(nrm)
-            tris.append(tri + nv)
+            for g in groups:
+                tris[g].append(tri + nv)
             vq.append(np.full(len(v), column, np.int32))
             cols.append(np.tile(rgb, (len(v), 1)))
             nv += len(v)
-        self._body_rgb = np.array([rgb for *_x, rgb in drawn], float).reshape(-1, 3)
+
+        drawn = self._drawn_bodies()
+        for shape, placement, column, rgb, group in drawn:
+            if shape is not None:  # (None: not drawn, no vertices)
+                groups = {"always": ("always",), "collision": ("collision",), "fallback": ("collision", "visual")}
+                add(*tessellate(shape), placement, column, rgb, groups[group])
+        n_free = len(self.world.bodies)
+        self._visual_rgb = []
+        for t, k, slot, depth, visual in self._links.visuals:
+            if (t, k) in self._links.fallback and visual.kind == "mesh" and visual.path is None:
+                continue  # (not found: the link's collision shapes stand in)
+            rgb = self._link_rgb(t, depth) if visual.rgba is None else tuple(float(c) for c in visual.rgba[:3])
+            self._visual_rgb.append(rgb)
+            add(*tessellate_visual(visual), (visual.position, visual.rotation), 7 * (n_free + slot), rgb,
+                ("visual",))
+        self._body_rgb = np.array([rgb for *_x, rgb, _g in drawn], float).reshape(-1, 3)
         self._nv_body = nv
         nt = len(self._envs)
         self._b_poses = None
@@ -286,9 +342,15 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         self._b_envs.from_numpy(np.array(self._envs if self._b_poses is None else range(nt), np.int32))
         self._b_offsets = ti.ndarray(vec3, (nt,))
         self._b_offsets.from_numpy(self._offsets.astype(np.float32))
-        tri = np.concatenate(tris)
-        self._n_body_idx = tri.size * nt
-        self._b_idx = _index_field(np.concatenate([tri + t * nv for t in range(nt)]))
+        # the index buffer: [collision | always | visual], each for every tile, so that every mode is one range
+        # (collision: the first two parts; visual: the last two; both: the last two, the first as wireframes)
+        parts = []
+        self._n_idx = {}
+        for g in ("collision", "always", "visual"):
+            tri = np.concatenate(tris[g]).ravel() if tris[g] else np.zeros(0, np.int32)
+            parts += [tri + t * nv for t in range(nt)]
+            self._n_idx[g] = tri.size * nt
+        self._b_idx = _index_field(np.concatenate(parts))
         self._b_verts, self._b_normals = _field(nv * nt), _field(nv * nt)
         self._b_colors = _field(nv * nt, np.tile(np.concatenate(cols), (nt, 1)))
 
@@ -467,7 +529,17 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
             self._mesh(scene, self._t_verts, self._t_idx, self._t_normals, self._t_colors, self._n_terrain_idx,
                        two_sided=True)
         if self._b_verts is not None:
-            self._mesh(scene, self._b_verts, self._b_idx, self._b_normals, self._b_colors, self._n_body_idx)
+            n = self._n_idx
+            if self._show == "collision":
+                ranges = [(0, n["collision"] + n["always"], False)]
+            else:
+                ranges = [(n["collision"], n["always"] + n["visual"], False)]
+                if self._show == "both":
+                    ranges.append((0, n["collision"], True))
+            for offset, count, wireframe in ranges:
+                if count:
+                    self._mesh(scene, self._b_verts, self._b_idx, self._b_normals, self._b_colors, count,
+                               index_offset=offset, wireframe=wireframe)
         self._draw_contacts(scene)
         self._draw_frames(scene)
         self._draw_belts(scene)
@@ -478,7 +550,8 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         self._overlay()
         self.stats["frames"] += 1
 
-    def _mesh(self, scene, vertices, indices, normals, colors, index_count: int, two_sided: bool = False) -> None:
+    def _mesh(self, scene, vertices, indices, normals, colors, index_count: int, two_sided: bool = False,
+              index_offset: int = 0, wireframe: bool = False) -> None:
         """Submit one mesh to GGUI, as a single instance placed by an identity transform.
 
         GGUI's mesh vertex shader (Taichi 1.7) always reads a per-instance model matrix from a storage buffer
@@ -491,7 +564,7 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         """
         scene.mesh_instance(vertices, indices=indices, normals=normals, per_vertex_color=colors,
                             two_sided=two_sided, transforms=self._identity, instance_count=1,
-                            index_count=int(index_count))
+                            index_offset=int(index_offset), index_count=int(index_count), show_wireframe=wireframe)
 
     # ------------------------------------------------------------------ interaction
     def select_env(self, env: int) -> None:
@@ -512,7 +585,8 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
 
         Space pauses/resumes, ``n`` asks for one frame while paused (returns True), ``r`` calls ``on_reset``,
         ``f`` follows the first body (or system) or stops following, ``[`` / ``]`` show the previous/next env, ``c``
-        toggles contact points, Escape closes the window.
+        toggles contact points, ``v`` shows the links' visuals, collision shapes or both in turn (:attr:`showing`),
+        Escape closes the window.
         """
         import taichi as ti
 
@@ -532,6 +606,8 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
             self.select_env((self.env + (1 if key == "]" else -1)) % self.world.n_envs)
         elif key == "c":
             self.show_contacts = not self.show_contacts
+        elif key == "v":
+            self.showing = SHOW_MODES[(SHOW_MODES.index(self._show) + 1) % len(SHOW_MODES)]
         return False
 
     def apply_drag(self, button: str, dx: float, dy: float) -> None:
