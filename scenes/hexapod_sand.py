@@ -37,17 +37,34 @@ def _inertia(mass, sx, sy, sz):
             f'izz="{mass * (sx * sx + sy * sy) / 12}" ixy="0" ixz="0" iyz="0"/>')
 
 
+def _visual(geometry: str, rgb: str, xyz="0 0 0", rpy="0 0 0") -> str:
+    return (f'<visual><origin xyz="{xyz}" rpy="{rpy}"/><geometry>{geometry}</geometry>'
+            f'<material name="{rgb}"/></visual>')
+
+
+#: the colours the hexapod is drawn in
+MATERIALS = ('<material name="shell"><color rgba="0.16 0.36 0.62 1"/></material>'
+             '<material name="servo"><color rgba="0.18 0.18 0.2 1"/></material>'
+             '<material name="leg"><color rgba="0.8 0.81 0.83 1"/></material>'
+             '<material name="tip"><color rgba="0.1 0.1 0.1 1"/></material>')
+
+
 def hexapod_urdf(payload: float = 0.0) -> str:
-    """The hexapod's URDF; ``payload`` [kg] is added to the body (at its centre)."""
+    """The hexapod's URDF; ``payload`` [kg] is added to the body (at its centre). Its visuals: the body as a blue
+    shell on a dark plate, a servo at each hip, grey legs and black feet."""
     mass = BODY_MASS + payload
-    parts = [f'<robot name="hexapod"><link name="body"><inertial><mass value="{mass}"/>{_inertia(mass, *BODY)}'
-             f'</inertial><collision><geometry><box size="{BODY[0]} {BODY[1]} {BODY[2]}"/></geometry></collision>'
-             '</link>']
+    parts = [f'<robot name="hexapod">{MATERIALS}<link name="body"><inertial><mass value="{mass}"/>'
+             f'{_inertia(mass, *BODY)}</inertial><collision><geometry><box size="{BODY[0]} {BODY[1]} {BODY[2]}"/>'
+             f'</geometry></collision>'
+             + _visual(f'<box size="{BODY[0]} {BODY[1]} {0.5 * BODY[2]}"/>', "servo", f"0 0 {-0.25 * BODY[2]}")
+             + _visual(f'<box size="{0.9 * BODY[0]} {0.8 * BODY[1]} {0.5 * BODY[2]}"/>', "shell",
+                       f"0 0 {0.25 * BODY[2]}")
+             + '</link>']
     for k, (x, side) in enumerate(HIPS):
         y = side * 0.5 * BODY[1]
         m0, m1 = LEG_MASS
         parts.append(f'<link name="hip{k}"><inertial><mass value="{m0}"/>{_inertia(m0, 0.03, 0.03, 0.03)}'
-                     '</inertial></link>')
+                     '</inertial>' + _visual('<cylinder radius="0.018" length="0.04"/>', "servo") + '</link>')
         parts.append(f'<joint name="swing{k}" type="revolute"><parent link="body"/><child link="hip{k}"/>'
                      f'<origin xyz="{x} {y} 0"/><axis xyz="0 0 1"/>'
                      f'<limit lower="-1" upper="1" effort="{EFFORT}" velocity="10"/></joint>')
@@ -59,7 +76,10 @@ def hexapod_urdf(payload: float = 0.0) -> str:
                      f'<collision><origin xyz="0 {foot_y / 2} {foot_z / 2}" rpy="{tilt} 0 0"/>'
                      f'<geometry><box size="0.015 0.015 {arm}"/></geometry></collision>'
                      f'<collision><origin xyz="0 {foot_y} {foot_z}"/>'
-                     f'<geometry><capsule radius="{FOOT[0]}" length="{FOOT[1]}"/></geometry></collision></link>')
+                     f'<geometry><capsule radius="{FOOT[0]}" length="{FOOT[1]}"/></geometry></collision>'
+                     + _visual(f'<box size="0.02 0.02 {arm}"/>', "leg", f"0 {foot_y / 2} {foot_z / 2}", f"{tilt} 0 0")
+                     + _visual(f'<capsule radius="{FOOT[0]}" length="{FOOT[1]}"/>', "tip", f"0 {foot_y} {foot_z}")
+                     + '</link>')
         parts.append(f'<joint name="lift{k}" type="revolute"><parent link="hip{k}"/><child link="leg{k}"/>'
                      f'<axis xyz="{side} 0 0"/><limit lower="-1" upper="1" effort="{EFFORT}" velocity="10"/>'
                      '</joint>')

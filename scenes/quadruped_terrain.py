@@ -87,7 +87,7 @@ def build(args) -> app.Scene:
     bx, by = round(BED_X / BED_SPACING) + 1, round(BED_Y / BED_SPACING) + 1
     soil = tt.SoilMaterial(bekker_kphi=2e7, sinkage_exponent=1.0, elastic_stiffness=2e8, damping=2e4)
     bed = world.add_deformable_terrain(bx, by, BED_X, BED_Y, 0.5 * BED_X, 0.0, np.zeros(bx * by), soil)
-    robot = world.add_articulated_system(URDF.read_text(), position=(START_X, 0.0, BASE_Z))
+    robot = world.add_articulated_system(URDF, position=(START_X, 0.0, BASE_Z))
     q = robot.get_generalized_coordinate(0)
     q[7:] = np.tile(STAND, 4)
     robot.set_generalized_coordinate(q)

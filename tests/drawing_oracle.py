@@ -1,14 +1,16 @@
 """What a viewer's picture should show, pixel by pixel, worked out from the world's own geometry.
 
 3D viewer: each sampled pixel's view ray (``OrbitCamera.rays``, the inverse of the renderer's projection) is
-cast in the env of every tile with ``World.ray_test_batch``, and against the collision shapes of articulated
-links (``World.ray_test_batch`` does not see them), posed from the link frames the systems report
-(``get_frame_position/orientation``); the nearest hit names the body, height map or ground that the pixel
-must show. Lighting (an ambient and a point light, both grey) scales an object's colour by one
-factor k in [0.45, 1.2] in all three channels, so a pixel shows object X when it equals k times X's colour
-(a soil bed coloured by sinkage: a non-negative mix of its base and rut colours) to within 8-bit rounding,
-plus, on a height map, the colour change across the cell (the rasterizer interpolates vertex colours over a
-triangle, the oracle bilinearly over the cell).
+cast in the env of every tile with ``World.ray_test_batch`` (passing through the link shapes the viewer does
+not draw), and against what the viewer draws of articulated links, posed from the link frames the systems
+report (``get_frame_position/orientation``): their collision shapes, or where the viewer shows URDF visuals,
+each link's visuals (shapes cast in closed form, mesh files as trimesh reads them, triangle by triangle), a
+link without usable visuals by its collision shapes, belts always. The nearest hit names the body, visual,
+height map or ground that the pixel must show. Lighting (an ambient and a point light, both grey) scales an
+object's colour by one factor k in [0.45, 1.2] in all three channels, so a pixel shows object X when it equals k
+times X's colour (a soil bed coloured by sinkage: a non-negative mix of its base and rut colours) to within 8-bit
+rounding, plus, on a height map, the colour change across the cell (the rasterizer interpolates vertex colours
+over a triangle, the oracle bilinearly over the cell).
 
 Planar viewer: flat colours, no lighting. A pixel inside an object (``get_geometry``: its shape at its pose) shows
 the colour of its kind, the topmost kind where objects overlap; elsewhere the background. Walls (the objects'
@@ -149,20 +151,97 @@ def pixel_rgb(image: np.ndarray, px: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------- 3D viewer
-def link_bodies(world, env: int) -> list:
-    """``(body index, Shape, world position [m], rotation)`` of every shape on an articulated link in ``env``:
-    its link frame from the system's frame queries, then its placement on the link (the model numbers these
-    bodies after the free ones, system by system, in ``collision_bodies`` order)."""
+def _draws_visuals(link) -> bool:
+    """Whether a viewer showing visuals draws ``link`` (a URDF :class:`Link`) by them: it has some, and every
+    visual mesh of it was found."""
+    return bool(link.visuals) and all(v.kind != "mesh" or v.path is not None for v in link.visuals)
+
+
+def link_bodies(world, env: int, show: str = "collision") -> list:
+    """``(body index, Shape, world position [m], rotation)`` of every shape on an articulated link in ``env``
+    that a viewer showing ``show`` draws as a shape: its link frame from the system's frame queries, then its
+    placement on the link (the model numbers these bodies after the free ones, system by system, in
+    ``collision_bodies`` order). Showing visuals, only belts and the shapes of links drawn without visuals."""
     out = []
     b = world._model.n_free
     for t, system in enumerate(world._systems):
         names = system.get_body_names()
-        for link, shape, pos, rot in system.collision_bodies():
+        belts = system.collision_body_tracks()
+        for k, (link, shape, pos, rot) in enumerate(system.collision_bodies()):
             assert world._model.body_link_index[b] == (t, link)
-            frame_p = system.get_frame_position(names[link], env)
-            frame_r = system.get_frame_orientation(names[link], env)
-            out.append((b, shape, frame_p + frame_r @ pos, frame_r @ rot))
+            if show == "collision" or belts[k] >= 0 or not _draws_visuals(system.model.links[link]):
+                frame_p = system.get_frame_position(names[link], env)
+                frame_r = system.get_frame_orientation(names[link], env)
+                out.append((b, shape, frame_p + frame_r @ pos, frame_r @ rot))
             b += 1
+    return out
+
+
+def link_visuals(world, env: int) -> list:
+    """``(Shape or None, triangles (t, 3, 3) or None, world position [m], rotation)`` of every URDF visual a
+    viewer showing visuals draws, in ``env``, in the order of ``Viewer.visual_colors`` (systems, links, each
+    link's visuals; a mesh that was not found is not drawn): a shape visual as the :mod:`taichi_terra.bodies.shapes`
+    shape of its dimensions (a cylinder's and a capsule's axis z), a mesh visual as the file's triangles, scaled,
+    in the visual's frame."""
+    import trimesh
+
+    from taichi_terra.bodies import shapes as S
+
+    out = []
+    for system in world._systems:
+        names = system.get_body_names()
+        for k, link in enumerate(system.model.links):
+            frame_p = system.get_frame_position(names[k], env)
+            frame_r = system.get_frame_orientation(names[k], env)
+            for v in link.visuals:
+                p = np.asarray(v.params, float)
+                shape = tris = None
+                if v.kind == "mesh":
+                    if v.path is None:
+                        continue
+                    mesh = trimesh.load(v.path, force="mesh")
+                    tris = np.asarray(mesh.vertices, float)[np.asarray(mesh.faces)] * p
+                elif v.kind == "box":
+                    shape = S.box(p[0], p[1], p[2], 1.0)
+                elif v.kind == "sphere":
+                    shape = S.sphere(p[0], 1.0)
+                elif v.kind == "cylinder":
+                    shape = S.cylinder(p[0], p[1], 1.0)
+                else:
+                    shape = S.capsule(p[0], p[1], 1.0)
+                out.append((shape, tris, frame_p + frame_r @ v.position, frame_r @ v.rotation))
+    return out
+
+
+def visual_links(world) -> list:
+    """The name of the link of each visual of :func:`link_visuals`, in its order."""
+    return [system.get_body_names()[k] for system in world._systems for k, link in enumerate(system.model.links)
+            for v in link.visuals if v.kind != "mesh" or v.path is not None]
+
+
+def ray_triangles_entry(o: np.ndarray, d: np.ndarray, tris: np.ndarray) -> np.ndarray:
+    """Distance [m] along unit rays ``o + t d`` ((k, 3) each) to the first of ``tris`` (t, 3, 3) they cross
+    (Moller-Trumbore; inf for a miss). Rays that miss the triangles' bounding sphere are not tested."""
+    out = np.full(len(o), np.inf)
+    centre = 0.5 * (tris.reshape(-1, 3).min(axis=0) + tris.reshape(-1, 3).max(axis=0))
+    radius = np.linalg.norm(tris.reshape(-1, 3) - centre, axis=1).max()
+    oc = o - centre
+    b = np.einsum("ij,ij->i", oc, d)
+    near = np.nonzero(b * b - (np.einsum("ij,ij->i", oc, oc) - radius * radius) >= 0.0)[0]
+    e1, e2 = tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0]
+    for chunk in np.array_split(near, max(1, len(near) * len(tris) // 2_000_000 + 1)):
+        oo, dd = o[chunk], d[chunk]
+        pv = np.cross(dd[:, None, :], e2[None])
+        det = np.einsum("ptk,tk->pt", pv, e1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = np.where(np.abs(det) > 1e-15, 1.0 / det, np.nan)
+            sv = oo[:, None, :] - tris[None, :, 0]
+            u = np.einsum("ptk,ptk->pt", pv, sv) * inv
+            qv = np.cross(sv, e1[None])
+            v = np.einsum("pk,ptk->pt", dd, qv) * inv
+            t = np.einsum("tk,ptk->pt", e2, qv) * inv
+        t = np.where((u >= 0.0) & (v >= 0.0) & (u + v <= 1.0) & (t > 0.0), t, np.inf)
+        out[chunk] = t.min(axis=1)
     return out
 
 
@@ -226,22 +305,49 @@ def ray_shape_entry(shape, o: np.ndarray, d: np.ndarray) -> np.ndarray:
 
 def cast_pixels(viewer, world, px: np.ndarray) -> dict:
     """The first thing each pixel's view ray meets across the viewer's tiles: ``kind`` (0 none, 1 ground,
-    2 height map, 3 body), ``index``, ``tile``, ``point`` (in the env's own frame) [m]."""
+    2 height map, 3 body, 5 URDF visual), ``index``, ``tile``, ``point`` (in the env's own frame) [m]."""
+    show = getattr(viewer, "showing", "collision")
+    assert show in ("visual", "collision"), "the oracle has no wireframes (show='both')"
     eye, d = viewer.camera.rays(px, viewer.width, viewer.height)
     offsets = viewer.tile_offsets
     origins = np.tile(eye, (world.n_envs, len(px), 1))
     for t, e in enumerate(viewer.envs):
         origins[e] = eye - offsets[t]  # the tile's env, seen from the eye moved by the tile's offset
-    hits = world.ray_test_batch(origins, np.broadcast_to(d, origins.shape), 1e4)
+    dirs = np.broadcast_to(d, origins.shape)
+    hits = world.ray_test_batch(origins, dirs, 1e4)
+    dist, what, index = (np.array(hits[k]) for k in ("distance", "kind", "index"))
+    if show != "collision":  # the world's rays meet every link shape: pass through the ones not drawn
+        drawn = {b for e in viewer.envs for b, *_x in link_bodies(world, e, show)}
+        shapes = {e: {b: rest for b, *rest in link_bodies(world, e, "collision")} for e in viewer.envs}
+        start = np.zeros(dist.shape)  # how far along its ray each cast now starts
+        for _ in range(8):
+            through = (what == 4) & ~np.isin(index, list(drawn))
+            through[[e for e in range(world.n_envs) if e not in viewer.envs]] = False
+            if not through.any():
+                break
+            for e, k in zip(*np.nonzero(through)):  # past the shape: the entry of the reversed ray beyond it
+                shape, pos, rot = shapes[e][int(index[e, k])]
+                far = start[e, k] + dist[e, k] + 2.0 * shape.bounding_radius + 1e-3
+                back = ray_shape_entry(shape, ((origins[e, k] + far * d[k] - pos) @ rot)[None], (-d[k] @ rot)[None])
+                start[e, k] = far - back[0] + 1e-6
+            moved = world.ray_test_batch(origins + start[..., None] * dirs, dirs, 1e4)
+            for key, arr in (("distance", dist), ("kind", what), ("index", index)):
+                arr[through] = moved[key][through]
+        dist = dist + start
     envs = np.array(viewer.envs)
-    dist = np.array(hits["distance"][envs])  # (n_tiles, k)
-    what, index = np.array(hits["kind"][envs]), np.array(hits["index"][envs])
+    dist, what, index = dist[envs], what[envs], index[envs]  # (n_tiles, k)
     what[what == 4] = 3  # a link shape is a body here (body_colors covers both, by body index)
-    for t, e in enumerate(viewer.envs):  # shapes on articulated links, cast again in numpy
-        for b, shape, pos, rot in link_bodies(world, e):
+    for t, e in enumerate(viewer.envs):  # what articulated links show, cast again in numpy
+        for b, shape, pos, rot in link_bodies(world, e, show):
             t_hit = ray_shape_entry(shape, (origins[e] - pos) @ rot, d @ rot)
             nearer = t_hit < dist[t]
             dist[t][nearer], what[t][nearer], index[t][nearer] = t_hit[nearer], 3, b
+        for i, (shape, tris, pos, rot) in enumerate(link_visuals(world, e) if show == "visual" else ()):
+            o_local, d_local = (origins[e] - pos) @ rot, d @ rot
+            t_hit = ray_shape_entry(shape, o_local, d_local) if tris is None else \
+                ray_triangles_entry(o_local, d_local, tris)
+            nearer = t_hit < dist[t]
+            dist[t][nearer], what[t][nearer], index[t][nearer] = t_hit[nearer], 5, i
     tile = np.argmin(dist, axis=0)
     k = np.arange(len(px))
     kind = np.where(np.isfinite(dist[tile, k]), what[tile, k], 0)
@@ -305,6 +411,8 @@ def expect_3d(viewer, world, px: np.ndarray) -> Expectation:
             keys.append(("ground",)), bases.append(np.stack([ground, background])), tol.append(2 * QUANT)
         elif kind == 3:
             keys.append(("body", index, tile)), bases.append(colours[index][None]), tol.append(QUANT)
+        elif kind == 5:
+            keys.append(("visual", index, tile)), bases.append(viewer.visual_colors[index][None]), tol.append(QUANT)
         else:
             b, t = _map_colour(viewer, world.heightmaps[index], viewer.envs[tile], c0["point"][i:i + 1])
             keys.append(("map", index, tile)), bases.append(b[0]), tol.append(t[0])
@@ -321,8 +429,11 @@ def centre_pixels(viewer, world) -> np.ndarray:
         off = viewer.tile_offsets[t]
         for body in world.bodies:
             pts.append(body.get_position(e) + off)
-        for _b, _shape, pos, _rot in link_bodies(world, e):
+        for _b, _shape, pos, _rot in link_bodies(world, e, getattr(viewer, "showing", "collision")):
             pts.append(pos + off)
+        if getattr(viewer, "showing", "collision") == "visual":
+            for _shape, _tris, pos, _rot in link_visuals(world, e):
+                pts.append(pos + off)
         for hm in world.heightmaps:  # the grid sample nearest its centre, on the surface
             nx, ny = hm.x_samples, hm.y_samples
             h = hm.get_surface_heights(e)[(ny // 2) * nx + nx // 2]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from drawing_oracle import centre_pixels, expect_3d, expect_planar, sample_grid
+from drawing_oracle import centre_pixels, expect_3d, expect_planar, sample_grid, visual_links
 from PIL import Image
 
 pytestmark = pytest.mark.needs("vulkan")  # (the scenes draw through GGUI, which renders through Vulkan)
@@ -87,6 +87,7 @@ def run_here(name, extra, folder) -> dict:
             seen["expect"] = expect_3d(viewer, world, np.concatenate([grid, centre_pixels(viewer, world)]))
             seen["n_objects"] = len(viewer.envs) * (len(world.bodies) + len(world.heightmaps))
             seen["links"] = dict(world._model.body_links)  # body index -> (system, link name)
+            seen["visual_links"] = visual_links(world)  # visual index -> its link's name
         seen["overlay"] = getattr(viewer, "overlay_box", None)
         seen["images"] = [(f"capture {k}", viewer.capture()) for k in range(CAPTURES)]
         if seen.get("links"):  # the link frames as axes, and a camera that follows the robot
@@ -152,6 +153,7 @@ def test_scene_runs_headless_and_draws_what_it_simulates(name, extra, steps, tmp
         verdict = seen["expect"].judge(seen["images"][0][1])
         shown = {seen["links"][k[1]][1] for k in verdict.objects() if k[0] == "body" and k[1] in seen["links"]
                  and k[2] == 0}
+        shown |= {seen["visual_links"][k[1]] for k in verdict.objects() if k[0] == "visual" and k[2] == 0}
         assert LINKS_SHOWN[name](shown), sorted(shown)
         from taichi_terra.viewer.viewer import AXIS_COLORS
 
@@ -184,6 +186,7 @@ def test_another_process_draws_the_same_pictures(other_process, tmp_path):
     (["--record", "x.avi"], "unsupported"),
     (["--still", "x.jpg"], "unsupported"),
     (["--arch", "vulkan", "--precision", "f64"], "f64"),
+    (["--show", "mesh"], "--show"),
 ])
 def test_bad_command_line_stops_before_simulating(argv, message, capsys):
     from taichi_terra.viewer import app

@@ -8,7 +8,9 @@ link frames the system reports, against the tail's collision sphere and the grou
 what the pixel must show (as ``tests/drawing_oracle.py`` does for collision shapes).
 """
 import math
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -304,3 +306,60 @@ def test_an_unreadable_visual_mesh_is_an_error_naming_the_file(tmp_path):
                                  .replace("package://robo/meshes/missing.stl", str(bad)))
     with pytest.raises(ValueError, match=f"cannot read visual mesh file '{bad}'"):
         Viewer(world, headless=True, width=W, height=H)
+
+
+# ---------------------------------------------------------------- the scenes' robots
+
+ASSETS = Path(__file__).resolve().parents[1] / "scenes" / "assets"
+
+
+def _scene_robots():
+    sys.path.insert(0, str(ASSETS.parent))
+    import hexapod_sand
+
+    from taichi_terra.bodies.tracked_robot import tracked_robot_urdf
+
+    return {"quadruped": ASSETS / "quadruped.urdf", "buggy": ASSETS / "buggy.urdf",
+            "hexapod": hexapod_sand.hexapod_urdf(), "tracked": tracked_robot_urdf(flippers=True)}
+
+
+#: the links each robot draws by visuals of its own (the rest may show their collision shapes)
+DRAWN_BY_VISUALS = {"quadruped": ["trunk", "FL_thigh", "FL_shank", "RR_hip"],
+                    "buggy": ["chassis", "fl_wheel", "rr_wheel"], "hexapod": ["body", "hip0", "leg5"],
+                    "tracked": ["base", "left_sprocket_link", "right_flipper"]}
+
+
+@pytest.mark.parametrize("robot", sorted(DRAWN_BY_VISUALS))
+def test_the_scenes_robots_have_visuals_of_their_own(robot):
+    """Every visual mesh of the scenes' robots is found (no warning), every visual has a colour, and the main
+    links are drawn by their visuals."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = parse_urdf(_scene_robots()[robot])
+    links = {link.name: link for link in model.links}
+    for name in DRAWN_BY_VISUALS[robot]:
+        assert links[name].visuals, name
+    for link in model.links:
+        for v in link.visuals:
+            assert v.rgba is not None, (link.name, v.kind)
+            assert v.kind != "mesh" or Path(v.path).is_file()
+
+
+def test_the_visual_meshes_are_what_make_meshes_writes(tmp_path):
+    """Reference: ``scenes/assets/make_meshes.py`` (trimesh primitives, 5 decimals): written again, every file
+    is byte for byte the committed one."""
+    sys.path.insert(0, str(ASSETS))
+    import make_meshes
+
+    written = make_meshes.write(tmp_path)
+    assert {p.name for p in written} == {p.name for p in (ASSETS / "meshes").glob("*.obj")}
+    for path in written:
+        assert path.read_bytes() == (ASSETS / "meshes" / path.name).read_bytes(), path.name
+
+
+def test_the_tracked_robot_without_visuals():
+    from taichi_terra.bodies.tracked_robot import tracked_robot_urdf
+
+    model = parse_urdf(tracked_robot_urdf(flippers=True, visuals=False))
+    assert not any(link.visuals for link in model.links)
+    assert "<material" not in tracked_robot_urdf(visuals=False)

@@ -5,7 +5,8 @@
 Axes: x forward, y to the left, z up; the chassis frame's origin is midway between the axles. Every link frame
 is parallel to the chassis frame in the design pose (all joint coordinates 0), which is the pose in which the
 buggy stands still on rigid ground: springs and tyres are preloaded so that, there, they carry the static axle
-loads exactly (see :func:`static_loads`). Boxes and cylinders only.
+loads exactly (see :func:`static_loads`). Boxes and cylinders collide; the viewer draws the body, tyres and rims
+as the meshes of ``meshes/`` (``make_meshes.py``) and every other part as its collision shapes in grey.
 
 The tree (``s`` = ``l``/``r``, corner ``c`` = ``fl``, ``fr``, ``rl``, ``rr``)::
 
@@ -225,6 +226,8 @@ class _Link:
     com: tuple  # in the link frame [m]
     inertia: tuple  # (ixx, iyy, izz) about the com, link axes [kg m^2]
     shapes: list = field(default_factory=list)  # (xml geometry, xyz, rpy)
+    #: what the viewer draws: (xml geometry, xyz, rpy, material name); none: each shape in ``FRAME``
+    visuals: list = field(default_factory=list)
 
     def xml(self) -> str:
         ixx, iyy, izz = self.inertia
@@ -235,8 +238,20 @@ class _Link:
         for geom, xyz, rpy in self.shapes:
             out.append(f'    <collision><origin xyz="{_v(xyz)}" rpy="{_v(rpy)}"/><geometry>{geom}</geometry>'
                        f'</collision>')
+        for geom, xyz, rpy, material in self.visuals or [(*shape, "frame") for shape in self.shapes]:
+            out.append(f'    <visual><origin xyz="{_v(xyz)}" rpy="{_v(rpy)}"/><geometry>{geom}</geometry>'
+                       f'<material name="{material}"/></visual>')
         out.append("  </link>")
         return "\n".join(out)
+
+
+#: the colours of the buggy's visuals (``meshes/`` holds its body, tyres and rims: ``make_meshes.py``)
+MATERIALS = {"paint": (0.86, 0.36, 0.08), "rubber": (0.11, 0.11, 0.12), "steel": (0.72, 0.72, 0.74),
+             "frame": (0.26, 0.27, 0.3)}
+
+
+def _mesh(name: str) -> str:
+    return f'<mesh filename="meshes/{name}.obj"/>'
 
 
 def _box(sx, sy, sz) -> str:
@@ -273,6 +288,11 @@ def buggy_urdf() -> str:
                         (_box(0.1, 1.0, 0.7), (-0.55, 0.0, 0.55), (0, 0, 0)),  # rear roll hoop
                         (_box(1.0, 1.0, 0.06), (-0.1, 0.0, 0.93), (0, 0, 0)),  # roof
                     ])
+    cage = [(_box(0.06, 0.06, 0.7), (x, y, 0.55), (0, 0, 0), "frame") for x in (0.35, -0.55) for y in (-0.47, 0.47)]
+    cage += [(_box(0.06, 1.0, 0.06), (x, 0.0, 0.9), (0, 0, 0), "frame") for x in (0.35, -0.55)]  # the hoops' tops
+    cage += [(_box(0.96, 0.06, 0.06), (-0.1, y, 0.93), (0, 0, 0), "frame") for y in (-0.47, 0.47)]  # roof rails
+    chassis.visuals = [(_mesh("buggy_body"), (0, 0, 0), (0, 0, 0), "paint"), *cage,
+                       (_box(0.5, 0.42, 0.08), (-0.2, 0.0, 0.27), (0, 0, 0), "rubber")]  # the seats
     links.append(chassis)
     h = Z_UPPER - Z_LOWER
     for c in CORNERS:
@@ -292,6 +312,8 @@ def buggy_urdf() -> str:
         wheel = _Link(f"{c}_wheel", hub.origin.copy(), m["wheel"], (0, 0, 0),
                       _cyl_y_inertia(m["wheel"], WHEEL_RADIUS, width),
                       [(_cyl(WHEEL_RADIUS, width), (0, 0, 0), (math.pi / 2, 0, 0))])
+        wheel.visuals = [(_mesh(f"buggy_tyre_{'front' if is_front(c) else 'rear'}"), (0, 0, 0), (0, 0, 0), "rubber"),
+                         (_mesh("buggy_rim"), (0, 0, 0), (0, 0, math.pi if s < 0 else 0.0), "steel")]
         axis_x = (s, 0, 0)  # positive arm angle: the wheel moves up (bump), on both sides
         links += [lower, upper, upright]
         joints.append(_joint(f"{c}_lower_arm_joint", "revolute", chassis, lower, axis_x,
@@ -339,7 +361,9 @@ def buggy_urdf() -> str:
     head = ("<!-- An 896 kg off-road buggy: double-wishbone suspension, rack-and-pinion steering, tyre springs,\n"
             "     rear-wheel drive. Written by scenes/assets/make_buggy.py; the suspension loops are closed by pins\n"
             "     that make_buggy.add_buggy adds (a URDF tree cannot hold them). -->")
-    return "\n".join([head, '<robot name="buggy">', *[link.xml() for link in links], *joints, "</robot>"]) + "\n"
+    materials = [f'  <material name="{name}"><color rgba="{_v(rgb)} 1"/></material>' for name, rgb in MATERIALS.items()]
+    return "\n".join([head, '<robot name="buggy">', *materials, *[link.xml() for link in links], *joints,
+                      "</robot>"]) + "\n"
 
 
 def write_urdf(path=URDF_PATH) -> Path:

@@ -26,7 +26,7 @@ def tracked_robot_urdf(*, length: float = 1.0, spacing: float = 0.28, wheel_radi
                        thickness: float = 0.015, width: float = 0.08, body_mass: float = 30.0,
                        sprocket_mass: float = 1.0, sprocket_inertia: float = 0.016, com_offset: float = 0.0,
                        effort: float = 200.0, flippers: bool = False, flipper_length: float = 0.35,
-                       material: str | None = None) -> str:
+                       material: str | None = None, visuals: bool = True) -> str:
     """The URDF text of a tracked robot (see the module docstring).
 
     Args:
@@ -47,6 +47,10 @@ def tracked_robot_urdf(*, length: float = 1.0, spacing: float = 0.28, wheel_radi
             +-pi/2, effort 500 N m) with tracks ``left_flipper`` and ``right_flipper``.
         flipper_length: distance between a flipper's two wheel centres [m].
         material: the belts' collision material name, or None.
+        visuals: give the robot ``<visual>`` elements, what the viewer draws (the physics never reads them): an
+            olive hull (the collision box's footprint, drawn up to above the belts, with a deck over them) with a
+            sensor mast, the sprockets' hubs and the flippers' side plates. ``False``: the viewer draws the
+            collision shapes.
 
     Joint names: ``left_sprocket``, ``right_sprocket`` (and the flipper joints); track names: ``left``,
     ``right`` (and ``left_flipper``, ``right_flipper``).
@@ -66,15 +70,35 @@ def tracked_robot_urdf(*, length: float = 1.0, spacing: float = 0.28, wheel_radi
     mat = f' material="{material}"' if material else ""
     m, L, h = body_mass, length, 0.2
     hull = (0.9 * L, spacing - width - 0.02, 0.12)  # the body's collision box, between the belts, above the wheels
-    parts = [f'<robot name="tracked_robot"><link name="base">'
+    def visual(geometry: str, color: str, xyz=(0.0, 0.0, 0.0), rpy="0 0 0") -> str:
+        if not visuals:
+            return ""
+        return (f'<visual><origin xyz="{xyz[0]!r} {xyz[1]!r} {xyz[2]!r}" rpy="{rpy}"/><geometry>{geometry}</geometry>'
+                f'<material name="{color}"/></visual>')
+
+    colors = ('<material name="hull"><color rgba="0.36 0.42 0.24 1"/></material>'
+              '<material name="metal"><color rgba="0.5 0.52 0.55 1"/></material>'
+              '<material name="dark"><color rgba="0.15 0.15 0.17 1"/></material>') if visuals else ""
+    mast = min(0.25, 0.8 * spacing)
+    top = wheel_radius + thickness + 0.06  # the drawn hull's top: above the belts, with a deck over them
+    parts = [f'<robot name="tracked_robot">{colors}<link name="base">'
              + _inertial(m, m * (spacing ** 2 + h ** 2) / 12, m * (L ** 2 + h ** 2) / 12,
                          m * (L ** 2 + spacing ** 2) / 12, (com, 0.0, 0.0))
              + f'<collision><origin xyz="0 0 {0.5 * hull[2]!r}"/><geometry><box size="{hull[0]!r} {hull[1]!r} '
-               f'{hull[2]!r}"/></geometry></collision></link>']
+               f'{hull[2]!r}"/></geometry></collision>'
+             + visual(f'<box size="{hull[0]!r} {hull[1]!r} {top!r}"/>', "hull", (0.0, 0.0, 0.5 * top))
+             + visual(f'<box size="{0.75 * L!r} {spacing + width + 0.04!r} 0.025"/>', "hull",
+                      (-0.05 * L, 0.0, top + 0.0125))
+             + visual(f'<box size="0.08 0.08 {mast!r}"/>', "dark", (0.3 * hull[0], 0.0, top + 0.5 * mast))
+             + visual(f'<box size="0.1 {0.5 * mast!r} 0.06"/>', "metal",
+                      (0.3 * hull[0] + 0.02, 0.0, top + mast + 0.03))
+             + '</link>']
     r_small = 0.5 * wheel_radius
     for side, y in (("left", 0.5 * spacing), ("right", -0.5 * spacing)):
         parts.append(f'<link name="{side}_sprocket_link">'
                      + _inertial(sprocket_mass, 0.6 * sprocket_inertia, sprocket_inertia, 0.6 * sprocket_inertia)
+                     + visual(f'<cylinder radius="{0.45 * wheel_radius!r}" length="{width + 0.01!r}"/>', "metal",
+                              rpy="1.5707963267948966 0 0")
                      + '</link>'
                      f'<joint name="{side}_sprocket" type="continuous"><parent link="base"/>'
                      f'<child link="{side}_sprocket_link"/><origin xyz="{0.5 * L!r} {y!r} 0"/>'
@@ -87,7 +111,10 @@ def tracked_robot_urdf(*, length: float = 1.0, spacing: float = 0.28, wheel_radi
             yf = y + (1.0 if y > 0 else -1.0) * (width + 0.02)
             fl = flipper_length
             parts.append(f'<link name="{side}_flipper">'
-                         + _inertial(2.0, 0.005, 0.03, 0.03, (0.4 * fl, 0.0, 0.0)) + '</link>'
+                         + _inertial(2.0, 0.005, 0.03, 0.03, (0.4 * fl, 0.0, 0.0))
+                         + visual(f'<box size="{fl!r} {width + 0.006!r} {0.8 * r_small!r}"/>', "hull",
+                                  (0.5 * fl, 0.0, 0.0))
+                         + '</link>'
                          f'<joint name="{side}_flipper_joint" type="revolute"><parent link="base"/>'
                          f'<child link="{side}_flipper"/><origin xyz="{0.5 * L!r} {yf!r} 0"/><axis xyz="0 1 0"/>'
                          f'<limit lower="-1.5707963" upper="1.5707963" effort="500" velocity="10"/></joint>')

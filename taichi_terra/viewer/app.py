@@ -76,6 +76,9 @@ def parser(description: str, *, seconds: float = 4.0, envs: int = 1, fps: float 
     p.add_argument("--fps", type=float, default=fps, help=f"frames per simulated second (default: {fps:g})")
     p.add_argument("--width", type=int, default=width, help=f"image width [px] (default: {width})")
     p.add_argument("--height", type=int, default=height, help=f"image height [px] (default: {height})")
+    p.add_argument("--show", default="visual", choices=("visual", "collision", "both"),
+                   help="draw robots as their URDF visuals, their collision shapes or both (default: visual; "
+                        "the v key cycles them)")
     talk = p.add_mutually_exclusive_group()
     talk.add_argument("--quiet", action="store_true", help="no progress bar and no report")
     talk.add_argument("--progress", action="store_true",
@@ -164,10 +167,12 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str, *, on_finish
                              f"got {scene.control_period!r}")
         chunk = max(1, round(scene.control_period / world.dt))
     recorder = Recorder(args.record, args.fps) if args.record is not None else None
-    viewer_class = PlanarViewer if getattr(world, "is_planar", False) else Viewer  # 2D view of a planar world
+    planar = getattr(world, "is_planar", False)
+    viewer_class = PlanarViewer if planar else Viewer  # 2D view of a planar world
+    options = dict(scene.viewer_options) if planar else {"show": getattr(args, "show", "visual"),
+                                                         **scene.viewer_options}
     viewer = viewer_class(world, width=args.width, height=args.height, headless=args.headless, envs=scene.envs,
-                          camera=scene.camera, follow=scene.follow, title=f"taichi_terra: {name}",
-                          **scene.viewer_options)
+                          camera=scene.camera, follow=scene.follow, title=f"taichi_terra: {name}", **options)
     start = world.checkpoint()
     t_begin = world.time
 
