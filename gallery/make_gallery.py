@@ -1,4 +1,6 @@
-"""Render every scene headless into this folder: a still (PNG) and a short animation (GIF) per scene.
+"""Render every scene headless into this folder: a still (PNG) and a short animation (GIF) per scene, and the
+stills of ``STILLS`` (a scene drawn another way: the hexapod's URDF visuals with its collision shapes as
+wireframes).
 
     python gallery/make_gallery.py            # all scenes
     python gallery/make_gallery.py soil_ruts  # some of them
@@ -31,19 +33,28 @@ RUNS = {
     "hexapod_sand": ["--seconds", "4", "--fps", "12", "--width", "560", "--height", "315"],
     "buggy_soil": ["--seconds", "15", "--fps", "12", "--width", "560", "--height", "315"],
 }
+#: stills only: name -> (scene, extra command-line arguments)
+STILLS = {
+    "hexapod_sand_both": ("hexapod_sand", ["--seconds", "2", "--width", "560", "--height", "315", "--show", "both"]),
+}
 
 
 def main(names) -> int:
     too_big = []
-    for name in names or RUNS:
-        if name not in RUNS:
-            print(f"unknown scene {name!r}; choose from {sorted(RUNS)}")
+    for name in names or [*RUNS, *STILLS]:
+        if name not in RUNS and name not in STILLS:
+            print(f"unknown scene {name!r}; choose from {sorted([*RUNS, *STILLS])}")
             return 2
         gif, png = HERE / f"{name}.gif", HERE / f"{name}.png"
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, str(SCENES / f"{name}.py"), "--headless", "--quiet", "--record", str(gif),
-                        "--still", str(png), *RUNS[name]], check=True)
-        sizes = {p.name: p.stat().st_size for p in (gif, png)}
+        if name in RUNS:
+            subprocess.run([sys.executable, str(SCENES / f"{name}.py"), "--headless", "--quiet", "--record",
+                            str(gif), "--still", str(png), *RUNS[name]], check=True)
+        else:
+            scene, extra = STILLS[name]
+            subprocess.run([sys.executable, str(SCENES / f"{scene}.py"), "--headless", "--quiet", "--still", str(png),
+                            *extra], check=True)
+        sizes = {p.name: p.stat().st_size for p in (gif, png) if p.exists() and (name in RUNS or p == png)}
         print(f"{name}: {', '.join(f'{k} {v / 1024:.0f} KiB' for k, v in sizes.items())} "
               f"({time.perf_counter() - t0:.1f} s)")
         too_big += [k for k, v in sizes.items() if v > LIMIT]
