@@ -5,8 +5,8 @@
 Builds ``scenes/soil_ruts.py`` and, after warm-up, times frames of the scene as a recording would make them
 (simulate 1/30 s, then draw and read back one frame), splitting each frame into physics and drawing. Also
 times a frame whose terrain is re-uploaded whole, against the normal one that rewrites only the rows whose
-height revisions moved on. Prints medians over repeats and their ratios; JSON goes to
-perf/results/viewer.json.
+height revisions moved on. Then draws the buggy in 1 and 16 tiles (``--robot-envs``) as its URDF visuals and as
+its collision shapes. Prints medians over repeats and their ratios; JSON goes to perf/results/viewer.json.
 """
 from __future__ import annotations
 
@@ -36,6 +36,8 @@ def main(argv=None) -> dict:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--envs", type=int, default=1)
     p.add_argument("--fps", type=float, default=30.0, help="simulated frames per second (physics per frame)")
+    p.add_argument("--robot-envs", type=int, nargs="*", default=[1, 16],
+                   help="env counts of the robot frames (the buggy tiled; none: skip them)")
     args = p.parse_args(argv)
 
     import taichi_terra as tt
@@ -93,11 +95,52 @@ def main(argv=None) -> dict:
     print(f"  physics per frame    {med['physics_s'] * 1e3:7.1f} ms")
     print(f"  scene, both          {frame * 1e3:7.1f} ms  ({result['scene_fps']:.1f} frames/s); first frame incl. "
           f"compilation {first:.1f} s")
+    viewer.close()
+    result["robots"] = [robot_frames(n, args) for n in args.robot_envs]
     os.makedirs(ROOT / "perf" / "results", exist_ok=True)
     with open(ROOT / "perf" / "results" / "viewer.json", "w") as fh:
         json.dump(result, fh, indent=2)
-    viewer.close()
     return result
+
+
+def robot_frames(n_envs: int, args) -> dict:
+    """Drawing the buggy of ``scenes/assets/make_buggy.py`` in ``n_envs`` tiles, as its URDF visuals (meshes of
+    body, tyres and rims) and as its collision shapes: median time to draw and read back a frame, its pose
+    moved between frames (nothing is stepped: this is the viewer's cost alone)."""
+    import sys
+
+    import taichi_terra as tt
+    from taichi_terra.viewer import Viewer
+
+    sys.path.insert(0, str(ROOT / "scenes" / "assets"))
+    import make_buggy
+
+    world = tt.World(n_envs=n_envs)
+    world.add_ground()
+    buggy = make_buggy.add_buggy(world)
+    q0 = buggy.system.get_generalized_coordinate()
+    out = {"envs": n_envs}
+    for show in ("visual", "collision"):
+        viewer = Viewer(world, headless=True, width=args.width, height=args.height, envs="all", show=show,
+                        overlay=False)
+        triangles = (viewer._n_idx["always"] + viewer._n_idx["visual" if show == "visual" else "collision"]) // 3
+        times = []
+        for k in range(10 + args.repeats * args.frames):
+            q = q0.copy()
+            q[:, 0] += 0.01 * k  # (moved along x: every link pose changes)
+            buggy.system.set_generalized_coordinate(q)
+            a = time.perf_counter()
+            viewer.capture()
+            if k >= 10:
+                times.append(time.perf_counter() - a)
+        viewer.close()
+        out[show] = {"drawing_s": statistics.median(times), "triangles": triangles}
+    ratio = out["visual"]["drawing_s"] / out["collision"]["drawing_s"]
+    out["visual_over_collision"] = ratio
+    print(f"  buggy x {n_envs:3d} tiles: visuals {out['visual']['triangles']:7,d} triangles "
+          f"{out['visual']['drawing_s'] * 1e3:6.1f} ms a frame; collision shapes {out['collision']['triangles']:7,d} "
+          f"triangles {out['collision']['drawing_s'] * 1e3:6.1f} ms (x{ratio:.2f})", flush=True)
+    return out
 
 
 if __name__ == "__main__":
