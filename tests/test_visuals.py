@@ -363,3 +363,40 @@ def test_the_tracked_robot_without_visuals():
     model = parse_urdf(tracked_robot_urdf(flippers=True, visuals=False))
     assert not any(link.visuals for link in model.links)
     assert "<material" not in tracked_robot_urdf(visuals=False)
+
+
+@pytest.mark.needs("vulkan")
+def test_a_mesh_without_a_urdf_colour_is_drawn_in_its_own(tmp_path, package):
+    """Reference: the colours written into the files. A box with face colours as .ply, with vertex colours as
+    .obj, with a material colour as .dae (trimesh writes face colours so), no <material> in the URDF: each is
+    drawn in its file's colour; an .stl, which has none, in the palette's."""
+    import trimesh
+
+    from taichi_terra.viewer import OrbitCamera, Viewer
+    from taichi_terra.viewer.viewer import PALETTE
+
+    colours = {"ply": (0.8, 0.1, 0.6), "obj": (0.1, 0.6, 0.8), "dae": (0.9, 0.6, 0.1), "stl": None}
+    links = []
+    for k, (ext, rgb) in enumerate(colours.items()):
+        box = trimesh.creation.box(extents=(0.1, 0.1, 0.1))
+        if rgb is not None:
+            box.visual.face_colors = [round(255 * c) for c in rgb] + [255]
+        box.export(tmp_path / f"box.{ext}")
+        links.append(f'<link name="l{k}"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01"/>'
+                     f'</inertial><visual><geometry><mesh filename="box.{ext}"/></geometry></visual></link>')
+        if k:
+            links.append(f'<joint name="j{k}" type="fixed"><parent link="l0"/><child link="l{k}"/>'
+                         f'<origin xyz="{0.2 * k} 0 0"/></joint>')
+    (tmp_path / "boxes.urdf").write_text(f'<robot name="boxes">{"".join(links)}</robot>')
+    world = tt.World()
+    system = world.add_articulated_system(tmp_path / "boxes.urdf", base="fixed", position=(0.0, 0.0, 0.05))
+    cam = OrbitCamera(target=(0.3, 0.0, 0.0), distance=1.0, yaw=-math.pi / 2, pitch=math.radians(60.0))
+    viewer = Viewer(world, headless=True, width=W, height=H, camera=cam, overlay=False, background=BG)
+    img = viewer.capture().astype(float) / 255.0
+    for k, rgb in enumerate(colours.values()):
+        expected = PALETTE[0] if rgb is None else rgb  # (every box is on the root link: depth 0)
+        np.testing.assert_allclose(viewer.visual_colors[k], expected, atol=1 / 255)
+        top = cam.project(system.get_frame_position("l0") + [0.2 * k, 0.0, 0.05], W, H)[0]
+        got = img[round(top[1]), round(top[0])]
+        assert np.abs(chroma(got) - chroma(expected)).max() < 0.05, (k, got)
+    viewer.close()

@@ -47,10 +47,27 @@ def tessellate(shape: Shape, segments: int = 32):
     raise ValueError(f"cannot draw shape type {shape.type!r}")
 
 
+def _own_colours(mesh) -> np.ndarray | None:
+    """RGB in [0, 1] per vertex (k, 3) of what a mesh file says about its own colour: its vertex or face
+    colours, its texture sampled at the vertices, else its material's colour; None where it says nothing."""
+    visual = mesh.visual
+    if visual.kind is None:
+        return None
+    try:
+        colours = visual.to_color().vertex_colors if visual.kind == "texture" else visual.vertex_colors
+        return np.asarray(colours, float)[:, :3] / 255.0
+    except Exception:  # (a texture without coordinates: the material's colour, if it has one)
+        main = getattr(getattr(visual, "material", None), "main_color", None)
+        if main is None:
+            return None
+        return np.tile(np.asarray(main, float)[:3] / 255.0, (len(mesh.vertices), 1))
+
+
 @functools.lru_cache(maxsize=64)
 def _mesh_file(path: str):
-    """Vertices (k, 3) and triangles (t, 3) of the mesh file at ``path`` as trimesh reads it (every part of a
-    scene in one mesh, placed as the file places it), read once per process."""
+    """Vertices (k, 3), triangles (t, 3) and the colours of the file's own (:func:`_own_colours`, or None) of
+    the mesh file at ``path`` as trimesh reads it (every part of a scene in one mesh, placed as the file places
+    it), read once per process."""
     import trimesh
 
     try:
@@ -64,33 +81,34 @@ def _mesh_file(path: str):
         raise ValueError(f"cannot read visual mesh file '{path}': it holds no triangles")
     if not np.all(np.isfinite(vertices)):
         raise ValueError(f"visual mesh file '{path}' has vertices that are not finite")
-    return vertices, faces
+    return vertices, faces, _own_colours(mesh)
 
 
 def tessellate_visual(visual, segments: int = 32):
-    """``(vertices [m] (k, 3), normals (k, 3), triangles (t, 3) int32)`` of a URDF
+    """``(vertices [m] (k, 3), normals (k, 3), triangles (t, 3) int32, colours)`` of a URDF
     :class:`~taichi_terra.bodies.urdf.Visual` in its own frame: a shape as its collision twin is drawn, a mesh
     file scaled by its ``scale`` and shaded flat (its path resolved; raises ValueError naming the file where it
-    cannot be read)."""
+    cannot be read). ``colours``: RGB in [0, 1] per vertex (k, 3) where a mesh file gives its own colours
+    (vertex or face colours, a texture sampled at its vertices, a material's colour), else None."""
     import trimesh
 
     p = np.asarray(visual.params, float)
     if visual.kind == "box":
         m = trimesh.creation.box(extents=p[:3])
-        return _flat(np.asarray(m.vertices, float), np.asarray(m.faces))
+        return (*_flat(np.asarray(m.vertices, float), np.asarray(m.faces)), None)
     if visual.kind == "sphere":
-        return _smooth(trimesh.creation.icosphere(subdivisions=2, radius=p[0]))
+        return (*_smooth(trimesh.creation.icosphere(subdivisions=2, radius=p[0])), None)
     if visual.kind == "cylinder":
         m = trimesh.creation.cylinder(radius=p[0], height=p[1], sections=segments)
-        return _flat(np.asarray(m.vertices, float), np.asarray(m.faces))
+        return (*_flat(np.asarray(m.vertices, float), np.asarray(m.faces)), None)
     if visual.kind == "capsule":  # (length between the end spheres' centres)
-        return _smooth(trimesh.creation.capsule(height=p[1], radius=p[0], count=[segments, segments // 2]))
+        return (*_smooth(trimesh.creation.capsule(height=p[1], radius=p[0], count=[segments, segments // 2])), None)
     if visual.kind == "mesh":
         if visual.path is None:
             raise ValueError(f"visual mesh '{visual.filename}' was not found when the URDF was read")
-        vertices, faces = _mesh_file(visual.path)
+        vertices, faces, colours = _mesh_file(visual.path)
         vertices = vertices * p
         if np.prod(np.sign(p)) < 0.0:  # a mirroring scale turns the faces inside out
             faces = faces[:, ::-1]
-        return _flat(vertices, faces)
+        return (*_flat(vertices, faces), None if colours is None else colours[faces].reshape(-1, 3))
     raise ValueError(f"cannot draw visual kind {visual.kind!r}")

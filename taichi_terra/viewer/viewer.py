@@ -84,7 +84,8 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         force_scale: arrow length per newton [m/N], > 0.
         show_frames: draw every articulated link's frame as three small axes (x red, y green, z blue).
         show: what articulated links look like: ``"visual"`` (their URDF ``<visual>`` shapes and meshes in
-            their URDF colours, the palette's where none is given; a link without visuals, or with a visual
+            their URDF colours, else a mesh file's own colours (vertex or face colours, its texture sampled at
+            its vertices), else the palette's; a link without visuals, or with a visual
             mesh file that was not found, as its collision shapes), ``"collision"`` (the shapes the physics
             collides) or ``"both"`` (the visuals, with the collision shapes as wireframes over them).
         frame_size: length of those axes [m], > 0 (``None``: 4 % of the scene's size).
@@ -207,11 +208,15 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
             p = body.get_position(self._envs[0])
             r = body.shape.bounding_radius
             pts.append(np.array([p - r, p + r]))
-        if len(self._links):
+        if len(self._links.rows):
             origins, rotations = self._links.frames([self._envs[0]])
             for (_b, _t, _link, shape, pos, _rot), slot in zip(self._links.bodies, self._links.slots):
                 p = origins[0, slot] + rotations[0, slot] @ pos
                 pts.append(np.array([p - shape.bounding_radius, p + shape.bounding_radius]))
+            for _t, _k, slot, _depth, visual in self._links.visuals:  # (a visual's tessellation: its extent)
+                if visual.kind != "mesh" or visual.path is not None:
+                    v = tessellate_visual(visual)[0] @ visual.rotation.T + visual.position
+                    pts.append(origins[0, slot] + v @ rotations[0, slot].T)
         if not pts:
             return np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 0.5])
         allp = np.concatenate(pts)
@@ -282,7 +287,8 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
     @property
     def visual_colors(self) -> np.ndarray:
         """The RGB colour in [0, 1] (before lighting) of each URDF visual drawn, shape (n, 3), in the order of
-        the systems, their links and each link's visuals (a visual mesh that was not found is not drawn)."""
+        the systems, their links and each link's visuals (a visual mesh that was not found is not drawn): its
+        URDF colour, else the mean of the colours its mesh file gives its vertices, else the palette's."""
         return np.array(self._visual_rgb, float).reshape(-1, 3)
 
     def _build_bodies(self) -> None:
@@ -294,7 +300,7 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         tris = {"collision": [], "always": [], "visual": []}  # triangles by when they are drawn
         nv = 0
 
-        def add(v, nrm, tri, placement, column, rgb, groups):
+        def add(v, nrm, tri, placement, column, rgb, groups):  # (rgb: one colour, or one per vertex)
             nonlocal nv
             if placement is not None:  # into the link frame
                 v, nrm = placement[0] + v @ placement[1].T, nrm @ placement[1].T
@@ -303,7 +309,7 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
             for g in groups:
                 tris[g].append(tri + nv)
             vq.append(np.full(len(v), column, np.int32))
-            cols.append(np.tile(rgb, (len(v), 1)))
+            cols.append(np.broadcast_to(np.asarray(rgb, float), (len(v), 3)))
             nv += len(v)
 
         drawn = self._drawn_bodies()
@@ -316,10 +322,13 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         for t, k, slot, depth, visual in self._links.visuals:
             if (t, k) in self._links.fallback and visual.kind == "mesh" and visual.path is None:
                 continue  # (not found: the link's collision shapes stand in)
-            rgb = self._link_rgb(t, depth) if visual.rgba is None else tuple(float(c) for c in visual.rgba[:3])
-            self._visual_rgb.append(rgb)
-            add(*tessellate_visual(visual), (visual.position, visual.rotation), 7 * (n_free + slot), rgb,
-                ("visual",))
+            v, nrm, tri, own = tessellate_visual(visual)
+            if visual.rgba is not None:  # the URDF's colour, else the mesh file's own, else the palette's
+                rgb = tuple(float(c) for c in visual.rgba[:3])
+            else:
+                rgb = self._link_rgb(t, depth) if own is None else own
+            self._visual_rgb.append(tuple(np.mean(np.reshape(rgb, (-1, 3)), axis=0)))
+            add(v, nrm, tri, (visual.position, visual.rotation), 7 * (n_free + slot), rgb, ("visual",))
         self._body_rgb = np.array([rgb for *_x, rgb, _g in drawn], float).reshape(-1, 3)
         self._nv_body = nv
         nt = len(self._envs)
@@ -330,7 +339,7 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         vec3 = ti.types.vector(3, ti.f32)
         # with articulated links, poses come from a viewer array of the shown envs (free bodies' copied from q,
         # the links' from their frames); without, the kernel reads q in place
-        if len(self._links):
+        if len(self._links.rows):  # (links drawn by their shapes or by visuals alone)
             self._b_poses = ti.ndarray(ti_real(), (nt, 7 * (len(self.world.bodies) + len(self._links.rows))))
         self._b_local = ti.ndarray(vec3, (nv,))
         self._b_local.from_numpy(np.concatenate(verts).astype(np.float32))
