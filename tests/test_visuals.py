@@ -400,3 +400,23 @@ def test_a_mesh_without_a_urdf_colour_is_drawn_in_its_own(tmp_path, package):
         got = img[round(top[1]), round(top[0])]
         assert np.abs(chroma(got) - chroma(expected)).max() < 0.05, (k, got)
     viewer.close()
+
+
+def test_a_collada_mesh_in_inches_is_drawn_in_metres(tmp_path):
+    """Reference: COLLADA's ``<unit meter>`` (the length of the file's unit in metres; RViz honours it, some
+    public robot descriptions ship legs in inches). A 4-unit cube in a file whose unit is the inch is drawn
+    0.1016 m wide; the same file without the unit, 4 m."""
+    pytest.importorskip("collada", reason="reading .dae files needs pycollada (the test extra)")
+    import trimesh
+
+    from taichi_terra.viewer.tessellate import tessellate_visual
+
+    trimesh.creation.box(extents=(4.0, 4.0, 4.0)).export(tmp_path / "metres.dae")
+    text = (tmp_path / "metres.dae").read_text()
+    assert "<up_axis>" in text and "<unit" not in text
+    (tmp_path / "inches.dae").write_text(text.replace("<up_axis>", '<unit meter="0.0254" name="inch"/><up_axis>'))
+    for name, width in (("inches", 4 * 0.0254), ("metres", 4.0)):
+        model = parse_urdf(f'<robot name="r"><link name="a"><visual><geometry><mesh filename="{tmp_path / name}.dae"/>'
+                           '</geometry></visual></link></robot>', base="fixed")
+        vertices = tessellate_visual(model.links[0].visuals[0])[0]
+        np.testing.assert_allclose(np.ptp(vertices, axis=0), width, rtol=1e-12)

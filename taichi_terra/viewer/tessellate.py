@@ -65,9 +65,10 @@ def _own_colours(mesh) -> np.ndarray | None:
 
 @functools.lru_cache(maxsize=64)
 def _mesh_file(path: str):
-    """Vertices (k, 3), triangles (t, 3) and the colours of the file's own (:func:`_own_colours`, or None) of
+    """Vertices (k, 3) [m], triangles (t, 3) and the colours of the file's own (:func:`_own_colours`, or None) of
     the mesh file at ``path`` as trimesh reads it (every part of a scene in one mesh, placed as the file places
-    it), read once per process."""
+    it; a file that states its unit, as COLLADA's ``<unit meter>`` does, converted to metres; others are taken
+    to be in metres, as URDF's are), read once per process."""
     import trimesh
 
     try:
@@ -76,6 +77,12 @@ def _mesh_file(path: str):
         hint = " (reading .dae files needs pycollada: pip install taichi_terra[meshes])" \
             if path.lower().endswith(".dae") and isinstance(e, (ImportError, ModuleNotFoundError)) else ""
         raise ValueError(f"cannot read visual mesh file '{path}': {e}{hint}") from None
+    if mesh.units is not None and mesh.units not in ("m", "meter", "meters"):  # (a COLLADA file's <unit meter>)
+        try:
+            mesh.convert_units("meters")
+        except Exception as e:
+            raise ValueError(f"visual mesh file '{path}': cannot convert its unit {mesh.units!r} to metres: {e}") \
+                from None
     vertices, faces = np.asarray(mesh.vertices, float), np.asarray(mesh.faces, np.int64)
     if len(vertices) == 0 or len(faces) == 0:
         raise ValueError(f"cannot read visual mesh file '{path}': it holds no triangles")
