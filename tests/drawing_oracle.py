@@ -200,6 +200,8 @@ def link_visuals(world, env: int) -> list:
                     if v.path is None:
                         continue
                     mesh = trimesh.load(v.path, force="mesh")
+                    if mesh.units is not None:  # (a file that states its unit is in that unit, not metres)
+                        mesh.convert_units("meters")
                     tris = np.asarray(mesh.vertices, float)[np.asarray(mesh.faces)] * p
                 elif v.kind == "box":
                     shape = S.box(p[0], p[1], p[2], 1.0)

@@ -68,7 +68,10 @@ def other_process(tmp_path_factory):
     yield proc, out
     if proc.poll() is None:
         proc.kill()
-        proc.communicate()
+    for stream in (proc.stdout, proc.stderr):  # (closed also where no test read them: a worker that started the
+        if not stream.closed:                   # process without running the test that reads it)
+            stream.close()
+    proc.wait()
 
 
 def run_here(name, extra, folder) -> dict:

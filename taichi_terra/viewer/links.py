@@ -2,10 +2,9 @@
 
 A link's collision shapes and its URDF visuals are drawn rigidly attached to its frame: each one's tessellation
 is moved into the link frame once (by its placement on the link), so a frame only needs each link's world
-pose. The poses of
-every link of every shown env come from one evaluation of the trees' kinematics (the kernel behind
-``ArticulatedSystem.get_frame_position``) and one read of the frame block: no Python loop over links or envs
-per frame.
+pose. The poses of every link of every shown env come from one evaluation of the trees' kinematics (the kernel
+behind ``ArticulatedSystem.get_frame_position``) and one read of the frame block: no Python loop over links or
+envs per frame.
 """
 from __future__ import annotations
 

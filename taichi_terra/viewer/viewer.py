@@ -8,9 +8,9 @@ It draws the ground plane, height maps and soil beds (per-vertex colour; a bed c
 sinkage or plastic sinkage, heights true to scale unless ``sinkage_scale`` exaggerates the ruts), every
 body's shape, every articulated link posed by its link frame (``links.py``) as its URDF visuals, its
 collision shapes or both (``show``; a link without visuals, or whose visual mesh file was not found, as its
-collision shapes), each
-track's belt with tread marks that move with the belt's travel, optionally the link frames as small axes, the contact points and force arrows, and an overlay with the simulation time,
-steps per second and real-time factor. A batched world shows one env or a tiled grid of envs.
+collision shapes), each track's belt with tread marks that move with the belt's travel, optionally the link
+frames as small axes, the contact points and force arrows, and an overlay with the simulation time, steps per
+second and real-time factor. A batched world shows one env or a tiled grid of envs.
 
 Terrain vertices are rewritten only for the sample rows whose height revision moved on since they were
 last drawn (``HeightMap.get_height_row_revisions``), or all of them after the map was moved. The physics
@@ -85,9 +85,9 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         show_frames: draw every articulated link's frame as three small axes (x red, y green, z blue).
         show: what articulated links look like: ``"visual"`` (their URDF ``<visual>`` shapes and meshes in
             their URDF colours, else a mesh file's own colours (vertex or face colours, its texture sampled at
-            its vertices), else the palette's; a link without visuals, or with a visual
-            mesh file that was not found, as its collision shapes), ``"collision"`` (the shapes the physics
-            collides) or ``"both"`` (the visuals, with the collision shapes as wireframes over them).
+            its vertices), else the palette's; a link without visuals, or with a visual mesh file that was not
+            found, as its collision shapes), ``"collision"`` (the shapes the physics collides) or ``"both"``
+            (the visuals, with the collision shapes as wireframes over them).
         frame_size: length of those axes [m], > 0 (``None``: 4 % of the scene's size).
         follow: a body or an articulated system (its root link) the camera target follows (in the shown
             env), or ``None``.
