@@ -6,7 +6,8 @@ Builds ``scenes/soil_ruts.py`` and, after warm-up, times frames of the scene as 
 (simulate 1/30 s, then draw and read back one frame), splitting each frame into physics and drawing. Also
 times a frame whose terrain is re-uploaded whole, against the normal one that rewrites only the rows whose
 height revisions moved on. Then draws the buggy in 1 and 16 tiles (``--robot-envs``) as its URDF visuals and as
-its collision shapes. Prints medians over repeats and their ratios; JSON goes to perf/results/viewer.json.
+its collision shapes. Prints medians over repeats and their ratios; JSON goes to perf/results/viewer.json
+(``--out``).
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ def main(argv=None) -> dict:
     p.add_argument("--fps", type=float, default=30.0, help="simulated frames per second (physics per frame)")
     p.add_argument("--robot-envs", type=int, nargs="*", default=[1, 16],
                    help="env counts of the robot frames (the buggy tiled; none: skip them)")
+    p.add_argument("--out", default=str(ROOT / "perf" / "results" / "viewer.json"), help="JSON output path")
     args = p.parse_args(argv)
 
     import taichi_terra as tt
@@ -97,8 +99,8 @@ def main(argv=None) -> dict:
           f"compilation {first:.1f} s")
     viewer.close()
     result["robots"] = [robot_frames(n, args) for n in args.robot_envs]
-    os.makedirs(ROOT / "perf" / "results", exist_ok=True)
-    with open(ROOT / "perf" / "results" / "viewer.json", "w") as fh:
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as fh:
         json.dump(result, fh, indent=2)
     return result
 
