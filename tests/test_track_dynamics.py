@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import taichi_terra as tt
-from taichi_terra.bodies.tracked_robot import tracked_robot_urdf
+from taichi_terra.bodies.tracked_robot import TrackedRobotDesign, tracked_robot_urdf
 from taichi_terra.bodies.urdf import URDFError
 
 DT = 0.002
@@ -32,8 +32,9 @@ def _world(n_envs=1):
 SPROCKETS = ("left_sprocket", "right_sprocket")
 
 
-def _robot(world, **kw):
-    return world.add_articulated_system(tracked_robot_urdf(**kw), position=(0.0, 0.0, R + THICK + 1e-4))
+def _robot(world, material=None, **design):
+    return world.add_articulated_system(tracked_robot_urdf(TrackedRobotDesign(**design), material=material),
+                                        position=(0.0, 0.0, R + THICK + 1e-4))
 
 
 def _dofs(system, names=SPROCKETS):
@@ -282,9 +283,9 @@ def test_track_queries_and_their_bad_input():
     with pytest.raises(TypeError, match="name must be a str"):
         system.get_track_index(3)
     with pytest.raises(ValueError, match="spacing must exceed width"):
-        tracked_robot_urdf(spacing=0.05)
+        TrackedRobotDesign(spacing=0.05)
     with pytest.raises(ValueError, match="length must be > 0"):
-        tracked_robot_urdf(length=0.0)
+        TrackedRobotDesign(length=0.0)
 
 
 def test_a_track_with_more_drives_than_the_step_takes_is_rejected():
@@ -373,7 +374,7 @@ def test_skid_steering_turns_as_the_friction_of_the_footprint_ends_allows():
     robots = []
     for k, (length, spacing, ahead) in enumerate(((0.8, 0.5, 0.0), (1.0, 0.28, 0.0), (0.8, 0.5, 0.02))):
         body_com = (ahead * 32.0 - 2 * 1.0 * 0.5 * length) / 30.0  # (the sprockets' 2 kg sit at x = L / 2)
-        robot = world.add_articulated_system(tracked_robot_urdf(length=length, spacing=spacing, com_offset=body_com),
+        robot = world.add_articulated_system(tracked_robot_urdf(TrackedRobotDesign(length=length, spacing=spacing, com_offset=body_com)),
                                              position=(3.0 * k, 0.0, R + THICK + 1e-4))
         nv = robot.get_dof()
         kd, target = np.zeros(nv), np.zeros(nv)

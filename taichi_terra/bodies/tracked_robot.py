@@ -14,6 +14,8 @@ docstring).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+
 from ..validation import check_finite
 
 
@@ -22,20 +24,18 @@ def _inertial(mass: float, ixx: float, iyy: float, izz: float, xyz=(0.0, 0.0, 0.
             f'<inertia ixx="{ixx!r}" iyy="{iyy!r}" izz="{izz!r}" ixy="0" ixz="0" iyz="0"/></inertial>')
 
 
-def tracked_robot_urdf(*, length: float = 1.0, spacing: float = 0.28, wheel_radius: float = 0.178,
-                       thickness: float = 0.015, width: float = 0.08, body_mass: float = 30.0,
-                       sprocket_mass: float = 1.0, sprocket_inertia: float = 0.016, com_offset: float = 0.0,
-                       effort: float = 200.0, flippers: bool = False, flipper_length: float = 0.35,
-                       material: str | None = None, visuals: bool = True) -> str:
-    """The URDF text of a tracked robot (see the module docstring).
+@dataclass(frozen=True)
+class TrackedRobotDesign:
+    """The dimensions, masses and drive limit of :func:`tracked_robot_urdf`'s robot, checked when made
+    (``ValueError`` naming the attribute and the rule).
 
-    Args:
+    Attributes:
         length: distance between the sprocket and the idler centres [m]: the footprint's length on flat
             ground.
-        spacing: distance between the two side belts' mid-planes [m].
+        spacing: distance between the two side belts' mid-planes [m]; more than ``width``.
         wheel_radius: radius of the sprockets and idlers [m] (the drives' gain: belt speed per sprocket
             rad/s).
-        thickness, width: the belts' [m].
+        thickness, width: the belts' [m] (a thickness of 0 is allowed).
         body_mass: the body's mass [kg]; its inertia is that of a box ``length`` x ``spacing`` x 0.2 m. Its
             collision shape is a box 0.12 m high between the belts, from the wheel centres' plane up, 0.9
             ``length`` long.
@@ -43,9 +43,42 @@ def tracked_robot_urdf(*, length: float = 1.0, spacing: float = 0.28, wheel_radi
             axis [kg m^2].
         com_offset: the body's centre of mass ahead of the footprints' middle [m].
         effort: the sprockets' effort limit [N m].
+        flipper_length: distance between a flipper's two wheel centres [m] (with flippers).
+    """
+
+    length: float = 1.0
+    spacing: float = 0.28
+    wheel_radius: float = 0.178
+    thickness: float = 0.015
+    width: float = 0.08
+    body_mass: float = 30.0
+    sprocket_mass: float = 1.0
+    sprocket_inertia: float = 0.016
+    com_offset: float = 0.0
+    effort: float = 200.0
+    flipper_length: float = 0.35
+
+    def __post_init__(self):
+        for f in fields(self):
+            v = check_finite(f.name, getattr(self, f.name))
+            if f.name == "thickness" and v < 0.0:
+                raise ValueError(f"thickness must be >= 0, got {v!r}")
+            if f.name not in ("thickness", "com_offset") and v <= 0.0:
+                raise ValueError(f"{f.name} must be > 0, got {v!r}")
+        if self.spacing <= self.width:
+            raise ValueError(f"spacing must exceed width (the two belts would overlap), got {self.spacing!r} <= "
+                             f"{self.width!r}")
+
+
+def tracked_robot_urdf(design: TrackedRobotDesign | None = None, *, flippers: bool = False,
+                       material: str | None = None, visuals: bool = True) -> str:
+    """The URDF text of a tracked robot (see the module docstring).
+
+    Args:
+        design: its dimensions, masses and drive limit (:class:`TrackedRobotDesign`; ``None``: the default
+            design).
         flippers: add a flipper on each side (joints ``left_flipper_joint``, ``right_flipper_joint``, limits
             +-pi/2, effort 500 N m) with tracks ``left_flipper`` and ``right_flipper``.
-        flipper_length: distance between a flipper's two wheel centres [m].
         material: the belts' collision material name, or None.
         visuals: give the robot ``<visual>`` elements, what the viewer draws (the physics never reads them): an
             olive hull (the collision box's footprint, drawn up to above the belts, with a deck over them) with a
@@ -55,18 +88,12 @@ def tracked_robot_urdf(*, length: float = 1.0, spacing: float = 0.28, wheel_radi
     Joint names: ``left_sprocket``, ``right_sprocket`` (and the flipper joints); track names: ``left``,
     ``right`` (and ``left_flipper``, ``right_flipper``).
     """
-    values = {name: check_finite(name, v) for name, v in (
-        ("length", length), ("spacing", spacing), ("wheel_radius", wheel_radius), ("thickness", thickness),
-        ("width", width), ("body_mass", body_mass), ("sprocket_mass", sprocket_mass),
-        ("sprocket_inertia", sprocket_inertia), ("effort", effort), ("flipper_length", flipper_length))}
-    for name, v in values.items():
-        if v <= 0.0 and name != "thickness":
-            raise ValueError(f"{name} must be > 0, got {v!r}")
-    if thickness < 0.0:
-        raise ValueError(f"thickness must be >= 0, got {thickness!r}")
-    if spacing <= width:
-        raise ValueError(f"spacing must exceed width (the two belts would overlap), got {spacing!r} <= {width!r}")
-    com = check_finite("com_offset", com_offset)
+    d = TrackedRobotDesign() if design is None else design
+    if not isinstance(d, TrackedRobotDesign):
+        raise TypeError(f"design must be a TrackedRobotDesign or None, got {type(design).__name__}")
+    length, spacing, wheel_radius, thickness, width = d.length, d.spacing, d.wheel_radius, d.thickness, d.width
+    body_mass, sprocket_mass, sprocket_inertia, effort = d.body_mass, d.sprocket_mass, d.sprocket_inertia, d.effort
+    flipper_length, com = d.flipper_length, d.com_offset
     mat = f' material="{material}"' if material else ""
     m, L, h = body_mass, length, 0.2
     hull = (0.9 * L, spacing - width - 0.02, 0.12)  # the body's collision box, between the belts, above the wheels
