@@ -11,6 +11,7 @@ import functools
 
 import numpy as np
 
+from ..bodies import shapes
 from ..bodies.shapes import Shape, ShapeType
 
 
@@ -93,23 +94,20 @@ def _mesh_file(path: str):
 
 def tessellate_visual(visual, segments: int = 32):
     """``(vertices [m] (k, 3), normals (k, 3), triangles (t, 3) int32, colours)`` of a URDF
-    :class:`~taichi_terra.bodies.urdf.Visual` in its own frame: a shape as its collision twin is drawn, a mesh
-    file scaled by its ``scale`` and shaded flat (its path resolved; raises ValueError naming the file where it
-    cannot be read). ``colours``: RGB in [0, 1] per vertex (k, 3) where a mesh file gives its own colours
-    (vertex or face colours, a texture sampled at its vertices, a material's colour), else None."""
-    import trimesh
-
+    :class:`~taichi_terra.bodies.urdf.Visual` in its own frame: a shape as the collision shape of its
+    dimensions is drawn (:func:`tessellate`), a mesh file scaled by its ``scale`` and shaded flat (its path
+    resolved; raises ValueError naming the file where it cannot be read). ``colours``: RGB in [0, 1] per vertex
+    (k, 3) where a mesh file gives its own colours (vertex or face colours, a texture sampled at its vertices, a
+    material's colour), else None."""
     p = np.asarray(visual.params, float)
     if visual.kind == "box":
-        m = trimesh.creation.box(extents=p[:3])
-        return (*_flat(np.asarray(m.vertices, float), np.asarray(m.faces)), None)
+        return (*tessellate(shapes.box(p[0], p[1], p[2], 1.0), segments), None)
     if visual.kind == "sphere":
-        return (*_smooth(trimesh.creation.icosphere(subdivisions=2, radius=p[0])), None)
+        return (*tessellate(shapes.sphere(p[0], 1.0), segments), None)
     if visual.kind == "cylinder":
-        m = trimesh.creation.cylinder(radius=p[0], height=p[1], sections=segments)
-        return (*_flat(np.asarray(m.vertices, float), np.asarray(m.faces)), None)
+        return (*tessellate(shapes.cylinder(p[0], p[1], 1.0), segments), None)
     if visual.kind == "capsule":  # (length between the end spheres' centres)
-        return (*_smooth(trimesh.creation.capsule(height=p[1], radius=p[0], count=[segments, segments // 2])), None)
+        return (*tessellate(shapes.capsule(p[0], p[1], 1.0), segments), None)
     if visual.kind == "mesh":
         if visual.path is None:
             raise ValueError(f"visual mesh '{visual.filename}' was not found when the URDF was read")

@@ -147,6 +147,9 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         self.stats = {"frames": 0, "terrain_rows_written": 0}
         world.build()
         self._links = LinkShapes(world)
+        #: the tessellation of each of ``self._links.visuals`` (None: a mesh that was not found), made once
+        self._visual_meshes = [None if v.kind == "mesh" and v.path is None else tessellate_visual(v)
+                               for *_x, v in self._links.visuals]
         self._tile_spacing = tile_spacing
         self._build_buffers()
         self.frame_size = frame_size if frame_size is not None else \
@@ -213,9 +216,9 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
             for (_b, _t, _link, shape, pos, _rot), slot in zip(self._links.bodies, self._links.slots):
                 p = origins[0, slot] + rotations[0, slot] @ pos
                 pts.append(np.array([p - shape.bounding_radius, p + shape.bounding_radius]))
-            for _t, _k, slot, _depth, visual in self._links.visuals:  # (a visual's tessellation: its extent)
-                if visual.kind != "mesh" or visual.path is not None:
-                    v = tessellate_visual(visual)[0] @ visual.rotation.T + visual.position
+            for (_t, _k, slot, _depth, visual), mesh in zip(self._links.visuals, self._visual_meshes):
+                if mesh is not None:  # (a visual's tessellation: its extent)
+                    v = mesh[0] @ visual.rotation.T + visual.position
                     pts.append(origins[0, slot] + v @ rotations[0, slot].T)
         if not pts:
             return np.array([-1.0, -1.0, 0.0]), np.array([1.0, 1.0, 0.5])
@@ -313,16 +316,16 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
             nv += len(v)
 
         drawn = self._drawn_bodies()
+        groups = {"always": ("always",), "collision": ("collision",), "fallback": ("collision", "visual")}
         for shape, placement, column, rgb, group in drawn:
             if shape is not None:  # (None: not drawn, no vertices)
-                groups = {"always": ("always",), "collision": ("collision",), "fallback": ("collision", "visual")}
                 add(*tessellate(shape), placement, column, rgb, groups[group])
         n_free = len(self.world.bodies)
         self._visual_rgb = []
-        for t, k, slot, depth, visual in self._links.visuals:
-            if (t, k) in self._links.fallback and visual.kind == "mesh" and visual.path is None:
+        for (t, _k, slot, depth, visual), mesh in zip(self._links.visuals, self._visual_meshes):
+            if mesh is None:
                 continue  # (not found: the link's collision shapes stand in)
-            v, nrm, tri, own = tessellate_visual(visual)
+            v, nrm, tri, own = mesh
             if visual.rgba is not None:  # the URDF's colour, else the mesh file's own, else the palette's
                 rgb = tuple(float(c) for c in visual.rgba[:3])
             else:
