@@ -6,7 +6,7 @@ import numbers
 import os
 from pathlib import Path
 
-from . import frontend
+from . import codegen, frontend
 
 _ARCHS = ("cpu", "cuda", "vulkan", "gpu")
 _PRECISIONS = ("f64", "f32")
@@ -76,6 +76,9 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None, 
     # on the rigid benchmark: no slower than fast math (sphere 143k vs 135k env-steps/s at 1 env).
     if arch == "cpu":
         kwargs["fast_math"] = False
+        # machine code generated in every process costs less without a few optional LLVM passes
+        # (codegen.py: the articulated step kernel's warm compile 25 s -> 13 s, same results)
+        codegen.apply()
     ti.init(**kwargs)
     frontend.speed_up()
     _config = wanted

@@ -1,0 +1,138 @@
+"""Cheaper machine-code generation on cpu: LLVM options that skip optional back-end passes.
+
+On cpu Taichi hands each kernel to LLVM twice. The first time, once per machine, it optimises the kernel's
+IR (LLVM's -O3 pipeline) and keeps the result in its offline cache. The second time, in *every* process, it
+generates machine code from that IR, with LLVM's code generator at its default level: Taichi 1.7 keeps the
+optimised IR, not the machine code, and exposes no setting for the code generator. The step kernel of a
+world with articulated trees is a few hundred thousand LLVM instructions, and that second part alone took
+about 20 s of its 25 s warm first step (measured on a 2-core cpu), a third of it in one pass, loop strength
+reduction, whose analysis grows with the function's size.
+
+:func:`apply` turns off the code generator's optional passes measured to cost compile time without buying
+step time (:data:`DEFAULT_OPTIONS`): loop strength reduction (the IR pipeline, cached, already ran one
+pass of it), CodeGenPrepare, machine loop-invariant code motion, the post-register-allocation scheduler and
+x86 domain reassignment. None of them changes what a floating-point operation computes, so results are bit
+for bit the same (``tests/test_codegen.py``). Measured on the articulated step kernel, warm: 25.4 s ->
+13.2 s; the free-body one 7.2 s -> 4.5 s; step rates within noise (``docs/performance.md``).
+
+LLVM reads such options from a command line that Taichi never parses. Its C entry point
+``LLVMParseCommandLineOptions`` is linked into Taichi's Python module but not exported, so it is found
+through the module's ELF symbol table (the wheels ship it unstripped) and called through ``ctypes``. Where
+any of that is missing (another platform, a stripped build, another Taichi), nothing is changed and the
+code generator keeps its defaults. The C entry point reports bad options to a null stream instead of
+exiting, and :func:`apply` passes only options whose names the library holds, once per process.
+
+The environment variable ``TAICHI_TERRA_LLVM_OPTIONS`` replaces the defaults: a space-separated list of LLVM
+options, or an empty string for none (to compare against Taichi's own code generator).
+"""
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import struct
+import sys
+from pathlib import Path
+
+import numpy as np
+
+#: the code generator's passes turned off by default (LLVM 15 option names)
+DEFAULT_OPTIONS = (
+    "-disable-lsr",
+    "-disable-cgp",
+    "-disable-machine-licm",
+    "-disable-post-ra",
+    "-disable-x86-domain-reassignment",
+)
+ENV_VAR = "TAICHI_TERRA_LLVM_OPTIONS"
+
+_applied: tuple[str, ...] | None = None
+
+_SYMBOL = np.dtype([("name", "<u4"), ("info", "u1"), ("other", "u1"), ("shndx", "<u2"),
+                    ("value", "<u8"), ("size", "<u8")])
+
+
+def applied() -> tuple[str, ...]:
+    """The options :func:`apply` passed to LLVM in this process (empty before it ran or where it could not)."""
+    return _applied or ()
+
+
+def requested() -> tuple[str, ...]:
+    """The options :func:`apply` would pass: ``TAICHI_TERRA_LLVM_OPTIONS`` split on spaces where it is set,
+    else :data:`DEFAULT_OPTIONS`."""
+    env = os.environ.get(ENV_VAR)
+    return tuple(env.split()) if env is not None else DEFAULT_OPTIONS
+
+
+def apply() -> tuple[str, ...]:
+    """Pass :func:`requested` to the LLVM inside Taichi, once per process (later calls return what the first
+    passed). Call before Taichi compiles anything. Returns the options passed: only those that start with
+    ``-`` and whose names the library holds; none where the entry point was not found."""
+    global _applied
+    if _applied is not None:
+        return _applied
+    _applied = ()
+    options = tuple(o for o in requested() if o.startswith("-"))
+    if not options:
+        return _applied
+    try:
+        library = taichi_library()
+        found = _find_entry(library, [o.lstrip("-").split("=")[0] for o in options])
+    except (OSError, ValueError, ImportError):
+        return _applied
+    if found is None:
+        return _applied
+    entry, known = found
+    options = tuple(o for o in options if o.lstrip("-").split("=")[0] in known)
+    if options:
+        argv = (ctypes.c_char_p * (len(options) + 1))(b"taichi_terra", *[o.encode() for o in options])
+        entry(len(options) + 1, argv, None)
+    _applied = options
+    return _applied
+
+
+def taichi_library() -> Path:
+    """The path of Taichi's compiled Python module (where its LLVM is linked in)."""
+    from taichi._lib.core import taichi_python
+
+    return Path(taichi_python.__file__)
+
+
+def _find_entry(library: Path, names: list[str]):
+    """``(LLVMParseCommandLineOptions as a ctypes function, the option names among names that the library's
+    strings hold)``, or None where the library is not a 64-bit little-endian ELF file with a symbol table
+    naming the entry point and the module's init function."""
+    if sys.platform != "linux":
+        return None
+    with open(library, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        if m[:4] != b"\x7fELF" or m[4] != 2 or m[5] != 1:
+            return None
+        shoff, = struct.unpack_from("<Q", m, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", m, 0x3A)
+        sections = [struct.unpack_from("<IIQQQQIIQQ", m, shoff + k * shentsize) for k in range(shnum)]
+        symtabs = [s for s in sections if s[1] == 2]  # SHT_SYMTAB
+        if not symtabs:
+            return None
+        symtab = symtabs[0]
+        strtab = sections[symtab[6]]
+        strings = m[strtab[4]:strtab[4] + strtab[5]]
+        init_name = "PyInit_" + library.name.split(".")[0]
+        wanted = {}
+        for name in ("LLVMParseCommandLineOptions", init_name):
+            at = strings.find(b"\0" + name.encode() + b"\0")
+            if at < 0:
+                return None
+            wanted[name] = at + 1
+        symbols = np.frombuffer(m[symtab[4]:symtab[4] + symtab[5]], _SYMBOL)
+        value = {}
+        for name, at in wanted.items():
+            hits = np.flatnonzero((symbols["name"] == at) & ((symbols["info"] & 0xF) == 2))  # STT_FUNC
+            if len(hits) != 1:
+                return None
+            value[name] = int(symbols["value"][hits[0]])
+        known = {n for n in names if m.find(n.encode() + b"\0") >= 0}
+    module = ctypes.CDLL(str(library))
+    base = ctypes.cast(getattr(module, init_name), ctypes.c_void_p).value - value[init_name]
+    entry = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.c_char_p)(
+        base + value["LLVMParseCommandLineOptions"])
+    return entry, known
