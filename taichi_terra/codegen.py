@@ -115,22 +115,24 @@ def _find_entry(library: Path, names: list[str]):
             return None
         symtab = symtabs[0]
         strtab = sections[symtab[6]]
-        strings = m[strtab[4]:strtab[4] + strtab[5]]
+        str_start, str_end = strtab[4], strtab[4] + strtab[5]
         init_name = "PyInit_" + library.name.split(".")[0]
-        wanted = {}
+        value = {}
         for name in ("LLVMParseCommandLineOptions", init_name):
-            at = strings.find(b"\0" + name.encode() + b"\0")
+            at = m.find(b"\0" + name.encode() + b"\0", str_start, str_end)
             if at < 0:
                 return None
-            wanted[name] = at + 1
-        symbols = np.frombuffer(m[symtab[4]:symtab[4] + symtab[5]], _SYMBOL)
-        value = {}
-        for name, at in wanted.items():
-            hits = np.flatnonzero((symbols["name"] == at) & ((symbols["info"] & 0xF) == 2))  # STT_FUNC
-            if len(hits) != 1:
+            symbols = np.frombuffer(m, _SYMBOL, symtab[5] // _SYMBOL.itemsize, symtab[4])
+            hits = np.flatnonzero((symbols["name"] == at + 1 - str_start) & ((symbols["info"] & 0xF) == 2))
+            found = int(symbols["value"][hits[0]]) if len(hits) == 1 else None
+            del symbols  # a view of the file: released before the file is closed
+            if found is None:
                 return None
-            value[name] = int(symbols["value"][hits[0]])
-        known = {n for n in names if m.find(n.encode() + b"\0") >= 0}
+            value[name] = found
+        # LLVM's option names are string constants of the read-only sections (flag 2, SHF_ALLOC, and no
+        # write or execute flag)
+        rodata = [(s[4], s[4] + s[5]) for s in sections if s[1] == 1 and s[2] & 0x7 == 0x2]
+        known = {n for n in names if any(m.find(n.encode() + b"\0", a, b) >= 0 for a, b in rodata)}
     module = ctypes.CDLL(str(library))
     base = ctypes.cast(getattr(module, init_name), ctypes.c_void_p).value - value[init_name]
     entry = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.c_char_p)(
