@@ -136,9 +136,13 @@ def precompile(variants=tuple(VARIANTS), precisions=("f64",), *, arch: str = "cp
 
 
 def _worker(arch: str, precision: str, variants: list) -> None:
-    """Compile ``variants``, then hold a lock until this process ends: Taichi writes its offline cache as a
-    process exits, and of two processes writing at once one loses its entries (Taichi's own lock gives up),
-    so the workers' exits take turns (the system releases the lock when the process is gone)."""
+    """Compile ``variants``, then write them to Taichi's offline cache while holding a lock: of two processes
+    writing the cache at once one loses its entries (Taichi's own lock gives up after 250 ms), so the workers
+    take turns. Taichi writes its cache when its program is finalised, which without ``ti.reset()`` happens
+    somewhere in the interpreter's shutdown, possibly after the lock's file was closed (measured: one run in
+    several lost a worker's two kernels); so it is finalised here, with the lock held."""
+    import taichi as ti
+
     import taichi_terra as tt
 
     tt.init(arch=arch, precision=precision, verbose=False)
@@ -146,12 +150,10 @@ def _worker(arch: str, precision: str, variants: list) -> None:
         _world(variant).compile()
     lock_dir = cache_path() / "taichi_terra"
     lock_dir.mkdir(parents=True, exist_ok=True)
-    handle = open(lock_dir / "exit.lock", "w")  # noqa: SIM115  (held until the process ends)
-    fcntl.flock(handle, fcntl.LOCK_EX)
-    _keep.append(handle)
+    with open(lock_dir / "exit.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        ti.reset()  # finalises Taichi's program, which writes what it compiled to the cache
 
-
-_keep: list = []
 
 
 def _check(variants, precisions, arch) -> None:
