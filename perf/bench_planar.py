@@ -39,6 +39,8 @@ import time
 
 import numpy as np
 
+from taichi_terra import codegen
+
 from .planar_scenes import pen_scene, push_scene
 
 OVERLAP_TOL = 1e-6  # m, a pair deeper than this counts as still overlapping (as in perf/peers/irsim_peer.py)
@@ -427,7 +429,8 @@ def main(argv=None) -> dict:
 
     results = {"arch": args.arch, "precision": precision, "threads": args.threads, "init_s": init_s,
                "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
-                           "python": platform.python_version()},
+                           "python": platform.python_version(),
+                           "llvm_options": list(codegen.requested())},
                "taichi": ".".join(map(str, ti.__version__)), "irsim": irsim_version, "quick": args.quick,
                "cold_cache": args.cold, "repeats": repeats, "peer_repeats": peer_repeats, "fill": args.fill,
                "seed": args.seed, "compile_s": compile_s, "compile_build_s": first["run"]["build_s"],

@@ -26,6 +26,8 @@ import platform
 import statistics
 import time
 
+from taichi_terra import codegen
+
 from .scenes import SHAPES, build_taichi_terra
 
 
@@ -138,7 +140,8 @@ def main(argv=None) -> dict:
 
     results = {"arch": args.arch, "precision": precision, "threads": args.threads, "init_s": init_s,
                "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
-                           "python": platform.python_version()},
+                           "python": platform.python_version(),
+                           "llvm_options": list(codegen.requested())},
                "steps": args.steps, "repeats": args.repeats, "runs": [], "peers": [], "control_loop": []}
     for shape in args.shapes:
         peer = None

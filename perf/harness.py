@@ -37,6 +37,8 @@ from typing import Callable
 
 import numpy as np
 
+from taichi_terra import codegen
+
 ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ("cpu-f64", "cpu-f32", "vulkan-f32", "cuda-f32", "cuda-f64")
 #: float32's unit roundoff
@@ -434,7 +436,8 @@ def main(argv=None) -> dict:
     backends = [] if args.max_envs else run_backends(args.backends, args, args.scenes, envs, steps, out_dir)
     agreement(backends)
     result = {"machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
-                          "python": platform.python_version()},
+                          "python": platform.python_version(),
+                          "llvm_options": list(codegen.requested())},
               "quick": bool(args.quick), "repeats": args.repeats, "jobs": args.jobs,
               "scenes": {s: {"what": SCENES[s].what, "envs": envs[s], "steps": steps[s]} for s in args.scenes},
               "backends": backends, "peers": [] if args.quick else peers(args.scenes, args.repeats)}
