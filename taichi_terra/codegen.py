@@ -32,6 +32,7 @@ import mmap
 import os
 import struct
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -67,28 +68,38 @@ def requested() -> tuple[str, ...]:
 def apply() -> tuple[str, ...]:
     """Pass :func:`requested` to the LLVM inside Taichi, once per process (later calls return what the first
     passed). Call before Taichi compiles anything. Returns the options passed: only those that start with
-    ``-`` and whose names the library holds; none where the entry point was not found."""
+    ``-`` and whose names the library holds; none where the entry point was not found. Options given through
+    ``TAICHI_TERRA_LLVM_OPTIONS`` that are not passed are named in a ``UserWarning``."""
     global _applied
     if _applied is not None:
         return _applied
     _applied = ()
-    options = tuple(o for o in requested() if o.startswith("-"))
-    if not options:
-        return _applied
-    try:
-        library = taichi_library()
-        found = _find_entry(library, [o.lstrip("-").split("=")[0] for o in options])
-    except (OSError, ValueError, ImportError):
-        return _applied
-    if found is None:
-        return _applied
-    entry, known = found
-    options = tuple(o for o in options if o.lstrip("-").split("=")[0] in known)
+    wanted = requested()
+    options = tuple(o for o in wanted if o.startswith("-"))
+    found = None
     if options:
-        argv = (ctypes.c_char_p * (len(options) + 1))(b"taichi_terra", *[o.encode() for o in options])
-        entry(len(options) + 1, argv, None)
-    _applied = options
+        try:
+            found = _find_entry(taichi_library(), [_name(o) for o in options])
+        except (OSError, ValueError, ImportError):
+            found = None
+    if found is not None:
+        entry, known = found
+        options = tuple(o for o in options if _name(o) in known)
+        if options:
+            argv = (ctypes.c_char_p * (len(options) + 1))(b"taichi_terra", *[o.encode() for o in options])
+            entry(len(options) + 1, argv, None)
+        _applied = options
+    dropped = [o for o in wanted if o not in _applied]
+    if dropped and os.environ.get(ENV_VAR) is not None:
+        why = ("LLVM's option parser was not found in Taichi's library" if found is None else
+               "each must start with '-' and name an option this Taichi's LLVM has")
+        warnings.warn(f"{ENV_VAR}: not passed to LLVM: {' '.join(dropped)} ({why})", stacklevel=2)
     return _applied
+
+
+def _name(option: str) -> str:
+    """An option's name: ``-regalloc=fast`` -> ``regalloc``."""
+    return option.lstrip("-").split("=")[0]
 
 
 def taichi_library() -> Path:

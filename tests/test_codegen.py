@@ -84,6 +84,17 @@ def test_the_environment_variable_replaces_the_defaults(monkeypatch):
     assert codegen.requested() == codegen.DEFAULT_OPTIONS
 
 
+def test_options_that_cannot_be_passed_are_named():
+    """A process whose ``TAICHI_TERRA_LLVM_OPTIONS`` holds an option LLVM does not have and a word without a
+    dash passes the rest and warns naming the two."""
+    env = dict(os.environ, **{codegen.ENV_VAR: "-disable-lsr -no-such-option foo"})
+    run = subprocess.run([sys.executable, "-c", "from taichi_terra import codegen; print(codegen.apply())"],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == "('-disable-lsr',)"
+    assert "UserWarning" in run.stderr and "not passed to LLVM: -no-such-option foo" in run.stderr
+
+
 def test_a_file_that_is_not_taichi_finds_no_entry(tmp_path):
     """Where the entry point cannot be found, nothing is called: a file that is not ELF, and an ELF file
     (Python's own executable or library) whose symbols do not name it."""
