@@ -13,7 +13,7 @@ step time (:data:`DEFAULT_OPTIONS`): loop strength reduction (the IR pipeline, c
 pass of it), CodeGenPrepare, machine loop-invariant code motion, the post-register-allocation scheduler and
 x86 domain reassignment. None of them changes what a floating-point operation computes, so results are bit
 for bit the same (``tests/test_codegen.py``). Measured on the articulated step kernel, warm: 25.4 s ->
-13.2 s; the free-body one 7.2 s -> 4.5 s; step rates within noise (``docs/performance.md``).
+13.2 s; the free-body one 7.2 s -> 4.5 to 5.1 s; step rates within noise (``docs/performance.md``).
 
 LLVM reads such options from a command line that Taichi never parses. Its C entry point
 ``LLVMParseCommandLineOptions`` is linked into Taichi's Python module but not exported, so it is found

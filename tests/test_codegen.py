@@ -2,9 +2,10 @@
 this process, and a process without them steps the same world to the same bits.
 
 Reference: the options only leave out optional back-end passes (loop strength reduction, CodeGenPrepare,
-machine loop-invariant code motion, two schedulers' worth of reordering), none of which may change what a
-floating-point operation computes while Taichi runs without fast math on cpu; so the trajectories must be
-equal bit for bit, not merely close."""
+machine loop-invariant code motion, the post-register-allocation scheduler, x86 domain reassignment), which
+rewrite address arithmetic and move or reorder instructions but may not change what a floating-point
+operation computes (Taichi runs without fast math on cpu); so the trajectories must be equal bit for bit, not
+merely close."""
 import os
 import subprocess
 import sys
