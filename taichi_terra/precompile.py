@@ -3,16 +3,16 @@
     python -m taichi_terra.precompile                          # cpu f64, every variant, one process per core
     python -m taichi_terra.precompile --precision f64 f32 --variants trees-serial free-serial
 
-A world's step kernel comes in a few variants (:data:`VARIANTS`): free bodies or articulated trees, one env on
-the calling thread or many in parallel. Each is compiled on its first use in a process; the slow part of a first
-compile on a machine (Taichi's IR passes and LLVM's optimisation: about 15 s for free bodies and 40 s for
-trees on a 2-core cpu) is kept in Taichi's offline cache, which Taichi writes only when its program is
-finalised (at the latest as the process exits). So processes that start together (test workers, a
-benchmark's backends) all compile cold. This module compiles the variants in processes of their own that
-write the cache when done, so everything started after it finds them there; a marker per variant beside the cache (keyed by the kernels' source,
-Taichi's version, the backend and the precision) lets later calls skip what is there. (Taichi drops the least
-recently used entries past its size cap, 1 GiB as ``taichi_terra.init`` sets it; a variant whose entry went
-that way while its marker stayed compiles on its first use, as without this module.)
+A world's step kernel comes in a few variants (:data:`VARIANTS`): free bodies or articulated trees, one env on the
+calling thread or many in parallel. Each is compiled on its first use in a process; the slow part of a first
+compile on a machine (Taichi's IR passes and LLVM's optimisation: about 15 s for free bodies and 40 s for trees on
+a 2-core cpu) is kept in Taichi's offline cache, which Taichi writes only when its program is finalised (at the
+latest as the process exits). So processes that start together (test workers, a benchmark's backends) all compile
+cold. This module compiles the variants in processes of their own that write the cache when done, so everything
+started after it finds them there; a marker per variant beside the cache (keyed by the kernels' source, Taichi's
+version, the backend and the precision) lets later calls skip what is there. (Taichi drops the least recently used
+entries past its size cap, 1 GiB as ``taichi_terra.init`` sets it; a variant whose entry went that way while its
+marker stayed compiles on its first use, as without this module.)
 
 Used by the test suite before its workers start, and by anyone preparing a machine (a container image, a cluster
 job's first step).
