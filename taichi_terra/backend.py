@@ -25,6 +25,10 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None, 
         verbose: say on stderr when a kernel compiles (the first step of a world whose step kernel this
             process has not compiled yet: seconds to minutes, see :func:`compile_notice`). ``False`` is silent.
 
+    On ``cpu`` it first passes a few options to the LLVM inside Taichi (:mod:`taichi_terra.codegen`: less
+    compile time, the same results) and sets Taichi's ``random_seed`` to a hash of those that change the IR
+    Taichi caches, which keys its offline cache by them (the seed is otherwise read by ``ti.random`` alone).
+
     Calling ``init`` again with the same arguments does nothing; with different arguments it raises
     ``RuntimeError`` (Taichi's runtime is process-global and re-initialising invalidates every field).
     ``verbose`` may change in a later call with the same backend.
@@ -76,9 +80,11 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None, 
     # on the rigid benchmark: no slower than fast math (sphere 143k vs 135k env-steps/s at 1 env).
     if arch == "cpu":
         kwargs["fast_math"] = False
-        # machine code generated in every process costs less without a few optional LLVM passes
-        # (codegen.py: the articulated step kernel's warm compile 25 s -> 13 s, same results)
+        # a few optional LLVM passes left out: the articulated step kernel's IR half the size, its compile on a
+        # new machine 68 s -> 33 s and in a later process 25 s -> 10 s, same results (codegen.py); the seed
+        # keys Taichi's cache by those options (codegen.cache_salt)
         codegen.apply()
+        kwargs["random_seed"] = codegen.cache_salt()
     ti.init(**kwargs)
     frontend.speed_up()
     _config = wanted

@@ -11,9 +11,14 @@ reduction, whose analysis grows with the function's size.
 :func:`apply` turns off the code generator's optional passes measured to cost compile time without buying
 step time (:data:`DEFAULT_OPTIONS`): loop strength reduction (the IR pipeline, cached, already ran one
 pass of it), CodeGenPrepare, machine loop-invariant code motion, the post-register-allocation scheduler and
-x86 domain reassignment. None of them changes what a floating-point operation computes, so results are bit
-for bit the same (``tests/test_codegen.py``). Measured on the articulated step kernel, warm: 25.4 s ->
-13.2 s; the free-body one 7.2 s -> 4.5 to 5.1 s; step rates within noise (``docs/performance.md``).
+x86 domain reassignment. It also turns off runtime unrolling in the optimisation pipeline: LLVM unrolled
+every loop whose trip count is known only at run time (the step's loops over rows, contacts and samples)
+eightfold with a remainder loop, which doubled the articulated kernel's IR (26 MB of cached IR text against
+12 MB without) for step rates within noise. None of them changes what a floating-point operation computes, so
+results are bit for bit the same (``tests/test_codegen.py``). Measured on the articulated step kernel: warm
+25.4 s -> 13.2 s (code generator) -> 9.7 s (no runtime unrolling); on a new machine 68 s -> 52 to 56 s ->
+33 s; step rates within noise (``docs/performance.md``). Kernels optimised under other options are kept apart
+in Taichi's cache (:func:`cache_salt`).
 
 LLVM reads such options from a command line that Taichi never parses. Its C entry point
 ``LLVMParseCommandLineOptions`` is linked into Taichi's Python module but not exported, so it is found
@@ -33,18 +38,25 @@ import os
 import struct
 import sys
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
 
-#: the code generator's passes turned off by default (LLVM 15 option names)
+#: the options passed by default (LLVM 15 names): five passes of the code generator turned off, and no runtime
+#: unrolling in the optimisation pipeline
 DEFAULT_OPTIONS = (
     "-disable-lsr",
     "-disable-cgp",
     "-disable-machine-licm",
     "-disable-post-ra",
     "-disable-x86-domain-reassignment",
+    "-unroll-runtime=false",
 )
+#: names of the options above that act on the code generator alone, after Taichi's cache: the IR it caches is
+#: the same with and without them
+CODEGEN_ONLY = frozenset({"disable-lsr", "disable-cgp", "disable-machine-licm", "disable-post-ra",
+                          "disable-x86-domain-reassignment"})
 ENV_VAR = "TAICHI_TERRA_LLVM_OPTIONS"
 
 _applied: tuple[str, ...] | None = None
@@ -95,6 +107,18 @@ def apply() -> tuple[str, ...]:
                "each must start with '-' and name an option this Taichi's LLVM has")
         warnings.warn(f"{ENV_VAR}: not passed to LLVM: {' '.join(dropped)} ({why})", stacklevel=2)
     return _applied
+
+
+def cache_salt(options=None) -> int:
+    """The ``random_seed`` :func:`taichi_terra.init` gives Taichi on cpu so that kernels optimised under
+    different LLVM options get different entries in Taichi's offline cache: 0 (Taichi's default) where none of
+    ``options`` (default: :func:`applied`) changes the IR Taichi caches (:data:`CODEGEN_ONLY` do not), else a
+    hash of those that do. Taichi's cache key covers its own settings, ``random_seed`` among them, but not
+    LLVM's options, and without this a kernel cached under one set of options would be loaded under another.
+    The seed is otherwise used by ``ti.random`` only, which taichi_terra's kernels do not call."""
+    options = applied() if options is None else tuple(options)
+    ir = sorted(o for o in options if _name(o) not in CODEGEN_ONLY)
+    return zlib.crc32(" ".join(ir).encode()) & 0x7FFFFFFF if ir else 0
 
 
 def _name(option: str) -> str:

@@ -65,11 +65,14 @@ def _world(variant: str):
 
 
 def fingerprint(arch: str, precision: str) -> str:
-    """What a compiled step kernel depends on: the kernels' source, Taichi's version, the backend and the
-    precision (a hash)."""
+    """What a compiled step kernel depends on: the kernels' source, Taichi's version, the backend, the
+    precision and, on cpu, the LLVM options that change the IR Taichi caches (a hash)."""
     import taichi
 
-    h = hashlib.sha256(f"{taichi.__version__} {arch} {precision}".encode())
+    from . import codegen
+
+    salt = codegen.cache_salt(codegen.requested()) if arch == "cpu" else 0  # (the LLVM options Taichi's key misses)
+    h = hashlib.sha256(f"{taichi.__version__} {arch} {precision} {salt}".encode())
     for path in sorted((_PACKAGE / "kernels").rglob("*.py")) + [_PACKAGE / "frontend.py"]:
         h.update(path.relative_to(_PACKAGE).as_posix().encode())
         h.update(path.read_bytes())

@@ -1,11 +1,11 @@
 """The LLVM code-generator options taichi_terra sets on cpu (``taichi_terra/codegen.py``): they are in place in
 this process, and a process without them steps the same world to the same bits.
 
-Reference: the options only leave out optional back-end passes (loop strength reduction, CodeGenPrepare,
-machine loop-invariant code motion, the post-register-allocation scheduler, x86 domain reassignment), which
-rewrite address arithmetic and move or reorder instructions but may not change what a floating-point
-operation computes (Taichi runs without fast math on cpu); so the trajectories must be equal bit for bit, not
-merely close."""
+Reference: the options only leave out optional passes (loop strength reduction, CodeGenPrepare, machine
+loop-invariant code motion, the post-register-allocation scheduler and x86 domain reassignment in the code
+generator; runtime unrolling in the optimisation pipeline), which rewrite address arithmetic, copy loop bodies
+and move or reorder instructions but may not change what a floating-point operation computes (Taichi runs
+without fast math on cpu); so the trajectories must be equal bit for bit, not merely close."""
 import os
 import subprocess
 import sys
@@ -74,6 +74,27 @@ def test_the_options_are_in_place():
         pytest.skip(f"{codegen.ENV_VAR} is set: the run chose its own options")
     assert codegen.applied() == codegen.DEFAULT_OPTIONS
     assert codegen.apply() == codegen.DEFAULT_OPTIONS
+
+
+def test_the_cache_is_keyed_by_the_options_that_change_the_ir(monkeypatch):
+    """Taichi's cache key misses LLVM's options: the seed taichi_terra gives Taichi (part of the key) is 0 for
+    none or for code-generator options alone (the cached IR is the same), and differs between sets that change
+    the IR; the precompile markers follow it."""
+    from taichi.lang import impl
+
+    from taichi_terra import precompile
+
+    assert impl.current_cfg().random_seed == codegen.cache_salt()
+    assert codegen.cache_salt(()) == 0
+    assert codegen.cache_salt(sorted(codegen.CODEGEN_ONLY)) == 0
+    no_unroll = codegen.cache_salt(("-disable-lsr", "-unroll-runtime=false"))
+    assert no_unroll != 0 and no_unroll == codegen.cache_salt(("-unroll-runtime=false",))
+    assert codegen.cache_salt(("-unroll-runtime=false", "-unroll-threshold=50")) not in (0, no_unroll)
+    marks = set()
+    for options in ("", "-disable-lsr", "-unroll-runtime=false"):
+        monkeypatch.setenv(codegen.ENV_VAR, options)
+        marks.add(precompile.fingerprint("cpu", "f64"))
+    assert len(marks) == 2  # the code-generator option alone shares the marker of no options
 
 
 def test_the_environment_variable_replaces_the_defaults(monkeypatch):
