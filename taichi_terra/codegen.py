@@ -92,7 +92,7 @@ def apply() -> tuple[str, ...]:
     if options:
         try:
             found = _find_entry(taichi_library(), [_name(o) for o in options])
-        except (OSError, ValueError, ImportError):
+        except (OSError, ValueError, ImportError, AttributeError):
             found = None
     if found is not None:
         entry, known = found
@@ -143,7 +143,7 @@ def _find_entry(library: Path, names: list[str]):
         if m[:4] != b"\x7fELF" or m[4] != 2 or m[5] != 1:
             return None
         shoff, = struct.unpack_from("<Q", m, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", m, 0x3A)
+        shentsize, shnum = struct.unpack_from("<HH", m, 0x3A)
         sections = [struct.unpack_from("<IIQQQQIIQQ", m, shoff + k * shentsize) for k in range(shnum)]
         symtabs = [s for s in sections if s[1] == 2]  # SHT_SYMTAB
         if not symtabs:
