@@ -257,6 +257,19 @@ def test_a_function_inlined_into_a_real_function_runs_its_loop():
     assert out.tolist() == a.sum(axis=1).tolist()
 
 
+def test_a_precompile_worker_writes_the_cache_before_its_process_ends(tmp_path):
+    """A precompile worker writes what it compiled to Taichi's cache while it holds the exit lock, before its
+    interpreter shuts down (left to the shutdown, the write could come after the lock's file was closed, and
+    of two workers writing at once one lost its kernels): when ``_worker`` returns, the entries are there."""
+    script = ("import os, sys\nfrom taichi_terra import precompile\nprecompile._worker('cpu', 'f64', ['free-serial'])\n"
+              "print(len([f for f in os.listdir(sys.argv[1]) if f.endswith('.tic')]))\n")
+    cache = tmp_path / "cache"
+    out = subprocess.run([sys.executable, "-c", script, str(cache)], capture_output=True, text=True, timeout=600,
+                         cwd=ROOT, env={**os.environ, "TI_OFFLINE_CACHE_FILE_PATH": str(cache)})
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert int(out.stdout.strip().splitlines()[-1]) >= 1
+
+
 def test_the_articulated_step_kernel_compiled_in_one_process_loads_from_the_cache_in_another(tmp_path):
     """On cpu the articulated step kernel's stages are functions that call one another in a chain, so that
     Taichi's key for the kernel's cache entry is the same in every process (``kernels/step.py``, ``_chain``):
