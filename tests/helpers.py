@@ -6,6 +6,8 @@ import numpy as np
 import taichi_terra as tt
 
 G = 9.81
+#: the standing pose of tests/data/urdf/quadruped.urdf: hip abduction, hip flexion, knee of each leg [rad]
+STAND = [0.0, 0.6, -1.2] * 4
 
 
 def rot_x(angle: float) -> np.ndarray:

@@ -13,6 +13,7 @@ import pytest
 
 import taichi_terra as tt
 from taichi_terra.bodies.urdf import URDFError, make_chain_urdf
+from helpers import STAND
 
 DATA = Path(__file__).parent / "data" / "urdf"
 G = 9.81
@@ -570,9 +571,6 @@ def test_bad_urdf_or_placement_adds_nothing():
 
 
 # ------------------------------------------------------------------ contacts on links
-STAND = [0.0, 0.6, -1.2] * 4  # hip abduction, hip flexion, knee of each leg [rad]
-
-
 def _standing_quadruped(ground: str):
     """The 30 kg quadruped under PD (kp 300 N m/rad, kd 20 N m s/rad) at its standing pose, dropped 1 cm onto
     flat ground, a bumpy height map or a soil bed."""

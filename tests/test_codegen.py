@@ -16,6 +16,7 @@ import pytest
 
 import taichi_terra as tt
 from taichi_terra import codegen
+from helpers import STAND
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -47,7 +48,7 @@ def trajectory() -> dict:
     system = world.add_articulated_system((HERE / "data" / "urdf" / "quadruped.urdf").read_text(),
                                           position=(0.0, 0.0, 0.45))
     q = system.get_generalized_coordinate(0)
-    q[7:] = [0.0, 0.6, -1.2] * 4
+    q[7:] = STAND
     system.set_generalized_coordinate(q)
     system.set_pd_gains(np.r_[np.zeros(6), np.full(12, 300.0)], np.r_[np.zeros(6), np.full(12, 20.0)])
     system.set_pd_target(q, np.zeros(18))
