@@ -37,10 +37,16 @@ is these stages, in order (``step_env``):
 The kernel binds the arrays declared in ``common/arrays.py`` and nothing else.
 
 In the code each stage is a function (``stage_*``, listed in order by :func:`stages_of`). On cpu the step of
-articulated trees runs them in a few functions of their own, each calling the next (:func:`_chain`), which cut
+articulated trees runs them in a few functions of their own, each calling the next (:func:`chain`), which cut
 its compile to a third of what one function holding every stage took; the free-body step and the GPU backends
 inline them into the kernel. Both compute the same: the golden replays (``tests/test_golden.py``) pass bit for
 bit either way.
+
+A variant of the step with trees compiles only the optional parts (``FEATURES``: soil beds, pins, belts, RFT
+plates) its world uses, each behind a compile-time switch (``D.has_soil``, ``D.has_pins``, ``D.has_belts``,
+``D.has_rft``) around code a world without it never reaches; ``taichi_terra.init``'s ``specialize`` chooses
+that, or one kernel with every part for every world of a process. Both step a world to the same bits
+(``tests/test_kernel_features.py``).
 """
 import taichi as ti
 
@@ -70,6 +76,7 @@ from .common.arrays import (
     SHAPE_PAIR,
     TREE,
     TREE_STEP,
+    FEATURES,
     StepData,
 )
 from .common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, ROW_MERGED
@@ -122,16 +129,18 @@ def env_spread(n_envs: int, arch: str, threads: int, serial: bool) -> int:
     return max(1, 512 // per_chunk)
 
 
-def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int = 0, split: bool = False):
+def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int = 0, split: bool = False,
+                     features: tuple = FEATURES):
     """The step kernel; ``serial`` runs the env loop on the calling thread (a single-env world on cpu: a
     parallel loop's launch costs about 130 us there, a serial one about 20 us); ``trees`` compiles the
     articulated-tree stages in (a world without trees does not pay their compile time); ``plates`` runs the RFT
-    stage inside each step (stage 0; on cpu every world's kernel has it, a world without plates loops over no
-    carriers, so that worlds with and without plates share one compiled kernel), so ``step(n)`` stays one
-    launch; ``lanes`` > 0 (vulkan) runs
-    env ``i`` on thread ``i`` of that many (:func:`~.common.lanes.gpu_lanes`); ``split`` (with ``trees``) runs the
-    stages in functions of their own (:func:`_chain`; cpu: ``ti.real_func`` is for the LLVM backends, and cuda
-    has not been measured with it) rather than inlining them all into one."""
+    stage inside each step (stage 0; on cpu every kernel has it and counts the plates' carriers at run time), so
+    ``step(n)`` stays one launch; ``lanes`` > 0 (vulkan) runs env ``i`` on thread ``i`` of that many
+    (:func:`~.common.lanes.gpu_lanes`); ``split`` (with ``trees``) runs the stages in functions of their own
+    (:func:`chain`; cpu: ``ti.real_func`` is for the LLVM backends, and cuda has not been measured with it) rather
+    than inlining them all into one; ``features``: the optional parts compiled in (``common/arrays.py``'s
+    ``FEATURES``: soil beds, pins, belts, RFT plates; a world that lacks one never reaches its code, so a kernel
+    without it steps that world exactly as one with it, in less compile time)."""
 
     @ti.kernel
     def simulate(n_steps: ti.i32, spread: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd, u: nd,
@@ -141,17 +150,17 @@ def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int
         if ti.static(lanes > 0):
             for lane in range(lanes):
                 if lane < q.shape[0]:
-                    run_env(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
+                    run_env(StepData(model_i, trees, features, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
                                      state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
-                                     scratch_i=scratch_i, soil_rev=soil_rev), lane, n_steps, trees, plates, split)
+                                     scratch_i=scratch_i, soil_rev=soil_rev), lane, n_steps, trees, plates, split, features)
         else:
             ti.loop_config(serialize=serial)
             for i in range(q.shape[0] * spread):  # (env_spread: all but every spread-th iteration are empty)
                 if i % spread == 0:
-                    run_env(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
+                    run_env(StepData(model_i, trees, features, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
                                      state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
                                      scratch_i=scratch_i, soil_rev=soil_rev), i // spread, n_steps, trees, plates,
-                                    split)
+                                    split, features)
 
     return simulate
 
@@ -159,27 +168,30 @@ def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int
 #: one thread per env, without the tree stages and the RFT stage (the free-body step of cuda, where the RFT stage
 #: is a launch of its own); :func:`simulate_kernel` makes the others on first use
 simulate = _simulate_kernel(False, False)
-_VARIANTS = {(False, False, False, 0, False): simulate}
+_VARIANTS = {(False, False, False, 0, False, FEATURES): simulate}
 
 
-def simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int = 0, split: bool = False):
+def simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int = 0, split: bool = False,
+                    features: tuple = FEATURES):
     """The step kernel for a world: on the calling thread or not, with the tree stages or not, with the RFT
     stage inside the step or not, over a loop Taichi sizes or over ``lanes`` threads
-    (:func:`~.common.lanes.gpu_lanes`), with its stages as functions of their own or inlined."""
-    key = (bool(serial), bool(trees), bool(plates), int(lanes), bool(split))
-    if split and (trees, plates) not in _CHAINS:
-        raise ValueError(f"split: the stages run as functions only with trees and plates (cpu), got trees={trees!r}, "
-                         f"plates={plates!r}")
+    (:func:`~.common.lanes.gpu_lanes`), with its stages as functions of their own or inlined, with the optional
+    parts ``features`` (any order)."""
+    features = tuple(f for f in FEATURES if f in features)
+    key = (bool(serial), bool(trees), bool(plates), int(lanes), bool(split), features)
+    if split and not trees:
+        raise ValueError(f"split: the stages run as functions only with trees, got trees={trees!r}")
     if key not in _VARIANTS:
         _VARIANTS[key] = _simulate_kernel(*key)
     return _VARIANTS[key]
 
 
 @ti.func
-def run_env(D: ti.template(), e, n_steps, trees: ti.template(), plates: ti.template(), split: ti.template()):
+def run_env(D: ti.template(), e, n_steps, trees: ti.template(), plates: ti.template(), split: ti.template(),
+            features: ti.template()):
     for _ in range(n_steps):
         if get(D.env, e, 0, ENV.diverged) == 0:  # (a diverged env stands still until it is reset)
-            step_env(D, e, trees, plates, split)
+            step_env(D, e, trees, plates, split, features)
             add(D.env, e, 0, ENV.steps, 1)
             watch_env(D, e)
 
@@ -259,7 +271,7 @@ def find_contacts(D: ti.template(), e):
     ground_height = get(D.settings_f, e, 0, SETTINGS_F.ground_height)
     for p in range(n_static):
         collide_pair(D, e, p, ground_height, margin, dt)
-    if ti.static(D.trees):
+    if ti.static(D.trees and D.has_soil):
         if get(D.settings_i, e, 0, SETTINGS_I.n_soil_samples) > 0:
             hide_occluded_soil_points(D, e, n_static)
     if get(D.settings_i, e, 0, SETTINGS_I.broadphase) != 0:
@@ -282,7 +294,7 @@ def find_contacts(D: ti.template(), e):
 
 
 #: the stages of a step, in order; each is a function below (``stage_*``) and, on cpu, a compile unit of its
-#: own (``_chain``). A variant leaves out what it cannot use (the tree stages without trees, the frames'
+#: own (``chain``). A variant leaves out what it cannot use (the tree stages without trees, the frames'
 #: stage without trees and plates).
 (FRAMES, CONTACTS, TREE_FORCES, ROWS, IMPACTS, FREE_VELOCITIES, RESPONSES, SAND_AND_PIN_BLOCKS, WARM_STARTS, SWEEPS,
  REACTIONS, HISTORY, INTEGRATION) = range(13)
@@ -302,12 +314,13 @@ def stages_of(trees: bool, plates: bool) -> tuple:
 
 
 @ti.func
-def step_env(D: ti.template(), e, trees: ti.template(), plates: ti.template(), split: ti.template()):
+def step_env(D: ti.template(), e, trees: ti.template(), plates: ti.template(), split: ti.template(),
+             features: ti.template()):
     """One step of env ``e``: the stages of :func:`stages_of`, in order (the module docstring says what
-    each does). ``split`` (with ``trees``): the stages run in functions of their own (:func:`_chain`), rather
-    than all inlined into the kernel."""
+    each does). ``split`` (with ``trees``): the stages run in functions of their own (:func:`chain`), rather
+    than all inlined into the kernel; ``features``: the optional parts compiled in."""
     if ti.static(split and trees):
-        _CHAINS[(trees, plates)](D.model_i, D.model_f, D.heights, D.q, D.u, D.state_f, D.state_i, D.control,
+        ti.static(chain(trees, plates, features))(D.model_i, D.model_f, D.heights, D.q, D.u, D.state_f, D.state_i, D.control,
                                  D.scratch_f, D.scratch_i, D.soil_rev, e, 0, 0)
     else:
         n_rows, n_limits = 0, 0
@@ -348,7 +361,7 @@ def run_stage(D: ti.template(), e, which: ti.template(), n_rows, n_limits, plate
     return n_rows, n_limits
 
 
-#: the stages each function of a chain runs (``_chain``), in order: the contacts; the trees' forces and the rows;
+#: the stages each function of a chain runs (``chain``), in order: the contacts; the trees' forces and the rows;
 #: the free velocities, responses and warm starts; the sweeps; what comes after them. Fewer functions cost less
 #: to call (each call passes the arrays), larger ones take longer to compile.
 UNITS = ((FRAMES, CONTACTS), (TREE_FORCES, ROWS, IMPACTS), (FREE_VELOCITIES, RESPONSES, SAND_AND_PIN_BLOCKS, WARM_STARTS),
@@ -364,7 +377,7 @@ def units_of(trees: bool, plates: bool) -> tuple:
     return tuple(unit for unit in units if unit)
 
 
-def _link(unit: tuple, trees: bool, plates: bool, then):
+def _link(unit: tuple, trees: bool, plates: bool, features: tuple, then):
     """The stages ``unit`` of a variant as a function of its own (``ti.real_func``: compiled once, called, not
     inlined) that calls ``then``, the next unit's, last (None: the last unit)."""
     last = then is None
@@ -372,7 +385,7 @@ def _link(unit: tuple, trees: bool, plates: bool, then):
     @ti.real_func
     def stages(model_i: nd, model_f: nd, heights: nd, q: nd, u: nd, state_f: nd, state_i: nd, control: nd,
                scratch_f: nd, scratch_i: nd, soil_rev: nd, e: ti.i32, n_rows: ti.i32, n_limits: ti.i32) -> ti.i32:
-        return _stages_then(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
+        return _stages_then(StepData(model_i, trees, features, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
                                      state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
                                      scratch_i=scratch_i, soil_rev=soil_rev),
                             e, unit, n_rows, n_limits, plates, then, last)
@@ -391,9 +404,9 @@ def _stages_then(D: ti.template(), e, unit: ti.template(), n_rows, n_limits, pla
     return 0
 
 
-def _chain(trees: bool, plates: bool):
-    """The first function of a variant's step: each runs a unit of stages (:func:`units_of`) and calls the
-    next.
+def chain(trees: bool, plates: bool, features: tuple):
+    """The first function of a variant's step (made once per variant): each runs a unit of stages
+    (:func:`units_of`) and calls the next.
 
     Why functions: LLVM's optimisation passes take time that grows faster than the size of the function
     they run on. With every stage inlined into the kernel, the articulated step kernel took 238 s to
@@ -403,16 +416,19 @@ def _chain(trees: bool, plates: bool):
     IR and the functions it calls; where one calls several, they enter the key in the order of their
     addresses in memory, so a kernel calling the stages one after another got a new key in every process
     and never loaded from the cache. A kernel that calls one function, which calls one, keeps its key."""
-    then = None
-    for unit in reversed(units_of(trees, plates)):
-        then = _link(unit, trees, plates, then)
-    return then
+    key = (trees, plates, features)
+    if key not in _CHAINS:
+        then = None
+        for unit in reversed(units_of(trees, plates)):
+            then = _link(unit, trees, plates, features, then)
+        _CHAINS[key] = then
+    return _CHAINS[key]
 
 
-#: (trees, plates) -> the first function of that variant's chain, made at import (the variant with trees and
-#: the RFT stage, the one cpu uses: the free-body step is small enough to compile in one, and a sphere's step
-#: of about a microsecond ran 5 to 10 % slower as two functions)
-_CHAINS = {(True, True): _chain(True, True)}
+#: (trees, plates, features) -> the first function of that variant's chain (:func:`chain`; the variants with
+#: trees use them on cpu: the free-body step is small enough to compile in one, and a sphere's step of about a
+#: microsecond ran 5 to 10 % slower as two functions)
+_CHAINS = {}
 
 
 @ti.func
@@ -423,7 +439,7 @@ def stage_frames(D: ti.template(), e, plates: ti.template()):
     if ti.static(D.trees):
         for t in range(si[SETTINGS_I.n_trees]):
             tree_kinematics(D, e, t)
-    if ti.static(plates):
+    if ti.static(plates and D.has_rft):
         trial = sf[SETTINGS_F.dt] * _gravity(sf)
         for c in range(si[SETTINGS_I.n_plate_carriers]):
             carrier_plates(D, e, c, si[SETTINGS_I.n_media], trial)
@@ -467,6 +483,7 @@ def stage_rows(D: ti.template(), e):
     if ti.static(D.trees):
         n_limits = build_joint_rows(D, e, n_rows, si[SETTINGS_I.n_trees], dt, sf[SETTINGS_F.margin],
                                     sf[SETTINGS_F.slop], sf[SETTINGS_F.erp], sf[SETTINGS_F.max_push])
+    if ti.static(D.has_pins):
         build_pin_rows(D, e, n_rows + n_limits, si[SETTINGS_I.n_pins])
     return n_rows, n_limits
 
@@ -490,15 +507,17 @@ def stage_free_velocities(D: ti.template(), e):
         load = row(D.load, e, b)
         force = vec3(load[BODY_LOAD.force], load[BODY_LOAD.force + 1], load[BODY_LOAD.force + 2])
         torque = vec3(load[BODY_LOAD.torque], load[BODY_LOAD.torque + 1], load[BODY_LOAD.torque + 2])
-        if si[SETTINGS_I.n_plate_carriers] > 0:  # the RFT plates' load (kernels/rft/plates.py)
-            force += get3(D.plate_load, e, b, PLATE_LOAD.force)
-            torque += get3(D.plate_load, e, b, PLATE_LOAD.torque)
+        if ti.static(D.has_rft):
+            if si[SETTINGS_I.n_plate_carriers] > 0:  # the RFT plates' load (kernels/rft/plates.py)
+                force += get3(D.plate_load, e, b, PLATE_LOAD.force)
+                torque += get3(D.plate_load, e, b, PLATE_LOAD.torque)
         free_velocity(D.q, D.u, e, bd[BODY_I.q0], bd[BODY_I.u0], get(D.body_f, e, b, BODY_F.mass),
                       get33(D.inertia, e, b, INERTIA.inertia), get33(D.link, e, b, LINK.inv_inertia), force, torque,
                       _gravity(sf), dt)
     if ti.static(D.trees):
         for t in range(si[SETTINGS_I.n_trees]):
             tree_free_velocity(D, e, t, dt)
+    if ti.static(D.has_belts):
         if si[SETTINGS_I.n_tracks] > 0:
             refresh_belts(D, e)
 
@@ -510,9 +529,10 @@ def stage_responses(D: ti.template(), e, n_rows, n_limits):
     for r in range(n_rows):
         prepare_sides(D, e, get(D.row_i, e, r, ROW_I.side_a), get(D.row_i, e, r, ROW_I.side_b))
     joint_row_responses(D, e, n_rows, n_limits)
-    n_pins = get(D.settings_i, e, 0, SETTINGS_I.n_pins)
-    if n_pins > 0:
-        pin_columns(D, e, n_rows + n_limits, n_pins)
+    n_pins = _n_pins(D, e)
+    if ti.static(D.has_pins):
+        if n_pins > 0:
+            pin_columns(D, e, n_rows + n_limits, n_pins)
 
 
 @ti.func
@@ -521,9 +541,10 @@ def stage_sand_and_pin_blocks(D: ti.template(), e, n_rows, n_limits):
     pins together, its rows pushing it with its pins held (last: it changes the responses the rows above
     were made from)."""
     si = row(D.settings_i, e, 0)
-    if si[SETTINGS_I.n_plate_carriers] > 0:
-        build_sand_rows(D, e, get(D.settings_f, e, 0, SETTINGS_F.dt))
-    if ti.static(D.trees):
+    if ti.static(D.has_rft):
+        if si[SETTINGS_I.n_plate_carriers] > 0:
+            build_sand_rows(D, e, get(D.settings_f, e, 0, SETTINGS_F.dt))
+    if ti.static(D.has_pins):
         n_pins = si[SETTINGS_I.n_pins]
         if n_pins > 0 and si[SETTINGS_I.pin_block] != 0:
             setup_pin_blocks(D, e, n_rows, n_limits, n_pins, si[SETTINGS_I.n_trees])
@@ -537,6 +558,7 @@ def stage_warm_starts(D: ti.template(), e, n_rows, n_limits):
                si[SETTINGS_I.terrain_warm_start])
     if ti.static(D.trees):
         warm_start_joint_rows(D, e, n_rows, n_limits, si[SETTINGS_I.warm_start])
+    if ti.static(D.has_pins):
         warm_start_pins(D, e, n_rows + n_limits, si[SETTINGS_I.n_pins], si[SETTINGS_I.warm_start],
                         si[SETTINGS_I.pin_block])
 
@@ -544,7 +566,7 @@ def stage_warm_starts(D: ti.template(), e, n_rows, n_limits):
 @ti.func
 def _n_pins(D: ti.template(), e):
     n = 0
-    if ti.static(D.trees):
+    if ti.static(D.has_pins):
         n = get(D.settings_i, e, 0, SETTINGS_I.n_pins)
     return n
 
@@ -564,11 +586,12 @@ def stage_reactions(D: ti.template(), e, n_rows, n_limits):
     sand rows' loads; the resting manifolds' least tangential impulses."""
     si = row(D.settings_i, e, 0)
     n_pins = _n_pins(D, e)
-    if ti.static(D.trees):
+    if ti.static(D.has_pins):
         if n_pins > 0:
             pin_reactions(D, e, n_rows + n_limits, n_pins, si[SETTINGS_I.n_trees], si[SETTINGS_I.pin_block])
-    if si[SETTINGS_I.n_plate_carriers] > 0:
-        finish_sand_rows(D, e, get(D.settings_f, e, 0, SETTINGS_F.dt))
+    if ti.static(D.has_rft):
+        if si[SETTINGS_I.n_plate_carriers] > 0:
+            finish_sand_rows(D, e, get(D.settings_f, e, 0, SETTINGS_F.dt))
     relax_internal_friction(D, e, n_rows)
 
 
@@ -579,8 +602,9 @@ def stage_history(D: ti.template(), e, n_rows, n_limits):
     the drives applied and the wrenches the joints transmitted (if asked for)."""
     sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
     dt = sf[SETTINGS_F.dt]
-    if si[SETTINGS_I.n_soil_samples] > 0:
-        commit_soil(D, e, si[SETTINGS_I.n_maps], n_rows, dt)
+    if ti.static(D.has_soil):
+        if si[SETTINGS_I.n_soil_samples] > 0:
+            commit_soil(D, e, si[SETTINGS_I.n_maps], n_rows, dt)
     if ti.static(D.trees):
         n_trees = si[SETTINGS_I.n_trees]
         for t in range(n_trees):
@@ -602,11 +626,13 @@ def stage_integration(D: ti.template(), e, n_rows, n_limits):
         n_trees = si[SETTINGS_I.n_trees]
         for t in range(n_trees):
             tree_integrate(D, e, t, dt)
+    if ti.static(D.has_pins):
         if n_pins > 0:  # close the gap the position update left at the pins
-            project_pins(D, e, n_rows + n_limits, n_pins, n_trees)
+            project_pins(D, e, n_rows + n_limits, n_pins, si[SETTINGS_I.n_trees])
     store_results(D, e, n_rows, si[SETTINGS_I.n_static_pairs])
     if ti.static(D.trees):
         store_joint_rows(D, e, n_rows, n_limits, si[SETTINGS_I.n_trees])
+    if ti.static(D.has_pins):
         store_pins(D, e, n_rows + n_limits, n_pins)
 
 

@@ -463,11 +463,12 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
                      vec3(pw[0], pw[1], ground_height), up, depth, FEAT_POINT + k, False)
     elif kind == PAIR_SOIL:
         # (the rut floor lies nowhere above the bed's highest undeformed sample: plastic sinkage is >= 0)
-        if within_reach_of_map(D, pr[PAIR.other], pos, bf[BODY_F.radius], margin):
-            _pos, rot = body_pose(D, e, bi)
-            if not lowest_above_map(D, pr[PAIR.other], pt0, npt, stype, prm, infl, pos, rot, margin):
-                soil_quadrature(D, e, p, base, cap, margin, pos, rot, stype, prm, bf[BODY_F.radius],
-                                bd[BODY_I.plane0], bd[BODY_I.n_planes], pr[PAIR.other], pt0, npt)
+        if ti.static(D.has_soil):
+            if within_reach_of_map(D, pr[PAIR.other], pos, bf[BODY_F.radius], margin):
+                _pos, rot = body_pose(D, e, bi)
+                if not lowest_above_map(D, pr[PAIR.other], pt0, npt, stype, prm, infl, pos, rot, margin):
+                    soil_quadrature(D, e, p, base, cap, margin, pos, rot, stype, prm, bf[BODY_F.radius],
+                                    bd[BODY_I.plane0], bd[BODY_I.n_planes], pr[PAIR.other], pt0, npt)
     else:  # a height map
         top = get(D.map_f, 0, pr[PAIR.other], MAP_F.top)
         if within_reach_of_map(D, pr[PAIR.other], pos, bf[BODY_F.radius], margin):

@@ -422,6 +422,14 @@ def offset_column(arena: Arena, block: Block) -> int:
 warnings.filterwarnings("ignore", message=".*non-taichi function \"(StepData|BlockRef|PlanarModel)\"")
 
 
+#: the parts of the step a kernel variant may leave out, each where no world of that variant uses it: ``soil``
+#: (soil beds: their quadrature points, rows, blocks and history), ``pins`` (loop-closing pins, trees only),
+#: ``belts`` (tracks' belts, trees only), ``rft`` (RFT plates and the sand rows of their media)
+FEATURES = ("soil", "pins", "belts", "rft")
+#: the features that need articulated trees
+TREE_FEATURES = ("pins", "belts")
+
+
 class StepData:
     """The rigid world's arrays inside a kernel, as kernel functions take them: ``D.q``, ``D.u`` and
     ``D.heights`` are the raw arrays; every other block is a :class:`BlockRef` named after it
@@ -431,10 +439,17 @@ class StepData:
     twice as slow; reading the offset from ``model_i`` at every access kept it cheap to compile but cost
     loads in the sweep)."""
 
-    def __init__(self, offsets, trees: bool = False, **arrays):
+    def __init__(self, offsets, trees: bool = False, features: tuple = FEATURES, **arrays):
         #: whether the kernel is compiled with articulated trees (bodies on links, tree responses); without,
         #: the functions that dispatch on the kind of a body compile their free-body branch only
         self.trees = trees
+        unknown = set(features) - set(FEATURES)
+        if unknown:
+            raise ValueError(f"StepData: features must be among {FEATURES}, got {sorted(unknown)}")
+        #: which of ``FEATURES`` the kernel compiles in (``D.has_soil``, ``D.has_pins``, ``D.has_belts``, ``D.has_rft``); the
+        #: tree-only ones are off without trees
+        for name in FEATURES:
+            setattr(self, "has_" + name, name in features and (trees or name not in TREE_FEATURES))
         unknown = set(arrays) - {a.name for a in ARENAS}
         if unknown:
             raise TypeError(f"StepData: unknown arrays {sorted(unknown)}")

@@ -332,16 +332,17 @@ def _push_columns(D: ti.template(), e, j, col: ti.template(), value):
     r0 = get(D.joint_i, e, j, JOINT_I.response0)
     for d in range(nv):
         add(D.u_tree, e, u0 + d, 0, getn(D.link_response, e, r0 + d, col, ti.static(value.n)).dot(value))
-    if get(D.link_dyn, e, j, LINK_DYN.held) != 0.0:  # the pins' share of it is counted (solver/pin_block.py)
-        spatial = vec6(0.0)
-        if ti.static(value.n == 6):
-            spatial = value
-        else:
-            r = get3(D.link_dyn, e, j, LINK_DYN.point_offset)
-            m = r.cross(value)
-            spatial = vec6(m[0], m[1], m[2], value[0], value[1], value[2])
-        for a in ti.static(range(6)):
-            add(D.link_dyn, e, j, LINK_DYN.pushed + a, spatial[a])
+    if ti.static(D.has_pins):
+        if get(D.link_dyn, e, j, LINK_DYN.held) != 0.0:  # the pins' share of it is counted (solver/pin_block.py)
+            spatial = vec6(0.0)
+            if ti.static(value.n == 6):
+                spatial = value
+            else:
+                r = get3(D.link_dyn, e, j, LINK_DYN.point_offset)
+                m = r.cross(value)
+                spatial = vec6(m[0], m[1], m[2], value[0], value[1], value[2])
+            for a in ti.static(range(6)):
+                add(D.link_dyn, e, j, LINK_DYN.pushed + a, spatial[a])
 
 
 @ti.func

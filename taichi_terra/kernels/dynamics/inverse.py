@@ -101,15 +101,17 @@ def transmitted_wrenches(D: ti.template(), e, n_trees, n_rows, n_joint_rows, dt,
                 if ri[ROW_I.side_a] >= 0:
                     _add_external_at(D, e, carrier_joint(D, e, ri[ROW_I.side_a]), get3(D.row_f, e, r, ROW_F.offset_a),
                                      -imp)
-                if ri[ROW_I.belt_b] >= 0:
-                    _add_belt_pull(D, e, ri[ROW_I.belt_b], get3(D.row_f, e, r, ROW_F.belt_b).dot(imp))
-                if ri[ROW_I.belt_a] >= 0:
-                    _add_belt_pull(D, e, ri[ROW_I.belt_a], -get3(D.row_f, e, r, ROW_F.belt_a).dot(imp))
+                if ti.static(D.has_belts):
+                    if ri[ROW_I.belt_b] >= 0:
+                        _add_belt_pull(D, e, ri[ROW_I.belt_b], get3(D.row_f, e, r, ROW_F.belt_b).dot(imp))
+                    if ri[ROW_I.belt_a] >= 0:
+                        _add_belt_pull(D, e, ri[ROW_I.belt_a], -get3(D.row_f, e, r, ROW_F.belt_a).dot(imp))
             elif kind == ROW_PIN:
-                ja, jb, pa, pb = pin_ends(D, e, ri[ROW_I.pair])
-                imp = get3(D.row_f, e, r, ROW_F.impulse)
-                _add_external(D, e, jb, pb, imp)
-                _add_external(D, e, ja, pa, -imp)
+                if ti.static(D.has_pins):
+                    ja, jb, pa, pb = pin_ends(D, e, ri[ROW_I.pair])
+                    imp = get3(D.row_f, e, r, ROW_F.impulse)
+                    _add_external(D, e, jb, pb, imp)
+                    _add_external(D, e, ja, pa, -imp)
         a0 = spatial(vec3(0.0, 0.0, 0.0), -gravity)
         for t in range(n_trees):
             tr = row(D.tree, e, t)

@@ -109,8 +109,9 @@ def _push_dof(D: ti.template(), e, t, d, scale):
     nv, m0, u0 = tr[TREE.nv], tr[TREE.matrix0], tr[TREE.u0]
     for i in range(nv):
         add(D.u_tree, e, u0 + i, 0, scale * get(D.tree_inverse, e, m0 + d * nv + i, TREE_INVERSE.inverse))
-    if get(D.tree_dof, e, u0 + d, TREE_DOF.held) != 0.0:  # (the pins' share is counted: solver/pin_block.py)
-        add(D.tree_dof, e, u0 + d, TREE_DOF.pushed, scale)
+    if ti.static(D.has_pins):
+        if get(D.tree_dof, e, u0 + d, TREE_DOF.held) != 0.0:  # (the pins' share is counted: solver/pin_block.py)
+            add(D.tree_dof, e, u0 + d, TREE_DOF.pushed, scale)
 
 
 @ti.func

@@ -146,7 +146,7 @@ def relative_velocity(D: ti.template(), e, r, a, b, ra, rb):
     vrel = link_point_velocity(D, e, b, rb)
     if a >= 0:
         vrel -= link_point_velocity(D, e, a, ra)
-    if ti.static(D.trees):
+    if ti.static(D.has_belts):
         vrel += belt_velocity(D, e, r)
     return vrel
 
@@ -158,7 +158,7 @@ def apply_impulse(D: ti.template(), e, r, a, b, ra, rb, imp):
     link_push(D, e, b, rb, imp, 1, r)
     if a >= 0:
         link_push(D, e, a, ra, imp, -1, r)
-    if ti.static(D.trees):
+    if ti.static(D.has_belts):
         belt_impulse(D, e, r, imp)
 
 
@@ -175,16 +175,17 @@ def row_response(D: ti.template(), e, r, a, b, ra, rb):
             if ja >= 0 and jb >= 0:
                 if get(D.joint_i, e, ja, JOINT_I.tree) == get(D.joint_i, e, jb, JOINT_I.tree):
                     cross = point_map(rb).transpose() @ link_cross_phi(D, e, ja, jb) @ point_map(ra)
-                    kb, ka = get(D.row_i, e, r, ROW_I.belt_b), get(D.row_i, e, r, ROW_I.belt_a)
-                    tb, ta = get3(D.row_f, e, r, ROW_F.belt_b), get3(D.row_f, e, r, ROW_F.belt_a)
-                    if kb >= 0:  # side b's belt pushes side a's point, and the other way round
-                        cross += belt_point_cross(D, e, kb, ja, ra, tb).transpose()
-                    if ka >= 0:
-                        cross += belt_point_cross(D, e, ka, jb, rb, ta)
-                    if ka >= 0 and kb >= 0:
-                        cross += belt_coupling(D, e, kb, ka) * tb.outer_product(ta)
+                    if ti.static(D.has_belts):
+                        kb, ka = get(D.row_i, e, r, ROW_I.belt_b), get(D.row_i, e, r, ROW_I.belt_a)
+                        tb, ta = get3(D.row_f, e, r, ROW_F.belt_b), get3(D.row_f, e, r, ROW_F.belt_a)
+                        if kb >= 0:  # side b's belt pushes side a's point, and the other way round
+                            cross += belt_point_cross(D, e, kb, ja, ra, tb).transpose()
+                        if ka >= 0:
+                            cross += belt_point_cross(D, e, ka, jb, rb, ta)
+                        if ka >= 0 and kb >= 0:
+                            cross += belt_coupling(D, e, kb, ka) * tb.outer_product(ta)
                     kmat -= cross + cross.transpose()
-    if ti.static(D.trees):
+    if ti.static(D.has_belts):
         for k in ti.static(range(2)):
             side = b if k == 0 else a
             belt = get(D.row_i, e, r, ROW_I.belt_b if k == 0 else ROW_I.belt_a)

@@ -94,7 +94,7 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
             ra, rb = row_offsets(D, e, a, b, point)
             put(D.row_i, e, r, ROW_I.belt_a, -1)
             put(D.row_i, e, r, ROW_I.belt_b, -1)
-            if ti.static(D.trees):
+            if ti.static(D.has_belts):
                 if n_tracks > 0:
                     rb = link_offset(D, e, b, belt_sides(D, e, r, a, b, point))
             put33(D.row_f, e, r, ROW_F.frame, frame)

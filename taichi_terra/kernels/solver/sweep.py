@@ -135,6 +135,25 @@ def _push_link_state(D: ti.template(), e, link, total):
 
 
 @ti.func
+def _solve_row(D: ti.template(), e, r, ri, s, w, lam, vloc, dt):
+    """Row ``r``'s new impulse (row frame) by the law of its kind: a soil point's (``soil/law.py``) or a
+    Coulomb contact's, from its impulse ``lam``, Delassus block ``w`` and relative velocity ``vloc``."""
+    new = lam
+    if ti.static(D.has_soil):
+        if ri[ROW_I.kind] == ROW_SOIL:
+            m = get(D.pair, e, ri[ROW_I.pair], PAIR.other)
+            mat, st = soil_point(D, e, m, get(D.feature, e, s, FEATURE.now) - FEAT_SOIL)
+            new = solve_soil_row(w, lam, vloc, st[1] - get(D.contact, e, s, CONTACT.depth), st[1], st[2],
+                                 get(D.contact, e, s, CONTACT.area), get(D.row_f, e, r, ROW_F.width), dt, mat,
+                                 get(D.row_f, e, r, ROW_F.slip_rate))
+        else:
+            new = solve_rigid_row(w, lam, vloc, get(D.row_f, e, r, ROW_F.target), get(D.row_f, e, r, ROW_F.friction))
+    else:
+        new = solve_rigid_row(w, lam, vloc, get(D.row_f, e, r, ROW_F.target), get(D.row_f, e, r, ROW_F.friction))
+    return new
+
+
+@ti.func
 def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, tolerance, max_sweeps, n_carriers):
     """Stage 7: Gauss-Seidel sweeps over the contact rows, then the ``n_joint_rows`` joint rows
     (``solver/limits.py``), the ``n_pins`` pin rows and (with RFT plates, ``n_carriers > 0``) the sand rows
@@ -160,9 +179,12 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
     always). The soil blocks of tree links are solved together first (``solver/soil_group.py``,
     ``SETTINGS_I.tree_soil_block``); where that converged, they skip their own blocks in that sweep. Once a sweep changes the velocities no less than the sweep before it, the rest of the step
     sweeps every row one by one (no contact block, no soil blocks)."""
-    use_soil_block = get(D.settings_i, e, 0, SETTINGS_I.soil_block)  # the soil blocks are on (0/1)
+    use_soil_block = 0  # the soil blocks are on (0/1)
+    if ti.static(D.has_soil):
+        use_soil_block = get(D.settings_i, e, 0, SETTINGS_I.soil_block)
     if ti.static(D.trees):
         setup_contact_block(D, e, n_rows, get(D.settings_i, e, 0, SETTINGS_I.contact_block))
+    if ti.static(D.trees and D.has_soil):
         setup_soil_group(D, e, n_rows, use_soil_block * get(D.settings_i, e, 0, SETTINGS_I.tree_soil_block))
     velocity_change(D, e)
     sweeps = 0
@@ -179,6 +201,7 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
         if ti.static(D.trees):
             if use_block != 0:
                 _local, _net, solved = contact_block_sweep(D, e)
+        if ti.static(D.trees and D.has_soil):
             if use_soil_block != 0 and sweeps >= FIRST_SWEEP:
                 grouped = soil_group_sweep(D, e, dt, tolerance)
         run_j = -1  # the link of the run of rows being swept on it (links.py, "Link runs"), or -1
@@ -188,27 +211,29 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
         while r < n_rows:
             ri = row(D.row_i, e, r)
             block_end = r
-            if use_soil_block != 0 and r >= gs_until and is_soil_block(D, e, r):
-                block_end = soil_run_end(D, e, r, n_rows)
+            if ti.static(D.has_soil):
+                if use_soil_block != 0 and r >= gs_until and is_soil_block(D, e, r):
+                    block_end = soil_run_end(D, e, r, n_rows)
             skip = False
-            if ti.static(D.trees):
+            if ti.static(D.trees and D.has_soil):
                 if grouped and block_end > r:
                     skip = is_group_member(D, e, r)
             if skip:  # solved with the soil group in this sweep
                 r = block_end
             elif block_end > r:  # a soil block: rows r to block_end - 1, on one link
-                if ti.static(D.trees):
-                    if run_j >= 0:
-                        close_link_run(D, e, run_j, run_total)
-                        run_j = -1
-                link = ri[ROW_I.side_b]
-                vel, phi = _link_state(D, e, link)
-                total, converged = soil_block(D, e, r, block_end, vel, phi, dt, tolerance)
-                _push_link_state(D, e, link, total)
-                if not converged:  # its rows one by one in this sweep, from where the block left them
-                    gs_until = block_end
-                else:
-                    r = block_end
+                if ti.static(D.has_soil):
+                    if ti.static(D.trees):
+                        if run_j >= 0:
+                            close_link_run(D, e, run_j, run_total)
+                            run_j = -1
+                    link = ri[ROW_I.side_b]
+                    vel, phi = _link_state(D, e, link)
+                    total, converged = soil_block(D, e, r, block_end, vel, phi, dt, tolerance)
+                    _push_link_state(D, e, link, total)
+                    if not converged:  # its rows one by one in this sweep, from where the block left them
+                        gs_until = block_end
+                    else:
+                        r = block_end
             else:
                 together = False
                 if ti.static(D.trees):
@@ -236,17 +261,7 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
                     vloc = frame.transpose() @ vrel
                     w = get33(D.row_f, e, r, ROW_F.delassus)
                     lam = get3(D.row_f, e, r, ROW_F.impulse)
-                    new = lam
-                    if ri[ROW_I.kind] == ROW_SOIL:
-                        m = get(D.pair, e, ri[ROW_I.pair], PAIR.other)
-                        mat, st = soil_point(D, e, m, get(D.feature, e, s, FEATURE.now) - FEAT_SOIL)
-                        new = solve_soil_row(w, lam, vloc, st[1] - get(D.contact, e, s, CONTACT.depth), st[1],
-                                             st[2], get(D.contact, e, s, CONTACT.area),
-                                             get(D.row_f, e, r, ROW_F.width), dt, mat,
-                                             get(D.row_f, e, r, ROW_F.slip_rate))
-                    else:
-                        new = solve_rigid_row(w, lam, vloc, get(D.row_f, e, r, ROW_F.target),
-                                              get(D.row_f, e, r, ROW_F.friction))
+                    new = _solve_row(D, e, r, ri, s, w, lam, vloc, dt)
                     d = new - lam
                     if d.norm() > 0.0:
                         if j >= 0:
@@ -261,6 +276,7 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
         if ti.static(D.trees):
             if n_joint_rows > 0:
                 solve_joint_rows(D, e, n_rows, n_joint_rows)
+        if ti.static(D.has_pins):
             r_pins = n_rows + n_joint_rows
             for k in range(n_pins):  # (pins of a pin block: together, below)
                 if pin_blocks == 0 or get(D.pin_i, e, k, PIN_I.local) < 0:
@@ -269,8 +285,9 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
                 for t in range(get(D.settings_i, e, 0, SETTINGS_I.n_trees)):
                     if get(D.tree, e, t, TREE.loop_pins) > 0:
                         solve_pin_block(D, e, t, r_pins, n_pins, dt, erp)
-        if n_carriers > 0:
-            solve_sand_rows(D, e)
+        if ti.static(D.has_rft):
+            if n_carriers > 0:
+                solve_sand_rows(D, e)
         change = velocity_change(D, e)
         # linearly, by rho per sweep, the velocities have about change rho / (1 - rho) to go; rho from the last
         # two sweeps (the first: RHO_MAX), at most RHO_MAX
