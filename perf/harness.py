@@ -254,7 +254,7 @@ def measure(scene: Scene, n_envs: int, steps: int, repeats: int, warmup: int) ->
 
 
 def worker(backend: str, scenes: list, envs: dict, steps: dict, repeats: int, warmup: dict, out: str,
-           threads: int | None) -> int:
+           threads: int | None, specialize: bool = True) -> int:
     """Run ``scenes`` on ``backend`` and write the runs to ``out`` (JSON); exit code 3 when the backend cannot
     start here."""
     import taichi_terra as tt
@@ -262,7 +262,7 @@ def worker(backend: str, scenes: list, envs: dict, steps: dict, repeats: int, wa
     arch, precision = backend.split("-")
     t = time.perf_counter()
     try:
-        tt.init(arch, precision, threads=threads)
+        tt.init(arch, precision, threads=threads, specialize=specialize)
     except Exception as exc:  # (no such device or driver on this machine)
         with open(out, "w") as f:
             json.dump({"backend": backend, "available": False, "reason": f"{type(exc).__name__}: {exc}"}, f)
@@ -297,6 +297,8 @@ def _start_backend(backend: str, args, scenes: list, envs: dict, steps: dict, tm
            "--warmup-json", json.dumps(warmup), "--out", str(out)]
     if args.threads:
         cmd += ["--threads", str(args.threads)]
+    if args.shared_kernel:
+        cmd += ["--shared-kernel"]
     return backend, out, time.perf_counter(), subprocess.Popen(cmd, cwd=ROOT)
 
 
@@ -397,6 +399,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--warmup", type=int, default=None, help="steps before the checkpoint (default: per scene)")
     parser.add_argument("--threads", type=int, default=None, help="cpu threads (default: all cores)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per backend's process")
+    parser.add_argument("--shared-kernel", action="store_true",
+                        help="one articulated step kernel with every optional part for all scenes (taichi_terra.init's "
+                             "specialize=False; default: each scene's own, as users get; quick: shared)")
     parser.add_argument("--jobs", type=int, default=None,
                         help="backends run at once (default 1; quick: 2, its timings then share the cores)")
     parser.add_argument("--out-dir", default=str(ROOT / "perf" / "results"))
@@ -414,6 +419,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     args.repeats = args.repeats or (2 if args.quick else 5)
     args.jobs = args.jobs or (2 if args.quick else 1)
+    args.shared_kernel = args.shared_kernel or args.quick
     if args.repeats < 1 or (args.warmup is not None and args.warmup < 0) \
             or (args.steps is not None and args.steps < 1) or (args.envs and min(args.envs) < 1):
         parser.error("--repeats, --steps and --envs must be >= 1 and --warmup >= 0")
@@ -421,7 +427,8 @@ def main(argv=None) -> dict:
         parser.error("--jobs must be >= 1")
     if args.worker:
         sys.exit(worker(args.worker, args.scenes, json.loads(args.envs_json), json.loads(args.steps_json),
-                        args.repeats, json.loads(args.warmup_json), args.out, args.threads))
+                        args.repeats, json.loads(args.warmup_json), args.out, args.threads,
+                        not args.shared_kernel))
 
     args.backends = args.backends or (["cpu-f64", "cpu-f32"] if args.quick else list(BACKENDS))
     if "cpu-f64" not in args.backends and not args.max_envs:
@@ -439,6 +446,7 @@ def main(argv=None) -> dict:
                           "python": platform.python_version(),
                           "llvm_options": list(codegen.requested())},
               "quick": bool(args.quick), "repeats": args.repeats, "jobs": args.jobs,
+              "shared_kernel": bool(args.shared_kernel),
               "scenes": {s: {"what": SCENES[s].what, "envs": envs[s], "steps": steps[s]} for s in args.scenes},
               "backends": backends, "peers": [] if args.quick else peers(args.scenes, args.repeats)}
     if args.max_envs:

@@ -21,6 +21,7 @@ SCHEMA = {
             "sweeps_per_step": float, "finite": bool, "positions": list},
     "failed_run": {"scene": str, "n_envs": int, "error": str},
     "optional_run": {"max_position_diff_m": float, "f32_tolerance_m": float},
+    "optional_top": {"shared_kernel": bool},
 }
 
 
@@ -43,6 +44,7 @@ def validate(result: dict) -> list:
     if not isinstance(result, dict):
         return ["the result is not a JSON object"]
     _check(result, "top", "result", errors)
+    _check(result, "optional_top", "result", errors, required=False)
     for name, scene in (result.get("scenes") or {}).items():
         if name not in SCENES:
             errors.append(f"scenes: unknown scene {name!r}")

@@ -12,9 +12,11 @@ _ARCHS = ("cpu", "cuda", "vulkan", "gpu")
 _PRECISIONS = ("f64", "f32")
 _config: dict | None = None
 _verbose = True
+_specialize = True
 
 
-def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None, *, verbose: bool = True) -> dict:
+def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None, *, verbose: bool = True,
+         specialize: bool | None = None) -> dict:
     """Initialise Taichi for taichi_terra.
 
     Args:
@@ -24,6 +26,12 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None, 
         threads: CPU worker threads (``None``: one per core). Only meaningful on ``cpu``.
         verbose: say on stderr when a kernel compiles (the first step of a world whose step kernel this
             process has not compiled yet: seconds to minutes, see :func:`compile_notice`). ``False`` is silent.
+        specialize: ``True`` (the default): the step kernel of a world with articulated trees is compiled
+            with only the optional parts that world uses (soil beds, pins, belts, RFT plates;
+            :func:`step_features`), so its first compile is shorter; worlds that use the same parts share it.
+            ``False``: every such world shares one kernel with every part, compiled once per process (fewer
+            compiles where one process builds worlds of many kinds, as a test suite does). Both step alike,
+            bit for bit. ``None`` keeps the current setting. It applies to worlds compiled after the call.
 
     On ``cpu`` it first passes a few options to the LLVM inside Taichi (:mod:`taichi_terra.codegen`: less
     compile time, the same results) and sets Taichi's ``random_seed`` to a hash of those that change the IR
@@ -31,12 +39,14 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None, 
 
     Calling ``init`` again with the same arguments does nothing; with different arguments it raises
     ``RuntimeError`` (Taichi's runtime is process-global and re-initialising invalidates every field).
-    ``verbose`` may change in a later call with the same backend.
+    ``verbose`` and ``specialize`` may change in a later call with the same backend.
     Returns the active configuration as a dict.
     """
-    global _config, _verbose
+    global _config, _verbose, _specialize
     if not isinstance(verbose, bool):
         raise TypeError(f"verbose must be a bool, got {type(verbose).__name__}")
+    if specialize is not None and not isinstance(specialize, bool):
+        raise TypeError(f"specialize must be a bool or None, got {type(specialize).__name__}")
     if arch not in _ARCHS:
         raise ValueError(f"arch must be one of {_ARCHS}, got {arch!r}")
     if precision not in _PRECISIONS:
@@ -51,6 +61,8 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None, 
     if _config is not None:
         if _config == wanted:
             _verbose = verbose
+            if specialize is not None:
+                _specialize = specialize
             return dict(_config)
         raise RuntimeError(
             f"taichi_terra is already initialised with {_config}; cannot re-initialise with {wanted} "
@@ -89,7 +101,21 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None, 
     frontend.speed_up()
     _config = wanted
     _verbose = verbose
+    if specialize is not None:
+        _specialize = specialize
     return dict(_config)
+
+
+def step_features(n_soil_samples: int, n_pins: int, n_tracks: int, n_plates: int) -> tuple:
+    """The optional parts (``kernels/common/arrays.py``'s ``FEATURES``) the step kernel of a world with
+    articulated trees is compiled with: those the world uses (``soil`` for soil samples, ``pins``, ``belts``
+    for tracks, ``rft`` for RFT plates) where :func:`init`'s ``specialize`` is on, else all of them."""
+    from .kernels.common.arrays import FEATURES
+
+    if not _specialize:
+        return FEATURES
+    used = {"soil": n_soil_samples > 0, "pins": n_pins > 0, "belts": n_tracks > 0, "rft": n_plates > 0}
+    return tuple(f for f in FEATURES if used[f])
 
 
 def is_initialized() -> bool:

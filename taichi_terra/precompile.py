@@ -4,9 +4,11 @@
     python -m taichi_terra.precompile --precision f64 f32 --variants trees-serial free-serial
 
 A world's step kernel comes in a few variants (:data:`VARIANTS`): free bodies or articulated trees, one env on the
-calling thread or many in parallel. Each is compiled on its first use in a process; the slow part of a first
-compile on a machine (Taichi's IR passes and LLVM's optimisation: about 15 s for free bodies and 40 s for trees on
-a 2-core cpu) is kept in Taichi's offline cache, which Taichi writes only when its program is finalised (at the
+calling thread or many in parallel. The articulated variants here have every optional part (soil, pins, belts,
+RFT): they are the kernel the worlds of a process share where ``taichi_terra.init(specialize=False)``, as in the
+test suite; a world compiled with only its own parts (the default) compiles on its first use. Each is compiled
+on its first use in a process; the slow part of a first compile on a machine (Taichi's IR passes and LLVM's
+optimisation: about 10 s for free bodies and 20 s for trees on a 2-core cpu) is kept in Taichi's offline cache, which Taichi writes only when its program is finalised (at the
 latest as the process exits). So processes that start together (test workers, a benchmark's backends) all compile
 cold. This module compiles the variants in processes of their own that write the cache when done, so everything
 started after it finds them there; a marker per variant beside the cache (keyed by the kernels' source, Taichi's
@@ -32,7 +34,8 @@ from pathlib import Path
 from .backend import offline_cache_path
 
 #: variant name -> (serial, trees): the step kernel's compile-time switches on cpu (``kernels/step.py``'s
-#: ``simulate_kernel``; on cpu every variant has the RFT stage, which worlds without plates skip at run time)
+#: ``simulate_kernel``); the variants with trees are the kernel with every optional part, which the worlds of a
+#: process share where ``taichi_terra.init``'s ``specialize`` is off (as in the test suite)
 VARIANTS = {
     "free-serial": (True, False),
     "free-parallel": (False, False),
@@ -148,7 +151,7 @@ def _worker(arch: str, precision: str, variants: list) -> None:
 
     import taichi_terra as tt
 
-    tt.init(arch=arch, precision=precision, verbose=False)
+    tt.init(arch=arch, precision=precision, verbose=False, specialize=False)
     for variant in variants:
         _world(variant).compile()
     lock_dir = cache_path() / "taichi_terra"

@@ -561,22 +561,28 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
 
     def _step_variant(self) -> tuple:
         """The step kernel this world runs, as ``kernels.step.simulate_kernel``'s arguments ``(serial, trees,
-        plates, lanes, split)``. On cpu: one env on the calling thread; the RFT stage in every kernel (the
-        plates' carriers are counted at run time, so that worlds with and without plates share one compiled
-        kernel: compiling one with trees takes about a minute cold); the tree stages as functions of their
-        own. On vulkan: one thread per env in ``lanes`` (:func:`~.kernels.common.lanes.gpu_lanes`)."""
+        plates, lanes, split, features)``. On cpu: one env on the calling thread; the RFT stage in the kernel
+        (the plates' carriers are counted at run time); the tree stages as functions of their own. On vulkan:
+        one thread per env in ``lanes`` (:func:`~.kernels.common.lanes.gpu_lanes`). With trees, the optional
+        parts the world uses (:func:`~taichi_terra.backend.step_features`: all of them where ``init``'s
+        ``specialize`` is off); the free-body kernel always has them all (it compiles in seconds)."""
+        from .kernels.common.arrays import FEATURES
         from .kernels.common.lanes import gpu_lanes
 
         arch = backend.config()["arch"]
-        trees = self._model.n_trees > 0
+        m = self._model
+        trees = m.n_trees > 0
+        features = backend.step_features(m.n_soil_samples, m.n_pins, m.n_tracks, m.n_plates) if trees else FEATURES
         return (arch == "cpu" and self._n_envs == 1, trees, arch == "cpu",
                 gpu_lanes(self._n_envs) if arch == "vulkan" else 0,
-                arch == "cpu" and trees and frontend.real_functions_work())
+                arch == "cpu" and trees and frontend.real_functions_work(), features)
 
-    def _variant_name(self, serial: bool, trees: bool, plates: bool, lanes: int, split: bool) -> str:
+    def _variant_name(self, serial: bool, trees: bool, plates: bool, lanes: int, split: bool, features: tuple) -> str:
         """The step kernel variant, as the compile notice names it."""
         cfg = backend.config()
-        parts = ["articulated trees" if trees else "free bodies"]
+        parts = ["free bodies"]
+        if trees:
+            parts = [f"articulated trees with {', '.join(features)}" if features else "articulated trees"]
         parts.append("one env, serial" if serial else f"{lanes} lanes" if lanes else "parallel over envs")
         return f"the step kernel ({', '.join(parts)}; {cfg['arch']} {cfg['precision']})"
 

@@ -50,8 +50,10 @@ def pytest_configure(config):
     FUZZ_LONG = bool(config.getoption("--fuzz-long"))
     if "PYTEST_XDIST_WORKER" not in os.environ:
         _prepare_machine(config)
+    # one step kernel with every optional part for all the suite's articulated worlds: compiled once per
+    # process rather than once per combination of parts (test_kernel_features.py checks the specialised ones)
     tt.init(arch=os.environ.get("TAICHI_TERRA_TEST_ARCH", "cpu"),
-            precision=os.environ.get("TAICHI_TERRA_TEST_PRECISION", "f64"))
+            precision=os.environ.get("TAICHI_TERRA_TEST_PRECISION", "f64"), specialize=False)
     config.addinivalue_line("markers", "needs(name): the test uses system software named in "
                             "taichi_terra.system.PACKAGES ('vulkan', 'xvfb', 'ffmpeg')")
     if os.environ.get("CI") and "PYTEST_XDIST_WORKER" not in os.environ:

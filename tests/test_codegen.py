@@ -5,7 +5,10 @@ Reference: the options only leave out optional passes (loop strength reduction, 
 loop-invariant code motion, the post-register-allocation scheduler and x86 domain reassignment in the code
 generator; runtime unrolling in the optimisation pipeline), which rewrite address arithmetic, copy loop bodies
 and move or reorder instructions but may not change what a floating-point operation computes (Taichi runs
-without fast math on cpu); so the trajectories must be equal bit for bit, not merely close."""
+without fast math on cpu); so the trajectories must be equal bit for bit, not merely close. (The other process
+also compiles the step kernel with only the parts its world uses, ``specialize``'s default, where this one runs
+the suite's kernel with every part: that kernel must step the world to the same bits too,
+``test_kernel_features.py``, and compiles in less time.)"""
 import os
 import subprocess
 import sys

@@ -181,27 +181,42 @@ def test_small_matrix_operations_built_from_python_match_numpy():
         mismatched(a, out)
 
 
-def test_worlds_with_and_without_rft_plates_run_the_same_step_kernel():
-    """The step kernel counts a world's plate carriers at run time (``kernels/step.py``), so adding RFT plates
-    to a world does not make it compile a kernel of its own; the tree stages do."""
+def test_which_worlds_share_a_step_kernel():
+    """The step kernel counts a world's plate carriers at run time (``kernels/step.py``): free-body worlds with
+    and without RFT plates share one kernel, and so do articulated worlds where ``specialize`` is off (as in this
+    suite). Where it is on, an articulated world's kernel has only the optional parts it uses
+    (``backend.step_features``), so plates make another; the tree stages make another either way."""
+    from taichi_terra import backend
     from taichi_terra.bodies.urdf import make_chain_urdf
+    from taichi_terra.kernels.common.arrays import FEATURES
 
+    cfg = backend.config()
     variants = {}
-    for trees in (False, True):
-        for plates in (False, True):
-            world = tt.World(dt=1e-3)
-            if trees:
-                owner, link = world.add_articulated_system(make_chain_urdf(1), base="fixed"), "link1"
-            else:
-                owner, link = world.add_sphere(0.1, 1.0), None
-            if plates:
-                world.add_granular_medium(0.0)
-                world.add_plates(owner, link, count=4)
-            world.build()
-            variants[trees, plates] = world._step_variant()
-    assert variants[False, False] == variants[False, True]
-    assert variants[True, False] == variants[True, True]
-    assert variants[False, False] != variants[True, False]
+    for specialize in (False, True):
+        tt.init(cfg["arch"], cfg["precision"], cfg["threads"], specialize=specialize)
+        try:
+            for trees in (False, True):
+                for plates in (False, True):
+                    world = tt.World(dt=1e-3)
+                    if trees:
+                        owner, link = world.add_articulated_system(make_chain_urdf(1), base="fixed"), "link1"
+                    else:
+                        owner, link = world.add_sphere(0.1, 1.0), None
+                    if plates:
+                        world.add_granular_medium(0.0)
+                        world.add_plates(owner, link, count=4)
+                    world.build()
+                    variants[specialize, trees, plates] = world._step_variant()
+        finally:
+            tt.init(cfg["arch"], cfg["precision"], cfg["threads"], specialize=False)
+    for specialize in (False, True):
+        assert variants[specialize, False, False] == variants[specialize, False, True]
+        assert variants[specialize, False, False] != variants[specialize, True, False]
+        assert variants[specialize, False, False][-1] == FEATURES
+    assert variants[False, True, False] == variants[False, True, True]
+    assert variants[False, True, False][-1] == FEATURES
+    assert variants[True, True, False][-1] == ()
+    assert variants[True, True, True][-1] == ("rft",)
 
 
 def test_precompile_marks_what_it_compiled_and_rejects_unknown_variants(tmp_path, monkeypatch):
@@ -272,7 +287,7 @@ def test_a_precompile_worker_writes_the_cache_before_its_process_ends(tmp_path):
 
 def test_the_articulated_step_kernel_compiled_in_one_process_loads_from_the_cache_in_another(tmp_path):
     """On cpu the articulated step kernel's stages are functions that call one another in a chain, so that
-    Taichi's key for the kernel's cache entry is the same in every process (``kernels/step.py``, ``_chain``):
+    Taichi's key for the kernel's cache entry is the same in every process (``kernels/step.py``, ``chain``):
     a new process compiling it with a copy of the cache the suite's start filled (``taichi_terra.precompile``,
     in processes of its own) finds the entry there and adds none."""
     from taichi_terra import backend, precompile
@@ -281,7 +296,7 @@ def test_the_articulated_step_kernel_compiled_in_one_process_loads_from_the_cach
     cache = tmp_path / "cache"
     shutil.copytree(backend.offline_cache_path(), cache, ignore=shutil.ignore_patterns("*.lock"))
     before = sorted(p.name for p in cache.glob("*.tic"))
-    script = "import taichi_terra as tt\ntt.init(verbose=False)\nfrom taichi_terra import precompile\n" \
+    script = "import taichi_terra as tt\ntt.init(verbose=False, specialize=False)\nfrom taichi_terra import precompile\n" \
              "precompile._world('trees-serial').compile()\n"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=ROOT,
                          env={**os.environ, "TI_OFFLINE_CACHE_FILE_PATH": str(cache)})
