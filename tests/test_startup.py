@@ -181,6 +181,77 @@ def test_small_matrix_operations_built_from_python_match_numpy():
         mismatched(a, out)
 
 
+#: a kernel that builds subscripts of an ndarray and of local vectors and matrices (constant and computed indices,
+#: through a ti.func), integer, float and unsigned 64-bit literals, and Expr copies; run with or without
+#: taichi_terra's direct front-end paths, it prints its result and Taichi's cache keys (which hash its IR)
+DIRECT_PATHS = textwrap.dedent("""
+    import pathlib, sys
+    import taichi as ti
+    ti.init(arch=ti.cpu, default_fp=ti.f64, fast_math=False, offline_cache=True, log_level=ti.WARN)
+    if sys.argv[1] == "direct":
+        from taichi_terra import frontend
+        frontend._direct_subscripts()
+        frontend._direct_expressions()
+
+    @ti.func
+    def pick(m, i):
+        return m[i, 1] + m[1, i] * 2.5
+
+    @ti.kernel
+    def k(a: ti.types.ndarray(), b: ti.types.ndarray(), n: ti.i32) -> ti.f64:
+        m = ti.Matrix([[a[i, j] for j in ti.static(range(3))] for i in ti.static(range(3))])
+        v = ti.Vector([1.0, -2.0, 3])
+        s = 0.0
+        for i in range(n):
+            s += pick(m, i % 3) * v[i % 3] + b[i] - 7 + ti.cast(ti.u64(18446744073709551615) >> ti.u64(62), ti.f64)
+            b[i] = s * 0.5
+        return s
+
+    import numpy as np
+    a = np.arange(9.0).reshape(3, 3)
+    b = np.linspace(0.0, 1.0, 7)
+    print(repr(k(a, b, 7)), repr(b.tolist()))
+    ti.reset()
+    print(sorted(p.name for p in pathlib.Path(sys.argv[2]).glob("*.tic")))
+""")
+
+
+def test_direct_front_end_paths_build_the_same_ir(tmp_path):
+    """``frontend`` builds subscripts, literals and ``Expr`` copies by a shorter path than Taichi's (a third of
+    the front end's time). Reference: Taichi's own front end. A kernel built each way must give the same
+    cache keys (Taichi hashes the kernel's IR into them) and the same numbers."""
+    script = tmp_path / "direct_paths.py"  # (Taichi reads a kernel's source from its file)
+    script.write_text(DIRECT_PATHS)
+    outs = {}
+    for mode in ("taichi", "direct"):
+        cache = tmp_path / mode
+        out = subprocess.run([sys.executable, str(script), mode, str(cache)], capture_output=True, text=True,
+                             timeout=300, cwd=ROOT, env={**os.environ, "TI_OFFLINE_CACHE_FILE_PATH": str(cache),
+                                                         "PYTHONPATH": str(ROOT)})
+        assert out.returncode == 0, out.stderr[-3000:]
+        outs[mode] = out.stdout.strip().splitlines()[-2:]
+    assert outs["direct"] == outs["taichi"]
+    assert outs["taichi"][1] != "[]"  # (the kernel's entry was written)
+
+
+def test_the_direct_paths_leave_errors_to_taichi():
+    """What the direct paths do not build goes to Taichi's own functions, which still report it: a negative
+    constant index of an ndarray, an integer literal beyond 32 bits."""
+    from taichi.lang.exception import TaichiCompilationError
+
+    @ti.kernel
+    def negative(a: ti.types.ndarray()):
+        a[-1] = 1.0
+
+    @ti.kernel
+    def too_big(a: ti.types.ndarray()):
+        a[0] = 4294967296 * 2
+
+    for kernel, match in ((negative, "Negative indices"), (too_big, "exceeded the range")):
+        with pytest.raises(TaichiCompilationError, match=match):
+            kernel(np.zeros(2))
+
+
 def test_which_worlds_share_a_step_kernel():
     """The step kernel counts a world's plate carriers at run time (``kernels/step.py``): free-body worlds with
     and without RFT plates share one kernel, and so do articulated worlds where ``specialize`` is off (as in this
