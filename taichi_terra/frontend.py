@@ -18,11 +18,11 @@ language, so each use parses and transforms their bodies, with ``ti.static`` loo
 :func:`_direct_matrix_ops` builds the same expressions from Python instead, as functions marked with
 :func:`builds_code` (the arena accessors of ``kernels/common/schema.py`` are written that way too).
 
-A fourth is the generic machinery every value and subscript passes through: :func:`_direct_subscripts` and
-:func:`_direct_expressions` take the commonest cases (an ndarray or local matrix indexed by integers and
-expressions; a C++ expression or a literal wrapped as an ``Expr``) by a direct path to the same IR, which took
-the quadruped's articulated step kernel's front end from 3.8 s to 2.4 s (``tests/test_startup.py`` compares the
-IR both ways through Taichi's cache keys).
+A fourth is the generic machinery every node, value and subscript passes through: :func:`_direct_subscripts`,
+:func:`_direct_expressions` and :func:`_direct_dispatch` take the commonest cases (an ndarray or local matrix
+indexed by integers and expressions; a C++ expression or a literal wrapped as an ``Expr``; a node handed to its
+builder) by a direct path to the same IR, which took the quadruped's articulated step kernel's front end from
+3.8 s to 2.2 s (``tests/test_startup.py`` compares the IR both ways through Taichi's cache keys).
 
 All are installed once, and only where Taichi's front end has the functions with the attributes they read;
 other Taichi versions keep their own.
@@ -37,13 +37,14 @@ import functools
 
 def speed_up() -> None:
     """Install the source cache, the short source positions, the direct small-matrix operations,
-    subscripts, constants and expression wrappers, and the fix that lets real functions inline functions
-    (idempotent)."""
+    subscripts, constants, expression wrappers and node dispatch, and the fix that lets real functions inline
+    functions (idempotent)."""
     _cache_sources()
     _short_source_positions()
     _direct_matrix_ops()
     _direct_subscripts()
     _direct_expressions()
+    _direct_dispatch()
     inline_into_real_functions()
 
 
@@ -449,3 +450,59 @@ def _direct_expressions() -> None:
     Expr.__init__ = __init__
     make_constant_expr.__doc__ = constant.__doc__
     expr.make_constant_expr = make_constant_expr
+
+
+def _direct_dispatch() -> None:
+    """Dispatch each AST node to its builder with less work per node, the same way.
+
+    Taichi's ``Builder.__call__`` runs for every node of every inlined function (156k for the quadruped's step
+    kernel): it looks the builder method up by a name it formats, tests the node's kind, and pushes the node's
+    source position through a context-manager object made for the purpose. Here the method and the kind are
+    remembered per node class and the position is pushed and popped directly. An error goes to Taichi's own
+    ``__call__`` to be reported, through a stand-in builder that raises it again, so the message is Taichi's."""
+    try:
+        import ast
+
+        from taichi.lang import impl
+        from taichi.lang.ast import ast_transformer_utils
+    except ImportError:
+        return
+    builder = getattr(ast_transformer_utils, "Builder", None)
+    original = getattr(builder, "__call__", None)
+    if original is None or getattr(original, "_taichi_terra_direct", False):
+        return
+    if not isinstance(getattr(impl.get_runtime(), "src_info_stack", None), list):
+        return
+    function = type(lambda: None)
+    kinds: dict = {}  # (builder class, node class) -> (build method, whether the node has a source position)
+
+    class Raiser:
+        """Stands in for the builder when Taichi's ``__call__`` reports ``error`` for a node of ``kind``."""
+
+        def __init__(self, error, kind):
+            def build(ctx, node):
+                raise error
+
+            setattr(self, "build_" + kind.__name__, build)
+
+    def __call__(self, ctx, node):
+        key = (self.__class__, node.__class__)
+        found = kinds.get(key)
+        if found is None:
+            method = getattr(self, "build_" + node.__class__.__name__, None)
+            if not isinstance(method, function):  # (none, or a bound method: Taichi's own path)
+                return original(self, ctx, node)
+            found = kinds[key] = (method, isinstance(node, (ast.stmt, ast.expr)))
+        method, positioned = found
+        stack = impl.get_runtime().src_info_stack
+        try:
+            stack.append(ctx.get_pos_info(node) if positioned else "")
+            try:
+                return method(ctx, node)
+            finally:
+                stack.pop()
+        except Exception as error:  # pylint: disable=broad-except
+            return original(Raiser(error, node.__class__), ctx, node)
+
+    __call__._taichi_terra_direct = True
+    builder.__call__ = __call__
