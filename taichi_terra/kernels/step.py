@@ -61,6 +61,7 @@ from .common.arrays import (
     CONTACT,
     ENV,
     FEATURE,
+    FEATURES,
     FRAME,
     INERTIA,
     JOINT_I,
@@ -76,7 +77,6 @@ from .common.arrays import (
     SHAPE_PAIR,
     TREE,
     TREE_STEP,
-    FEATURES,
     StepData,
 )
 from .common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, ROW_MERGED
@@ -150,17 +150,18 @@ def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int
         if ti.static(lanes > 0):
             for lane in range(lanes):
                 if lane < q.shape[0]:
-                    run_env(StepData(model_i, trees, features, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
-                                     state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
-                                     scratch_i=scratch_i, soil_rev=soil_rev), lane, n_steps, trees, plates, split, features)
+                    run_env(StepData(model_i, trees, features, model_i=model_i, model_f=model_f, heights=heights,
+                                     q=q, u=u, state_f=state_f, state_i=state_i, control=control,
+                                     scratch_f=scratch_f, scratch_i=scratch_i, soil_rev=soil_rev),
+                            lane, n_steps, trees, plates, split, features)
         else:
             ti.loop_config(serialize=serial)
             for i in range(q.shape[0] * spread):  # (env_spread: all but every spread-th iteration are empty)
                 if i % spread == 0:
-                    run_env(StepData(model_i, trees, features, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
-                                     state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
-                                     scratch_i=scratch_i, soil_rev=soil_rev), i // spread, n_steps, trees, plates,
-                                    split, features)
+                    run_env(StepData(model_i, trees, features, model_i=model_i, model_f=model_f, heights=heights,
+                                     q=q, u=u, state_f=state_f, state_i=state_i, control=control,
+                                     scratch_f=scratch_f, scratch_i=scratch_i, soil_rev=soil_rev),
+                            i // spread, n_steps, trees, plates, split, features)
 
     return simulate
 

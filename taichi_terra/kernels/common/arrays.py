@@ -446,8 +446,8 @@ class StepData:
         unknown = set(features) - set(FEATURES)
         if unknown:
             raise ValueError(f"StepData: features must be among {FEATURES}, got {sorted(unknown)}")
-        #: which of ``FEATURES`` the kernel compiles in (``D.has_soil``, ``D.has_pins``, ``D.has_belts``, ``D.has_rft``); the
-        #: tree-only ones are off without trees
+        #: which of ``FEATURES`` the kernel compiles in (``D.has_soil``, ``D.has_pins``, ``D.has_belts``,
+        #: ``D.has_rft``); the tree-only ones are off without trees
         for name in FEATURES:
             setattr(self, "has_" + name, name in features and (trees or name not in TREE_FEATURES))
         unknown = set(arrays) - {a.name for a in ARENAS}
