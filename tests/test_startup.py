@@ -71,6 +71,19 @@ def test_init_rejects_a_non_bool_verbose():
         tt.init(verbose="no")
 
 
+def test_init_rejects_a_non_bool_specialize_and_keeps_the_setting():
+    """``specialize`` is a bool, or None to keep the current setting (the suite's: off)."""
+    from taichi_terra import backend
+
+    cfg = backend.config()
+    for bad in ("yes", 1):
+        with pytest.raises(TypeError, match="specialize must be a bool or None"):
+            tt.init(cfg["arch"], cfg["precision"], cfg["threads"], specialize=bad)
+    assert backend.step_features(1, 1, 0, 0) == backend.step_features(0, 0, 0, 0)  # (off: every part)
+    tt.init(cfg["arch"], cfg["precision"], cfg["threads"])
+    assert backend.step_features(1, 0, 0, 0) == backend.step_features(0, 0, 1, 1)  # (None kept it off)
+
+
 def test_missing_system_software_names_the_command(monkeypatch):
     """Where the driver is missing and this process may not install it, the message is one line that names
     the command; nothing is installed, nothing is started."""
