@@ -18,6 +18,10 @@ with env-steps/s, ms per step, first-step time, sweeps per step and the agreemen
 where ``mujoco`` is installed, and a PNG plot of env-steps/s against n_envs per backend and scene
 (``--plot``), by ``perf/harness_report.py``, whose ``SCHEMA`` the JSON follows (``tests/test_harness.py``).
 
+Each scene compiles its own step kernel, with only the parts its world uses, as a user's script does (its
+first step is that compile); ``--shared-kernel`` (on in ``--quick``) has the scenes of a backend share one
+articulated kernel with every part instead (``taichi_terra.init(specialize=False)``), compiled once.
+
 ``--max-envs SCENE`` instead doubles the env count of one scene from ``--envs``' largest until a run fails
 (memory) or takes longer than ``--max-run-s``, each attempt in its own process, and reports the largest that ran.
 """
