@@ -2,12 +2,14 @@
 
     python -m taichi_terra.precompile                          # cpu f64, every variant, one process per core
     python -m taichi_terra.precompile --precision f64 f32 --variants trees-serial free-serial
+    python -m taichi_terra.precompile --variants trees-serial --parts soil pins   # a buggy's own kernel
 
 A world's step kernel comes in a few variants (:data:`VARIANTS`): free bodies or articulated trees, one env on the
 calling thread or many in parallel. The articulated variants here have every optional part (soil, pins, belts,
 RFT): they are the kernel the worlds of a process share where ``taichi_terra.init(specialize=False)``, as in the
-test suite; a world compiled with only its own parts (the default) compiles on its first use. Each is compiled
-on its first use in a process; the slow part of a first compile on a machine (Taichi's IR passes and LLVM's
+test suite. A world compiled with only its own parts (the default) uses the kernel with those parts:
+``--parts`` (a variant named ``trees-serial+soil+pins``; ``trees-serial+`` for none) compiles that one. Each is
+compiled on its first use in a process; the slow part of a first compile on a machine (Taichi's IR passes and LLVM's
 optimisation: about 10 s for free bodies and 20 s for trees on a 2-core cpu) is kept in Taichi's offline cache, which Taichi writes only when its program is finalised (at the
 latest as the process exits). So processes that start together (test workers, a benchmark's backends) all compile
 cold. This module compiles the variants in processes of their own that write the cache when done, so everything
@@ -47,23 +49,57 @@ _COST = {False: 1.0, True: 3.0}
 _PACKAGE = Path(__file__).resolve().parent
 
 
+def _parse(variant: str) -> tuple:
+    """``variant``'s name in :data:`VARIANTS` and its optional parts: None for every part (the shared kernel),
+    else a tuple (``trees-serial+soil+pins``; ``trees-serial+``: none). Raises ``ValueError`` naming the rule."""
+    from .kernels.common.arrays import FEATURES
+
+    name, plus, rest = variant.partition("+")
+    if name not in VARIANTS:
+        raise ValueError(f"variants must be among {tuple(VARIANTS)}, optionally with +parts, got {variant!r}")
+    if not plus:
+        return name, None
+    if not VARIANTS[name][1]:
+        raise ValueError(f"variants: only the trees variants take parts (+...), got {variant!r}")
+    parts = tuple(p for p in rest.split("+") if p)
+    unknown = [p for p in parts if p not in FEATURES]
+    if unknown:
+        raise ValueError(f"variants: parts must be among {FEATURES}, got {unknown} in {variant!r}")
+    return name, tuple(f for f in FEATURES if f in parts)
+
+
 def _world(variant: str):
-    """The smallest world whose step kernel is ``variant``, with RFT plates (so that what a world with plates
-    compiles beside the step kernel is compiled too)."""
+    """The smallest world whose step kernel is ``variant``. Without parts: with RFT plates (so that what a
+    world with plates compiles beside the step kernel is compiled too; the trees variants are compiled with
+    ``specialize`` off, every part in). With parts (``+soil+pins``), a world that has those parts and no
+    others: a tracked robot for belts (else a one-link chain), a pin from its link to the world, a 3 x 3 soil
+    bed, a medium and plates."""
+    import numpy as np
+
     import taichi_terra as tt
+    from taichi_terra.bodies.tracked_robot import tracked_robot_urdf
     from taichi_terra.bodies.urdf import make_chain_urdf
 
-    serial, trees = VARIANTS[variant]
+    name, parts = _parse(variant)
+    serial, trees = VARIANTS[name]
+    wanted = ("rft",) if parts is None else parts
     world = tt.World(dt=1e-3, n_envs=1 if serial else 2)
-    if trees:
+    if trees and "belts" in wanted:
+        owner, link = world.add_articulated_system(tracked_robot_urdf(), position=(0.0, 0.0, 1.0)), "base"
+    elif trees:
         owner = world.add_articulated_system(make_chain_urdf(1), base="fixed", position=(0.0, 0.0, 1.0))
         link = "link1"
     else:
         owner = world.add_sphere(0.1, 1.0)
         owner.set_position([0.0, 0.0, 1.0])
         link = None
-    world.add_granular_medium(0.0)
-    world.add_plates(owner, link, count=8)
+    if "pins" in wanted:
+        world.add_pin(owner, link, (0.0, 0.0, 0.0), None, None, (0.0, 0.0, 1.0))
+    if "soil" in wanted:
+        world.add_deformable_terrain(3, 3, 1.0, 1.0, 0.0, 0.0, np.zeros(9), tt.SoilMaterial())
+    if "rft" in wanted:
+        world.add_granular_medium(0.0)
+        world.add_plates(owner, link, count=8)
     return world
 
 
@@ -116,10 +152,11 @@ def precompile(variants=tuple(VARIANTS), precisions=("f64",), *, arch: str = "cp
         mine = [v for p, v in todo if p == precision]
         shares: list[list[str]] = [[] for _ in range(min(jobs, len(mine)))]
         load = [0.0] * len(shares)
-        for v in sorted(mine, key=lambda v: -_COST[VARIANTS[v][1]]):  # the longest first, to the least loaded
+        cost = {v: _COST[VARIANTS[_parse(v)[0]][1]] for v in mine}
+        for v in sorted(mine, key=lambda v: -cost[v]):  # the longest first, to the least loaded
             k = load.index(min(load))
             shares[k].append(v)
-            load[k] += _COST[VARIANTS[v][1]]
+            load[k] += cost[v]
         procs = [(share, subprocess.Popen(
             [sys.executable, "-m", "taichi_terra.precompile", "--worker", "--arch", arch, "--precision", precision,
              "--variants", *share], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
@@ -151,8 +188,9 @@ def _worker(arch: str, precision: str, variants: list) -> None:
 
     import taichi_terra as tt
 
-    tt.init(arch=arch, precision=precision, verbose=False, specialize=False)
+    tt.init(arch=arch, precision=precision, verbose=False)
     for variant in variants:
+        tt.init(arch=arch, precision=precision, verbose=False, specialize=_parse(variant)[1] is not None)
         _world(variant).compile()
     lock_dir = cache_path() / "taichi_terra"
     lock_dir.mkdir(parents=True, exist_ok=True)
@@ -164,8 +202,7 @@ def _worker(arch: str, precision: str, variants: list) -> None:
 
 def _check(variants, precisions, arch) -> None:
     for v in variants:
-        if v not in VARIANTS:
-            raise ValueError(f"variants must be among {tuple(VARIANTS)}, got {v!r}")
+        _parse(v)
     for p in precisions:
         if p not in ("f64", "f32"):
             raise ValueError(f"precisions must be 'f64' or 'f32', got {p!r}")
@@ -175,13 +212,25 @@ def _check(variants, precisions, arch) -> None:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    p.add_argument("--variants", nargs="+", default=list(VARIANTS),
+                   help=f"among {', '.join(VARIANTS)} (default: all), optionally with +parts (trees-serial+soil+pins)")
+    p.add_argument("--parts", nargs="*", default=None,
+                   help="the optional parts (soil, pins, belts, rft) of the trees variants' kernels: the kernel a "
+                        "world with just those parts compiles (default: every part, the kernel worlds share where "
+                        "taichi_terra.init's specialize is off); none given: no optional part")
     p.add_argument("--precision", nargs="+", default=["f64"], choices=["f64", "f32"])
     p.add_argument("--arch", default="cpu", choices=["cpu"])
     p.add_argument("--jobs", type=int, default=None, help="processes at once (default: one per core)")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.parts is not None:
+        args.variants = [f"{v}+{'+'.join(args.parts)}" if VARIANTS.get(v, (0, False))[1] else v
+                         for v in args.variants]
+    try:
+        _check(args.variants, args.precision, args.arch)
+    except ValueError as exc:
+        p.error(str(exc))
     if args.worker:
         _worker(args.arch, args.precision[0], args.variants)
         return

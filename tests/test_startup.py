@@ -323,6 +323,31 @@ def test_precompile_marks_what_it_compiled_and_rejects_unknown_variants(tmp_path
     with pytest.raises(ValueError, match="precisions must be"):
         precompile.missing(["free-serial"], ("f16",))
     assert set(precompile.VARIANTS) == {f"{kind}-{loop}" for kind in ("free", "trees") for loop in ("serial", "parallel")}
+    for bad, match in (("trees-serial+mud", "parts must be among"), ("free-serial+soil", "only the trees variants"),
+                       ("trees+soil", "variants must be among")):
+        with pytest.raises(ValueError, match=match):
+            precompile.missing([bad])
+    assert precompile.missing(["trees-serial+soil+pins"]) == [("f64", "trees-serial+soil+pins")]
+
+
+@pytest.mark.parametrize("variant, parts", [("trees-serial+", ()), ("trees-serial+soil+pins", ("soil", "pins")),
+                                            ("trees-parallel+rft+belts", ("belts", "rft")), ("trees-serial", None)])
+def test_precompile_builds_a_world_with_just_the_parts_asked_for(variant, parts):
+    """``precompile --parts`` compiles the kernel a world with just those parts compiles: its world's step
+    kernel variant has those parts where ``specialize`` is on (and every part, the shared kernel, without
+    ``+parts``, as the precompile worker compiles it with ``specialize`` off). No kernel is compiled here."""
+    from taichi_terra import backend, precompile
+    from taichi_terra.kernels.common.arrays import FEATURES
+
+    cfg = backend.config()
+    tt.init(cfg["arch"], cfg["precision"], cfg["threads"], specialize=parts is not None)
+    try:
+        world = precompile._world(variant)
+        world.build()
+        assert world._step_variant()[-1] == (FEATURES if parts is None else parts)
+        assert world._step_variant()[0] == variant.startswith("trees-serial")
+    finally:
+        tt.init(cfg["arch"], cfg["precision"], cfg["threads"], specialize=False)
 
 
 @ti.func
