@@ -7,16 +7,17 @@
 A world's step kernel comes in a few variants (:data:`VARIANTS`): free bodies or articulated trees, one env on the
 calling thread or many in parallel. The articulated variants here have every optional part (soil, pins, belts,
 RFT): they are the kernel the worlds of a process share where ``taichi_terra.init(specialize=False)``, as in the
-test suite. A world compiled with only its own parts (the default) uses the kernel with those parts:
-``--parts`` (a variant named ``trees-serial+soil+pins``; ``trees-serial+`` for none) compiles that one. Each is
-compiled on its first use in a process; the slow part of a first compile on a machine (Taichi's IR passes and LLVM's
-optimisation: about 10 s for free bodies and 20 s for trees on a 2-core cpu) is kept in Taichi's offline cache, which Taichi writes only when its program is finalised (at the
-latest as the process exits). So processes that start together (test workers, a benchmark's backends) all compile
-cold. This module compiles the variants in processes of their own that write the cache when done, so everything
-started after it finds them there; a marker per variant beside the cache (keyed by the kernels' source, Taichi's
-version, the backend and the precision) lets later calls skip what is there. (Taichi drops the least recently used
-entries past its size cap, 1 GiB as ``taichi_terra.init`` sets it; a variant whose entry went that way while its
-marker stayed compiles on its first use, as without this module.)
+test suite. A world compiled with only its own parts (the default) uses the kernel with those parts: ``--parts``
+(a variant named ``trees-serial+soil+pins``; ``trees-serial+`` for none) compiles that one. Each is compiled on
+its first use in a process; the slow part of a first compile on a machine (Taichi's IR passes and LLVM's
+optimisation: about 10 s for free bodies and 20 s for trees on a 2-core cpu) is kept in Taichi's offline cache,
+which Taichi writes only when its program is finalised (at the latest as the process exits). So processes that
+start together (test workers, a benchmark's backends) all compile cold. This module compiles the variants in
+processes of their own that write the cache when done, so everything started after it finds them there; a marker
+per variant beside the cache (keyed by the kernels' source, Taichi's version, the backend and the precision) lets
+later calls skip what is there. (Taichi drops the least recently used entries past its size cap, 1 GiB as
+``taichi_terra.init`` sets it; a variant whose entry went that way while its marker stayed compiles on its first
+use, as without this module.)
 
 Used by the test suite before its workers start, and by anyone preparing a machine (a container image, a cluster
 job's first step).

@@ -1,4 +1,5 @@
 """Scene builders shared by the physics tests."""
+import contextlib
 import math
 
 import numpy as np
@@ -6,6 +7,21 @@ import numpy as np
 import taichi_terra as tt
 
 G = 9.81
+
+
+@contextlib.contextmanager
+def specializing(on: bool):
+    """``taichi_terra.init``'s ``specialize`` set to ``on`` for the worlds compiled inside, set back to the
+    suite's (off, ``conftest.py``) after."""
+    from taichi_terra import backend
+
+    cfg = backend.config()
+    tt.init(cfg["arch"], cfg["precision"], cfg["threads"], specialize=on)
+    try:
+        yield
+    finally:
+        tt.init(cfg["arch"], cfg["precision"], cfg["threads"], specialize=False)
+
 #: the standing pose of tests/data/urdf/quadruped.urdf: hip abduction, hip flexion, knee of each leg [rad]
 STAND = [0.0, 0.6, -1.2] * 4
 

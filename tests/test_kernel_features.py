@@ -8,34 +8,21 @@ checkpointed array must be equal bit for bit, not merely close. Two worlds set e
 four-bar closed by a pin, pressing a ball into a soil bed (soil and pins in; belts and RFT out), and a tracked
 robot driving over sand with RFT plates on its hull and a free box in the sand beside it (belts and RFT in;
 soil and pins out)."""
-import contextlib
-
 import numpy as np
 import pytest
 
 import taichi_terra as tt
-from taichi_terra import backend
 from taichi_terra.bodies.tracked_robot import tracked_robot_urdf
 from taichi_terra.kernels.common.arrays import FEATURES
 
+from helpers import specializing
 from test_pins import _four_bar_on_soil
-
-
-@contextlib.contextmanager
-def _specializing(on: bool):
-    """``specialize`` set to ``on`` for worlds compiled inside, set back to the suite's (off) after."""
-    cfg = backend.config()
-    tt.init(cfg["arch"], cfg["precision"], cfg["threads"], specialize=on)
-    try:
-        yield
-    finally:
-        tt.init(cfg["arch"], cfg["precision"], cfg["threads"], specialize=False)
 
 
 def _tracked_robot_in_sand():
     """The tracked robot on flat ground, sprockets pushed at 5 and 3 N m, with RFT plates under its hull and
-    a free box falling into loose sand (a tenth of the default stresses; row mode: its sand rows are solved in the sweeps) whose surface lies 20 cm
-    above the ground, about 7 mm above the hull's underside."""
+    a free box falling into loose sand (a tenth of the default stresses; row mode: its sand rows are solved in
+    the sweeps) whose surface lies 20 cm above the ground, about 7 mm above the hull's underside."""
     world = tt.World(dt=1e-3, n_envs=2)
     world.add_ground(0.0)
     world.add_granular_medium(0.2, zeta=0.375, mode="row")
@@ -58,7 +45,7 @@ def _tracked_robot_in_sand():
 def test_a_kernel_with_only_the_parts_a_world_uses_steps_it_bit_for_bit(make, parts):
     runs = {}
     for on in (True, False):
-        with _specializing(on):
+        with specializing(on):
             world = make()
             world.build()
             assert world._step_variant()[-1] == (parts if on else FEATURES)

@@ -15,6 +15,7 @@ import taichi as ti
 import taichi_terra as tt
 from taichi_terra import system, world as world_module
 from taichi_terra.viewer import app
+from helpers import specializing
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -232,8 +233,8 @@ DIRECT_PATHS = textwrap.dedent("""
 
 def test_direct_front_end_paths_build_the_same_ir(tmp_path):
     """``frontend`` builds subscripts, literals and ``Expr`` copies and dispatches AST nodes by a shorter path
-    than Taichi's (40 % of the front end's time). Reference: Taichi's own front end. A kernel built each way must give the same
-    cache keys (Taichi hashes the kernel's IR into them) and the same numbers."""
+    than Taichi's (40 % of the front end's time). Reference: Taichi's own front end. A kernel built each way must
+    give the same cache keys (Taichi hashes the kernel's IR into them) and the same numbers."""
     script = tmp_path / "direct_paths.py"  # (Taichi reads a kernel's source from its file)
     script.write_text(DIRECT_PATHS)
     outs = {}
@@ -271,15 +272,12 @@ def test_which_worlds_share_a_step_kernel():
     and without RFT plates share one kernel, and so do articulated worlds where ``specialize`` is off (as in this
     suite). Where it is on, an articulated world's kernel has only the optional parts it uses
     (``backend.step_features``), so plates make another; the tree stages make another either way."""
-    from taichi_terra import backend
     from taichi_terra.bodies.urdf import make_chain_urdf
     from taichi_terra.kernels.common.arrays import FEATURES
 
-    cfg = backend.config()
     variants = {}
     for specialize in (False, True):
-        tt.init(cfg["arch"], cfg["precision"], cfg["threads"], specialize=specialize)
-        try:
+        with specializing(specialize):
             for trees in (False, True):
                 for plates in (False, True):
                     world = tt.World(dt=1e-3)
@@ -292,8 +290,6 @@ def test_which_worlds_share_a_step_kernel():
                         world.add_plates(owner, link, count=4)
                     world.build()
                     variants[specialize, trees, plates] = world._step_variant()
-        finally:
-            tt.init(cfg["arch"], cfg["precision"], cfg["threads"], specialize=False)
     for specialize in (False, True):
         assert variants[specialize, False, False] == variants[specialize, False, True]
         assert variants[specialize, False, False] != variants[specialize, True, False]
@@ -336,18 +332,14 @@ def test_precompile_builds_a_world_with_just_the_parts_asked_for(variant, parts)
     """``precompile --parts`` compiles the kernel a world with just those parts compiles: its world's step
     kernel variant has those parts where ``specialize`` is on (and every part, the shared kernel, without
     ``+parts``, as the precompile worker compiles it with ``specialize`` off). No kernel is compiled here."""
-    from taichi_terra import backend, precompile
+    from taichi_terra import precompile
     from taichi_terra.kernels.common.arrays import FEATURES
 
-    cfg = backend.config()
-    tt.init(cfg["arch"], cfg["precision"], cfg["threads"], specialize=parts is not None)
-    try:
+    with specializing(parts is not None):
         world = precompile._world(variant)
         world.build()
         assert world._step_variant()[-1] == (FEATURES if parts is None else parts)
         assert world._step_variant()[0] == variant.startswith("trees-serial")
-    finally:
-        tt.init(cfg["arch"], cfg["precision"], cfg["threads"], specialize=False)
 
 
 @ti.func
@@ -406,8 +398,8 @@ def test_the_articulated_step_kernel_compiled_in_one_process_loads_from_the_cach
     cache = tmp_path / "cache"
     shutil.copytree(backend.offline_cache_path(), cache, ignore=shutil.ignore_patterns("*.lock"))
     before = sorted(p.name for p in cache.glob("*.tic"))
-    script = "import taichi_terra as tt\ntt.init(verbose=False, specialize=False)\nfrom taichi_terra import precompile\n" \
-             "precompile._world('trees-serial').compile()\n"
+    script = ("import taichi_terra as tt\ntt.init(verbose=False, specialize=False)\n"
+              "from taichi_terra import precompile\nprecompile._world('trees-serial').compile()\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=ROOT,
                          env={**os.environ, "TI_OFFLINE_CACHE_FILE_PATH": str(cache)})
     assert out.returncode == 0, out.stderr[-3000:]

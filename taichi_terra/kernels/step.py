@@ -321,8 +321,9 @@ def step_env(D: ti.template(), e, trees: ti.template(), plates: ti.template(), s
     each does). ``split`` (with ``trees``): the stages run in functions of their own (:func:`chain`), rather
     than all inlined into the kernel; ``features``: the optional parts compiled in."""
     if ti.static(split and trees):
-        ti.static(chain(trees, plates, features))(D.model_i, D.model_f, D.heights, D.q, D.u, D.state_f, D.state_i, D.control,
-                                 D.scratch_f, D.scratch_i, D.soil_rev, e, 0, 0)
+        first = ti.static(chain(trees, plates, features))
+        first(D.model_i, D.model_f, D.heights, D.q, D.u, D.state_f, D.state_i, D.control, D.scratch_f, D.scratch_i,
+              D.soil_rev, e, 0, 0)
     else:
         n_rows, n_limits = 0, 0
         for which in ti.static(stages_of(trees, plates)):
@@ -386,9 +387,9 @@ def _link(unit: tuple, trees: bool, plates: bool, features: tuple, then):
     @ti.real_func
     def stages(model_i: nd, model_f: nd, heights: nd, q: nd, u: nd, state_f: nd, state_i: nd, control: nd,
                scratch_f: nd, scratch_i: nd, soil_rev: nd, e: ti.i32, n_rows: ti.i32, n_limits: ti.i32) -> ti.i32:
-        return _stages_then(StepData(model_i, trees, features, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
-                                     state_f=state_f, state_i=state_i, control=control, scratch_f=scratch_f,
-                                     scratch_i=scratch_i, soil_rev=soil_rev),
+        return _stages_then(StepData(model_i, trees, features, model_i=model_i, model_f=model_f, heights=heights,
+                                     q=q, u=u, state_f=state_f, state_i=state_i, control=control,
+                                     scratch_f=scratch_f, scratch_i=scratch_i, soil_rev=soil_rev),
                             e, unit, n_rows, n_limits, plates, then, last)
 
     return stages
