@@ -246,7 +246,8 @@ class Model:
             "scratch_i": {"row": self.n_slots + n_solver_rows, "sweep": nb,
                           "soil_claim": n_soil if trees else 0, "tree_step": self.n_trees,
                           "block": A.BLOCK_ROWS if trees else 0, "block_state": 1,
-                          "soil_group": A.SOIL_GROUP_BLOCKS if trees and n_soil else 0, "soil_group_state": 1},
+                          "soil_group": A.SOIL_GROUP_BLOCKS if trees and n_soil else 0, "soil_group_state": 1,
+                          "launch": 1},
             "soil_rev": {"row_revision": n_soil_rows},
         }
         self.layouts = {a.name: a.layout(rows[a.name]) for a in A.ARENAS}

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import hashlib
 import json
 import os
 import subprocess
@@ -47,7 +46,6 @@ VARIANTS = {
 }
 #: relative cold compile cost of a variant (trees: about three times free bodies)
 _COST = {False: 1.0, True: 3.0}
-_PACKAGE = Path(__file__).resolve().parent
 
 
 def _parse(variant: str) -> tuple:
@@ -105,18 +103,12 @@ def _world(variant: str):
 
 
 def fingerprint(arch: str, precision: str) -> str:
-    """What a compiled step kernel depends on: the kernels' source, Taichi's version, the backend, the
-    precision and, on cpu, the LLVM options that change the IR Taichi caches (a hash)."""
-    import taichi
+    """What a compiled step kernel depends on besides its variant (:func:`taichi_terra.kernel_cache.fingerprint`:
+    the kernels' source, the versions of Taichi, Python and numpy, the backend, the precision, LLVM's options),
+    shortened."""
+    from .kernel_cache import fingerprint as full
 
-    from . import codegen
-
-    salt = codegen.cache_salt(codegen.requested()) if arch == "cpu" else 0  # (the LLVM options Taichi's key misses)
-    h = hashlib.sha256(f"{taichi.__version__} {arch} {precision} {salt}".encode())
-    for path in sorted((_PACKAGE / "kernels").rglob("*.py")) + [_PACKAGE / "frontend.py"]:
-        h.update(path.relative_to(_PACKAGE).as_posix().encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:24]
+    return full(arch, precision)[:24]
 
 
 #: Taichi's offline cache folder

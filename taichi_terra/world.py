@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import backend, frontend
+from . import backend, frontend, kernel_cache
 from .bodies import shapes as _shapes
 from .bodies.articulated_world import ArticulatedBuilder
 from .bodies.body import Body
@@ -540,21 +540,21 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         the caller). A world of one env on cpu runs its env loop on the calling thread."""
         if self._step_graph is None:
             from .kernels.common.arrays import ARENAS
-            from .kernels.step import env_spread, simulate_kernel
+            from .kernels.step import env_spread, simulate_kernel, stand_in
 
             arch = backend.config()["arch"]
             variant = self._step_variant()
             serial = variant[0]
-            kernel = simulate_kernel(*variant)
             arrays = {**self._model.arrays(), **self._state.arrays(), **self._control.arrays(),
                       **self._scratch.arrays()}
             new = variant not in _COMPILED_VARIANTS
+            scalars = {"n_steps": 0, "spread": env_spread(self._n_envs, arch, backend.cpu_threads(), serial),
+                       "stamp": 0}
             with backend.compile_notice(self._variant_name(*variant)) if new else contextlib.nullcontext():
-                run, args = backend.compiled_launch(kernel, ("n_steps", "spread"),
-                                                    {a.name: arrays[a.name] for a in ARENAS})
-                args["spread"] = env_spread(self._n_envs, arch, backend.cpu_threads(), serial)
-                args["n_steps"] = 0
-                run(args)  # (no step: Taichi compiles the kernel at its first launch)
+                run, args = kernel_cache.compiled_step(
+                    "step", variant, lambda: simulate_kernel(*variant), stand_in, scalars,
+                    {a.name: arrays[a.name] for a in ARENAS},
+                    lambda: self._scratch.block("scratch_i", "launch", "stamp"))
             _COMPILED_VARIANTS.add(variant)
             self._step_graph = (run, args)
         return self._step_graph

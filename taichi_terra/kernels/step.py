@@ -65,6 +65,7 @@ from .common.arrays import (
     FRAME,
     INERTIA,
     JOINT_I,
+    LAUNCH,
     LINK,
     PAIR,
     PAIR_COUNT,
@@ -143,17 +144,18 @@ def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int
     without it steps that world exactly as one with it, in less compile time)."""
 
     @ti.kernel
-    def simulate(n_steps: ti.i32, spread: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd, u: nd,
-                 state_f: nd, state_i: nd, control: nd, scratch_f: nd, scratch_i: nd, soil_rev: nd):
+    def simulate(n_steps: ti.i32, spread: ti.i32, stamp: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd,
+                 u: nd, state_f: nd, state_i: nd, control: nd, scratch_f: nd, scratch_i: nd, soil_rev: nd):
         """Advance every env by ``n_steps`` steps (a call costs one kernel launch however many steps it
-        takes); ``spread`` loop iterations per env (:func:`env_spread`)."""
+        takes); ``spread`` loop iterations per env (:func:`env_spread`); ``stamp`` is written to each env's
+        ``LAUNCH`` row first (:func:`stand_in`)."""
         if ti.static(lanes > 0):
             for lane in range(lanes):
                 if lane < q.shape[0]:
                     run_env(StepData(model_i, trees, features, model_i=model_i, model_f=model_f, heights=heights,
                                      q=q, u=u, state_f=state_f, state_i=state_i, control=control,
                                      scratch_f=scratch_f, scratch_i=scratch_i, soil_rev=soil_rev),
-                            lane, n_steps, trees, plates, split, features)
+                            lane, n_steps, stamp, trees, plates, split, features)
         else:
             ti.loop_config(serialize=serial)
             for i in range(q.shape[0] * spread):  # (env_spread: all but every spread-th iteration are empty)
@@ -161,7 +163,7 @@ def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int
                     run_env(StepData(model_i, trees, features, model_i=model_i, model_f=model_f, heights=heights,
                                      q=q, u=u, state_f=state_f, state_i=state_i, control=control,
                                      scratch_f=scratch_f, scratch_i=scratch_i, soil_rev=soil_rev),
-                            i // spread, n_steps, trees, plates, split, features)
+                            i // spread, n_steps, stamp, trees, plates, split, features)
 
     return simulate
 
@@ -170,6 +172,24 @@ def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int
 #: is a launch of its own); :func:`simulate_kernel` makes the others on first use
 simulate = _simulate_kernel(False, False)
 _VARIANTS = {(False, False, False, 0, False, FEATURES): simulate}
+
+
+def stand_in(tag: tuple):
+    """A kernel with the step kernel's parameters that does nothing, its body a local variable per entry of
+    ``tag`` (ints below 2**31), so that Taichi keys it in its cache by the tag. ``taichi_terra/kernel_cache.py``
+    has Taichi load a step kernel's code under that key without building the step kernel's IR; a launch that
+    got the stand-in's own code instead is told apart by the ``stamp`` it did not write."""
+    n = len(tag)
+    zeros = [0] * n
+
+    @ti.kernel
+    def simulate(n_steps: ti.i32, spread: ti.i32, stamp: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd,
+                 u: nd, state_f: nd, state_i: nd, control: nd, scratch_f: nd, scratch_i: nd, soil_rev: nd):
+        held = ti.Vector(zeros, ti.i32)
+        for k in ti.static(range(n)):
+            held[k] = tag[k]
+
+    return simulate
 
 
 def simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int = 0, split: bool = False,
@@ -188,8 +208,9 @@ def simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int 
 
 
 @ti.func
-def run_env(D: ti.template(), e, n_steps, trees: ti.template(), plates: ti.template(), split: ti.template(),
-            features: ti.template()):
+def run_env(D: ti.template(), e, n_steps, stamp, trees: ti.template(), plates: ti.template(),
+            split: ti.template(), features: ti.template()):
+    put(D.launch, e, 0, LAUNCH.stamp, stamp)
     for _ in range(n_steps):
         if get(D.env, e, 0, ENV.diverged) == 0:  # (a diverged env stands still until it is reset)
             step_env(D, e, trees, plates, split, features)

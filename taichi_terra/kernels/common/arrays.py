@@ -19,7 +19,7 @@ scratch_f   scratch real   link (world inverse inertia), reach (broadphase spher
                            link_dyn, tree_mass, tree_factor, tree_inverse, tree_dof,
                            link_response (articulated trees), block_matrix, block_vector (contact block),
                            track_dyn (belts), u_seen (the sweeps' stopping test)
-scratch_i   scratch i32    row (kind, slot, pair, sides), sweep (broadphase counts)
+scratch_i   scratch i32    row (kind, slot, pair, sides), sweep (broadphase counts), launch (the step's stamp)
 soil_rev    state   i64    revision per soil-bed sample row (for renderers; not checkpointed)
 =========== ======= ====== ==========================================================================
 
@@ -285,6 +285,9 @@ SOIL_GROUP_STATE = Block("soil_group_state", [("count", 1), ("blocks", 1), ("bui
                          "per env: members (tree links) of the soil group this step (0: none) and their soil "
                          "blocks, its Phi built this step (0/1), and the sweeps of this step in which it "
                          "converged and did not")
+LAUNCH = Block("launch", [("stamp", 1)],
+               "per env: the ``stamp`` argument of the step kernel's last launch, written before its steps "
+               "(taichi_terra/kernel_cache.py reads it to tell the kernel from its stand-in, which writes nothing)")
 SOIL_GROUP_F = Block("soil_group", [("origin", 6), ("velocity", 6), ("start", 6), ("summed", 6), ("h", 36),
                                     ("step", 6)],
                      "per soil-group member: its link's spatial velocity when the group started [rad/s, m/s] and "
@@ -394,7 +397,7 @@ SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DY
                                                SOIL_GROUP_VECTOR,
                                                PLATE_OUT, PLATE_LOAD, SAND, U_SEEN], "scratch")
 SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP, BLOCK_I, BLOCK_STATE, SOIL_GROUP_I,
-                                             SOIL_GROUP_STATE], "scratch")
+                                             SOIL_GROUP_STATE, LAUNCH], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
 #: every array of the rigid world, in the step kernel's argument order
@@ -495,6 +498,7 @@ _REF_NAMES = {
     ("scratch_f", "soil_group"): "soil_group_f", ("scratch_f", "soil_group_matrix"): "soil_group_matrix",
     ("scratch_f", "soil_group_vector"): "soil_group_vector",
     ("scratch_i", "soil_group"): "soil_group_i", ("scratch_i", "soil_group_state"): "soil_group_state",
+    ("scratch_i", "launch"): "launch",
     ("model_i", "plate"): "plate_i", ("model_f", "plate"): "plate_f",
     ("model_i", "plate_range"): "plate_range", ("model_i", "medium"): "medium_i", ("model_f", "medium"): "medium_f",
     ("state_f", "plate_state"): "plate_state", ("scratch_f", "plate_out"): "plate_out",
