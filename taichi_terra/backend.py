@@ -146,10 +146,11 @@ def compile_notice(what: str):
     """Say on stderr that ``what`` compiles now, and how long it took once done (nothing if ``init`` was
     called with ``verbose=False``).
 
-    Taichi compiles a kernel on its first use in a process. Its Python front end (the kernel's source turned
-    into IR, every inlined ``ti.func`` at each call site) runs in every process; the backend's work (LLVM on
-    cpu) is kept in the offline cache, so the first run on a machine takes longest and later runs load it.
-    The times measured on a 2-core cpu are in the docs (``docs/performance.md``).
+    Taichi compiles a kernel on its first use in a process: its Python front end turns the kernel's source
+    into IR (every inlined ``ti.func`` at each call site), then the backend (LLVM on cpu) compiles that, which
+    the offline cache keeps. A step kernel's front end runs in the first process only
+    (:mod:`taichi_terra.kernel_cache`), so the first run on a machine takes longest and later runs load the
+    kernel. The times measured on a 2-core cpu are in the docs (``docs/performance.md``).
     """
     if not _verbose:
         yield
@@ -157,7 +158,7 @@ def compile_notice(what: str):
     import sys
     import time
 
-    print(f"taichi_terra: compiling {what}; later runs load the backend's part from Taichi's cache "
+    print(f"taichi_terra: compiling {what}; later runs load it from Taichi's cache "
           f"({offline_cache_path()})", file=sys.stderr, flush=True)
     start = time.perf_counter()
     yield
