@@ -6,8 +6,8 @@ free-body step kernel and 2 to 3.7 s for an articulated one on a 2-core cpu, pai
 machine whose cache holds the code (``docs/performance.md``).
 
 :func:`compiled_step` keys a step kernel instead by what its IR is built from (:func:`fingerprint`: the kernels'
-source, Taichi's, Python's and numpy's versions, the backend and precision, LLVM's options; and the variant's
-compile-time switches). The first process to meet a key compiles the kernel as before and also a *stand-in*
+source, Taichi's, Python's and numpy's versions, the backend and precision, LLVM's options; Taichi's settings,
+threads included; and the variant's compile-time switches). The first process to meet a key compiles the kernel as before and also a *stand-in*
 (``kernels/step.py``'s ``stand_in``): a kernel with the same parameters that does nothing, whose body holds the
 key, so Taichi's own key for it follows from ours. It notes both of Taichi's keys (Taichi's debug log names
 them) in ``<offline cache>/taichi_terra/front/<key>.json``. A later process copies the kernel's cache file over
@@ -75,15 +75,26 @@ def fingerprint(arch: str, precision: str) -> str:
     return _fingerprints[arch, precision, salt]
 
 
-def key(what: str, variant: tuple) -> str:
-    """The key of kernel ``what`` (a name) compiled as ``variant`` (its compile-time switches, as their repr)
-    on the active backend."""
+def _taichi_settings() -> str:
+    """Every plain setting of Taichi's active compile configuration (its cache key covers some of them: the
+    threads, the seed ``init`` salts with LLVM's options, the optimisation switches...), as text."""
     from taichi.lang import impl
 
+    cfg = impl.current_cfg()
+    items = []
+    for name in sorted(dir(cfg)):
+        value = None if name.startswith("_") else getattr(cfg, name, None)
+        if isinstance(value, (bool, int, float, str)):
+            items.append(f"{name}={value!r}")
+    return ";".join(items)
+
+
+def key(what: str, variant: tuple) -> str:
+    """The key of kernel ``what`` (a name) compiled as ``variant`` (its compile-time switches, as their repr)
+    on the active backend and Taichi settings."""
     cfg = backend.config()
-    seed = impl.current_cfg().random_seed  # (on cpu the salt of the LLVM options init applied)
-    return hashlib.sha256(f"{fingerprint(cfg['arch'], cfg['precision'])} {seed} {what} {variant!r}".encode()
-                          ).hexdigest()
+    return hashlib.sha256(f"{fingerprint(cfg['arch'], cfg['precision'])} {_taichi_settings()} {what} {variant!r}"
+                          .encode()).hexdigest()
 
 
 def tag(k: str) -> tuple:

@@ -76,10 +76,17 @@ def test_a_stand_in_that_loaded_its_own_empty_code_is_caught_and_the_kernel_comp
     assert (state, loaded) == (reference, "kernel")
 
 
-def test_the_key_follows_the_variant_and_the_tag_holds_248_bits():
+def test_the_key_follows_the_variant_and_taichis_settings_and_the_tag_holds_248_bits(monkeypatch):
+    """A process with other Taichi settings (fewer threads: Taichi's key of every kernel differs) notes its
+    kernels under keys of its own."""
     tt.init()
     a, b = kernel_cache.key("step", (True, False)), kernel_cache.key("step", (False, False))
     assert a != b and a == kernel_cache.key("step", (True, False)) and a != kernel_cache.key("other", (True, False))
+    assert "cpu_max_num_threads=" in kernel_cache._taichi_settings()
+    settings = kernel_cache._taichi_settings()
+    monkeypatch.setattr(kernel_cache, "_taichi_settings", lambda: settings.replace("cpu_max_num_threads=", "x="))
+    assert kernel_cache.key("step", (True, False)) != a
+    monkeypatch.undo()
     t = kernel_cache.tag(a)
     assert len(t) == 8 and all(0 <= x < 2 ** 31 for x in t)
     assert t != kernel_cache.tag(b)
