@@ -5,14 +5,14 @@ kernel's Python source (its front end) in every process before it can look the k
 free-body step kernel and 2 to 3.7 s for an articulated one on a 2-core cpu, paid again by every run on a
 machine whose cache holds the code (``docs/performance.md``).
 
-:func:`compiled_step` keys a step kernel instead by what its IR is built from (:func:`fingerprint`: the kernels'
+:func:`compiled_step` keys a step kernel instead by what its IR is built from (:func:`key`: the kernels.
 source, Taichi's, Python's and numpy's versions, the backend and precision, LLVM's options; Taichi's settings,
-threads included; and the variant's compile-time switches). The first process to meet a key compiles the kernel as before and also a *stand-in*
-(``kernels/step.py``'s ``stand_in``): a kernel with the same parameters that does nothing, whose body holds the
-key, so Taichi's own key for it follows from ours. It notes both of Taichi's keys (Taichi's debug log names
-them) in ``<offline cache>/taichi_terra/front/<key>.json``. A later process copies the kernel's cache file over
-the stand-in's and compiles the stand-in, whose front end takes milliseconds: Taichi finds the stand-in's key
-and loads the kernel's code from the copied file.
+threads included; and the variant's compile-time switches). The first process to meet a key compiles the kernel as
+before and also a *stand-in* (``kernels/step.py``'s ``stand_in``): a kernel with the same parameters that does
+nothing, whose body holds the key, so Taichi's own key for it follows from ours. It notes both of Taichi's keys
+(Taichi's debug log names them) in ``<offline cache>/taichi_terra/front/<key>.json``. A later process copies the
+kernel's cache file over the stand-in's and compiles the stand-in, whose front end takes milliseconds: Taichi
+finds the stand-in's key and loads the kernel's code from the copied file.
 
 Every launch of the step kernel writes its ``stamp`` argument to each env's ``LAUNCH`` row before any step; the
 stand-in writes nothing. The first launch (no steps) checks it, so code that is the stand-in's own (its cache
@@ -34,8 +34,9 @@ from pathlib import Path
 from . import backend
 
 _PACKAGE = Path(__file__).resolve().parent
-#: the sources the step kernels' IR is built from (the kernels import nothing else of the package)
-_SOURCES = ("kernels", "frontend.py", "backend.py", "codegen.py")
+#: the sources the step kernels' IR is built from (the kernels import nothing else of the package), and this
+#: module, whose keys name what is cached
+_SOURCES = ("kernels", "frontend.py", "backend.py", "codegen.py", "kernel_cache.py")
 _fingerprints: dict = {}
 #: key -> "stand-in" (its cache entry loads the kernel's code) or "kernel" (compiled in full in this process)
 _loaded: dict = {}
@@ -50,9 +51,10 @@ def enabled() -> bool:
 
 
 def fingerprint(arch: str, precision: str) -> str:
-    """What a compiled step kernel depends on besides its variant: the kernels' source (and the modules they
-    import from the package), the versions of Taichi, Python and numpy, the backend, the precision and, on cpu,
-    the LLVM options that change the IR Taichi caches (a hash; computed once per process)."""
+    """What a compiled step kernel depends on besides its variant and Taichi's settings: the kernels' source (and
+    the modules they import from the package, and this one), the versions of Taichi, Python and numpy, the
+    backend, the precision and, on cpu, the LLVM options that change the IR Taichi caches (a hash; computed once
+    per process and set of LLVM options)."""
     from . import codegen
 
     salt = codegen.cache_salt(codegen.requested()) if arch == "cpu" else 0  # (the LLVM options Taichi's key misses)

@@ -391,7 +391,8 @@ def test_the_articulated_step_kernel_compiled_in_one_process_loads_from_the_cach
     """On cpu the articulated step kernel's stages are functions that call one another in a chain, so that
     Taichi's key for the kernel's cache entry is the same in every process (``kernels/step.py``, ``chain``):
     a new process compiling it with a copy of the cache the suite's start filled (``taichi_terra.precompile``,
-    in processes of its own) finds the entry there and adds none."""
+    in processes of its own) finds the entry there and adds none. (With its stand-ins off: with them a later
+    process does not build the kernel's IR at all, ``tests/test_kernel_cache.py``.)"""
     from taichi_terra import backend, precompile
 
     assert precompile.missing(["trees-serial"], ("f64",)) == []
@@ -401,6 +402,7 @@ def test_the_articulated_step_kernel_compiled_in_one_process_loads_from_the_cach
     script = ("import taichi_terra as tt\ntt.init(verbose=False, specialize=False)\n"
               "from taichi_terra import precompile\nprecompile._world('trees-serial').compile()\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=ROOT,
-                         env={**os.environ, "TI_OFFLINE_CACHE_FILE_PATH": str(cache)})
+                         env={**os.environ, "TI_OFFLINE_CACHE_FILE_PATH": str(cache),
+                              "TAICHI_TERRA_FRONT_CACHE": "0"})
     assert out.returncode == 0, out.stderr[-3000:]
     assert before and sorted(p.name for p in cache.glob("*.tic")) == before
