@@ -5,7 +5,7 @@ kernel's Python source (its front end) in every process before it can look the k
 free-body step kernel and 2 to 3.7 s for an articulated one on a 2-core cpu, paid again by every run on a
 machine whose cache holds the code (``docs/performance.md``).
 
-:func:`compiled_step` keys a step kernel instead by what its IR is built from (:func:`key`: the kernels.
+:func:`compiled_step` keys a step kernel instead by what its IR is built from (:func:`key`: the kernels'
 source, Taichi's, Python's and numpy's versions, the backend and precision, LLVM's options; Taichi's settings,
 threads included; and the variant's compile-time switches). The first process to meet a key compiles the kernel as
 before and also a *stand-in* (``kernels/step.py``'s ``stand_in``): a kernel with the same parameters that does
