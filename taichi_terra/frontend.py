@@ -48,6 +48,14 @@ def speed_up() -> None:
     inline_into_real_functions()
 
 
+def _unpatched(owner, name: str, marker: str):
+    """``owner.name`` where it exists and is not already taichi_terra's version (which carries the attribute
+    ``marker``), else None: the patches below install themselves once, and not over a Taichi that lacks what
+    they replace."""
+    original = getattr(owner, name, None)
+    return None if original is None or getattr(original, marker, False) else original
+
+
 def inline_into_real_functions() -> bool:
     """Make a ``ti.func`` called inside a ``ti.real_func`` build its statements into that real function.
 
@@ -178,8 +186,8 @@ def _short_source_positions() -> None:
         from taichi.lang.ast.ast_transformer_utils import ASTTransformerContext
     except ImportError:
         return
-    original = getattr(ASTTransformerContext, "get_pos_info", None)
-    if original is None or getattr(original, "_taichi_terra_short", False):
+    original = _unpatched(ASTTransformerContext, "get_pos_info", "_taichi_terra_short")
+    if original is None:
         return
 
     def get_pos_info(self, node):
@@ -346,8 +354,8 @@ def _direct_subscripts() -> None:
         from taichi.lang.expr import Expr
     except ImportError:
         return
-    original = getattr(impl, "subscript", None)
-    if original is None or getattr(original, "_taichi_terra_direct", False):
+    original = _unpatched(impl, "subscript", "_taichi_terra_direct")
+    if original is None:
         return
     if not all(hasattr(x, n) for x, n in ((core, "DebugInfo"), (core, "ExprGroup"), (impl, "get_runtime"))):
         return
@@ -468,8 +476,8 @@ def _direct_dispatch() -> None:
     except ImportError:
         return
     builder = getattr(ast_transformer_utils, "Builder", None)
-    original = getattr(builder, "__call__", None)
-    if original is None or getattr(original, "_taichi_terra_direct", False):
+    original = _unpatched(builder, "__call__", "_taichi_terra_direct")
+    if original is None:
         return
     if not isinstance(getattr(impl.get_runtime(), "src_info_stack", None), list):
         return

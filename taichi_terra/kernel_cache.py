@@ -207,27 +207,28 @@ def compiled_step(what: str, variant: tuple, kernel, stand_in, scalars: dict, ar
     """
     import numpy as np
 
+    def first_launch(kernel_now):
+        """The kernel launched once (Taichi compiles it then) with a fresh stamp; whether it wrote it."""
+        run, args = _launcher(kernel_now, scalars, arrays)
+        args["stamp"] = s = _next_stamp()
+        run(args)
+        return run, args, bool(np.all(np.asarray(stamps()) == s))
+
     k = key(what, variant)
+    if enabled() and k not in _stand_ins:
+        _stand_ins[k] = stand_in(tag(k))
     if enabled() and _loaded.get(k) != "kernel":
         entry = _read_index(k)
         if entry is not None and (_loaded.get(k) == "stand-in" or _copy_code(entry)):
-            if k not in _stand_ins:
-                _stand_ins[k] = stand_in(tag(k))
-            run, args = _launcher(_stand_ins[k], scalars, arrays)
-            args["stamp"] = s = _next_stamp()
-            run(args)
-            if np.all(np.asarray(stamps()) == s):
+            run, args, stamped = first_launch(_stand_ins[k])
+            if stamped:
                 _loaded[k] = "stand-in"
                 return run, args
-    run, args = _launcher(kernel(), scalars, arrays)
-    args["stamp"] = s = _next_stamp()
-    run(args)  # (Taichi compiles the kernel at its first launch)
-    if not np.all(np.asarray(stamps()) == s):
+    run, args, stamped = first_launch(kernel())
+    if not stamped:
         raise RuntimeError(f"{what}: the step kernel did not write its stamp")
     if enabled() and _loaded.get(k) != "kernel":
         kernel_key = _taichi_key(lambda: run(args))
-        if k not in _stand_ins:
-            _stand_ins[k] = stand_in(tag(k))
         s_run, s_args = _launcher(_stand_ins[k], scalars, arrays)
         stand_in_key = _taichi_key(lambda: s_run(s_args))
         if kernel_key and stand_in_key and kernel_key != stand_in_key:
