@@ -2,6 +2,7 @@
 replay took never exceed the cap it was given, the row at the step's own sweep count ends where the step did, and
 each ratio is the quotient of two consecutive changes."""
 import numpy as np
+import pytest
 
 import taichi_terra as tt
 from perf import sweep_trace
@@ -20,3 +21,22 @@ def test_a_traced_step_replays_the_steps_own_sweeps():
     assert 1 < r["own_sweeps"] < 14 and own and all(row["to_reference"] == r["own_to_reference"] for row in own)
     assert all(row.get("change") == 0.0 and not row["moved"] for row in own[1:])  # (it had stopped by itself)
     assert r["reference_sweeps"] > r["own_sweeps"]  # (swept to 1e-12 m/s)
+
+
+def test_the_rows_a_sweep_changed_most_are_listed_largest_first():
+    r = sweep_trace.trace("tracked", step=300, sweeps=4, rows=3)  # (still converging after 3 sweeps)
+    listed = r["solver_rows"]
+    assert 1 <= len(listed) <= 3
+    sizes = [np.abs(row["change"]).max() for row in listed]
+    assert all(s > 0.0 for s in sizes) and sizes == sorted(sizes, reverse=True)
+    for row in listed:
+        assert row["kind"] in sweep_trace.ROW_KINDS and len(row["impulse"]) == len(row["reference"]) == 3
+        if row["kind"] == "contact":  # (the robot touches the map with its belts only)
+            assert row["belt"] >= 0
+    # the largest change of an impulse moved the velocities: that sweep's change is not zero
+    assert r["rows"][-1]["change"] > 0.0
+
+
+def test_a_negative_row_count_is_refused():
+    with pytest.raises(ValueError, match="rows must be >= 0"):
+        sweep_trace.trace("tracked", step=0, sweeps=2, rows=-1)
