@@ -30,14 +30,32 @@ What it costs. A group's passes go on over every member until the slowest has co
 step builds and solves the ``6 n`` system, whatever the number of soil rows; a sweep with the group cost
 about half as much again as the members' blocks on the buggy's four wheels. So:
 
-- a group is formed only where its links carry ``MIN_ROWS`` soil rows each on average: the quadruped's four
-  feet (5 or 6 rows each) ran at 4.8x real time with a group against 16.7x without, in 6.2 sweeps a step
-  against 6.8; the buggy's wheels carry 20 to 40;
+- a group is solved from the start of a step only where its links carry ``MIN_ROWS`` soil rows each on
+  average: the quadruped's four feet (5 or 6 rows each) ran at 10.5x real time with a group from the second
+  sweep against 19.6x without, in 6.4 sweeps a step against 6.8; the buggy's wheels carry 20 to 40. A lighter
+  group is solved only in slow steps, from ``LATE_SWEEP`` on (below);
 - it is solved from the ``FIRST_SWEEP``-th sweep of a step on: the first sweep takes the warm start's error
   out as cheaply with the blocks, and many steps at a loose tolerance end soon after (the buggy driving at
   1e-4 m/s, about 2.6 sweeps a step, ran 16 % slower with the group from the first sweep, 8 % from the
   second, 5 % from the third; at 1e-6 m/s the second was fastest: 0.33 ms a step against 0.35 from the first,
   0.36 from the third and 0.39 without).
+
+Slow steps. The anchors follow a sticking point's slip by ``kappa`` times the slip a sweep, so a mode whose
+slip moves the impulses little shrinks slowly: the shear that the two loaded points under each rear foot of
+the quadruped standing on soil pass between them while both legs extend, ``1.9e-6`` m/s a sweep at a ratio of
+1.00, 100 sweeps and still ``5e-4`` m/s from the converged velocities. Stiffer anchors alone do not help: with
+them Newton's method fails more often, and where it converges the anchors hardly move, so the sweeps stop
+early, as far from the answer (``docs/limitations.md``). So from the ``LATE_SWEEP``-th sweep of a step on,
+the group is solved in up to ``STAGES`` stages: each starts from the impulses the last one left, with
+anchors ``STAGE_FACTOR`` times stiffer, and the stages end where one does not converge or starts at its
+fixed point (``|G|`` within a tenth of the tolerance at the first pass, with the rows' impulses as they
+are). Each stage solves the same laws, so the fixed point is the blocks' one. The soil blocks that the sweep
+turned off in the step (``sweep.py``) are taken up again at that sweep. Measured on the quadruped standing
+on soil over 2 s (``perf/bench_solver.py``, 1e-6 m/s): no step at the cap where 15 were (4,000 steps: none),
+5.15 sweeps a step against 6.77, 18.5x real time against 18.1-19.6x. In its steps of 8 sweeps or more the
+velocities end a median 8.3e-6 m/s (at most 2.4e-4) from a solve to 1e-12 m/s, in 12.6 sweeps, against
+1.9e-5 (at most 4.7e-4) in 24.3 sweeps before; in the other steps the error is as it was. Four stages of 30
+times were no more accurate; six of 10 times ran at 16.2x real time.
 """
 import taichi as ti
 
@@ -54,10 +72,18 @@ mat6 = ti.types.matrix(6, 6, float)
 
 #: the row length of the group's matrices
 DIM = 6 * SOIL_GROUP_LINKS
-#: soil rows per member at least, on average, for a group to be solved (module docstring)
+#: soil rows per member at least, on average, for a group to be solved from ``FIRST_SWEEP`` on; a lighter
+#: group is solved from ``LATE_SWEEP`` on (module docstring)
 MIN_ROWS = 16
 #: the first sweep of a step in which the group is solved (module docstring)
 FIRST_SWEEP = 2
+#: the sweep of a step from which a light group is solved too, every group is solved in ``STAGES`` stages, and
+#: the soil blocks turned off in the step are turned on again (module docstring, "Slow steps")
+LATE_SWEEP = 8
+#: stages of a group solve from ``LATE_SWEEP`` on, each with anchors ``STAGE_FACTOR`` times stiffer than the
+#: last, from the impulses the last left (module docstring, "Slow steps")
+STAGES = 3
+STAGE_FACTOR = 100.0
 
 
 @ti.func
@@ -66,7 +92,8 @@ def setup_soil_group(D: ti.template(), e, n_rows, on):
     with soil blocks (``soil_block.is_soil_block``; a link on a bed through several shapes has one per
     shape), in row order, up to ``SOIL_GROUP_LINKS`` links and ``SOIL_GROUP_BLOCKS`` blocks; the blocks of
     other links keep their own. A group without two members on one tree has nothing to couple and is left
-    empty."""
+    empty. Returns 1 where the group is light (fewer than ``MIN_ROWS`` soil rows per member: solved only from
+    ``LATE_SWEEP`` on), else 0."""
     count = 0
     blocks = 0
     if on != 0:
@@ -101,14 +128,18 @@ def setup_soil_group(D: ti.template(), e, n_rows, on):
         for b in range(a + 1, count):
             if get(D.soil_group_i, e, a, SOIL_GROUP_I.tree) == get(D.soil_group_i, e, b, SOIL_GROUP_I.tree):
                 paired = True
-    if not coupled or not paired:
+    light = 0
+    if not paired:
         count = 0
         blocks = 0
+    elif not coupled:
+        light = 1
     put(D.soil_group_state, e, 0, SOIL_GROUP_STATE.count, count)
     put(D.soil_group_state, e, 0, SOIL_GROUP_STATE.blocks, blocks)
     put(D.soil_group_state, e, 0, SOIL_GROUP_STATE.built, 0)
     put(D.soil_group_state, e, 0, SOIL_GROUP_STATE.solved, 0)
     put(D.soil_group_state, e, 0, SOIL_GROUP_STATE.failed, 0)
+    return light
 
 
 @ti.func
@@ -240,86 +271,109 @@ def _newton_step(D: ti.template(), e, n):
 
 
 @ti.func
-def soil_group_sweep(D: ti.template(), e, dt, tolerance):
-    """The group's part of a sweep: Newton's method on ``G`` (module docstring) from the members' current
-    velocities, with the stiff shear anchors and, where that does not converge, again with the soft ones.
-    Writes the members' rows' impulses and pushes their change to the links; returns whether it converged
-    (the members then skip their own blocks in this sweep). An empty group returns False."""
+def _solve_stage(D: ti.template(), e, n, dt, tolerance, stiffness):
+    """One solve of the group: Newton's method on ``G`` (module docstring) from the members' current velocities,
+    with anchors ``stiffness`` times a point's own response and, where that does not converge, again with the
+    soft ones. The rows hold the impulses of the last pass and the links have been pushed by their change.
+    Returns whether it converged and ``|G|`` at its first pass (the rows' impulses as they were)."""
+    converged = False
+    first_size = 0.0
+    for i in range(n):
+        vel, _phi, _total = open_link_run(D, e, get(D.soil_group_i, e, i, SOIL_GROUP_I.joint))
+        putn(D.soil_group_f, e, i, SOIL_GROUP_F.origin, vel)
+    for attempt in range(2):  # the stiff anchors, then the soft ones from the same start
+        if not converged:
+            kappa = stiffness if attempt == 0 else STICK_STIFFNESS_SAFE
+            for i in range(n):
+                putn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity, getn(D.soil_group_f, e, i, SOIL_GROUP_F.origin, 6))
+                putn(D.soil_group_f, e, i, SOIL_GROUP_F.step, vec6(0.0))
+            stalled = False
+            last = 0.0  # |G| of the last accepted pass
+            halvings = 0
+            for it in range(NEWTON_ITERATIONS):
+                if not converged and not stalled:
+                    first = attempt == 0 and it == 0  # the rows still hold the impulses the group started from
+                    for i in range(n):
+                        putn(D.soil_group_f, e, i, SOIL_GROUP_F.summed, vec6(0.0))
+                        if first:
+                            putn(D.soil_group_f, e, i, SOIL_GROUP_F.start, vec6(0.0))
+                        for a in ti.static(range(6)):
+                            for c in ti.static(range(6)):
+                                put(D.soil_group_f, e, i, SOIL_GROUP_F.h + 6 * a + c, 0.0)
+                    for k in range(get(D.soil_group_state, e, 0, SOIL_GROUP_STATE.blocks)):
+                        i = get(D.soil_group_i, e, k, SOIL_GROUP_I.member)
+                        summed, before, h = soil_pass(D, e, get(D.soil_group_i, e, k, SOIL_GROUP_I.first),
+                                                      get(D.soil_group_i, e, k, SOIL_GROUP_I.end),
+                                                      getn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity, 6),
+                                                      first, dt, kappa)
+                        if first:
+                            putn(D.soil_group_f, e, i, SOIL_GROUP_F.start,
+                                 getn(D.soil_group_f, e, i, SOIL_GROUP_F.start, 6) + before)
+                        putn(D.soil_group_f, e, i, SOIL_GROUP_F.summed,
+                             getn(D.soil_group_f, e, i, SOIL_GROUP_F.summed, 6) + summed)
+                        for a in ti.static(range(6)):
+                            for c in ti.static(range(6)):
+                                add(D.soil_group_f, e, i, SOIL_GROUP_F.h + 6 * a + c, h[a, c])
+                    size = 0.0
+                    for i in range(n):
+                        g = getn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity, 6) - \
+                            getn(D.soil_group_f, e, i, SOIL_GROUP_F.origin, 6)
+                        for j in range(n):
+                            g -= _block(D.soil_group_matrix, SOIL_GROUP_MATRIX.phi, e, i, j) @ \
+                                (getn(D.soil_group_f, e, j, SOIL_GROUP_F.summed, 6) -
+                                 getn(D.soil_group_f, e, j, SOIL_GROUP_F.start, 6))
+                        size = ti.max(size, ti.max(g.max(), -g.min()))
+                        _set_rhs(D, e, i, -g)
+                    if first:
+                        first_size = size
+                    if size <= 0.1 * tolerance:
+                        converged = True
+                    elif it > 0 and size > last:  # past a kink of the laws: back to half the step
+                        halvings += 1
+                        if halvings > MAX_HALVINGS:
+                            stalled = True
+                        else:
+                            for i in range(n):
+                                step = 0.5 * getn(D.soil_group_f, e, i, SOIL_GROUP_F.step, 6)
+                                putn(D.soil_group_f, e, i, SOIL_GROUP_F.step, step)
+                                putn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity,
+                                     getn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity, 6) - step)
+                    elif it < NEWTON_ITERATIONS - 1:
+                        _newton_step(D, e, n)
+                        for i in range(n):
+                            step = _rhs(D, e, i)
+                            putn(D.soil_group_f, e, i, SOIL_GROUP_F.step, step)
+                            putn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity,
+                                 getn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity, 6) + step)
+                        last = size
+    for i in range(n):  # the rows hold the impulses of the last pass: push their change
+        close_link_run(D, e, get(D.soil_group_i, e, i, SOIL_GROUP_I.joint),
+                       getn(D.soil_group_f, e, i, SOIL_GROUP_F.summed, 6) -
+                       getn(D.soil_group_f, e, i, SOIL_GROUP_F.start, 6))
+    return converged, first_size
+
+
+@ti.func
+def soil_group_sweep(D: ti.template(), e, dt, tolerance, stages):
+    """The group's part of a sweep: ``stages`` solves (:func:`_solve_stage`), the first with the stiff shear
+    anchors, each later one from the impulses the last left with anchors ``STAGE_FACTOR`` times stiffer; the
+    stages end early where one does not converge or starts at its fixed point (``|G|`` within a tenth of the
+    tolerance at its first pass). Returns whether the last stage converged (the members then skip their own
+    blocks in this sweep). An empty group returns False."""
     n = get(D.soil_group_state, e, 0, SOIL_GROUP_STATE.count)
     converged = False
     if n > 0:
         if get(D.soil_group_state, e, 0, SOIL_GROUP_STATE.built) == 0:
             _build_phi(D, e, n)
-        for i in range(n):
-            vel, _phi, _total = open_link_run(D, e, get(D.soil_group_i, e, i, SOIL_GROUP_I.joint))
-            putn(D.soil_group_f, e, i, SOIL_GROUP_F.origin, vel)
-        for attempt in range(2):  # the stiff anchors, then the soft ones from the same start
-            if not converged:
-                stiffness = STICK_STIFFNESS if attempt == 0 else STICK_STIFFNESS_SAFE
-                for i in range(n):
-                    putn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity, getn(D.soil_group_f, e, i, SOIL_GROUP_F.origin, 6))
-                    putn(D.soil_group_f, e, i, SOIL_GROUP_F.step, vec6(0.0))
-                stalled = False
-                last = 0.0  # |G| of the last accepted pass
-                halvings = 0
-                for it in range(NEWTON_ITERATIONS):
-                    if not converged and not stalled:
-                        first = attempt == 0 and it == 0  # the rows still hold the impulses the group started from
-                        for i in range(n):
-                            putn(D.soil_group_f, e, i, SOIL_GROUP_F.summed, vec6(0.0))
-                            if first:
-                                putn(D.soil_group_f, e, i, SOIL_GROUP_F.start, vec6(0.0))
-                            for a in ti.static(range(6)):
-                                for c in ti.static(range(6)):
-                                    put(D.soil_group_f, e, i, SOIL_GROUP_F.h + 6 * a + c, 0.0)
-                        for k in range(get(D.soil_group_state, e, 0, SOIL_GROUP_STATE.blocks)):
-                            i = get(D.soil_group_i, e, k, SOIL_GROUP_I.member)
-                            summed, before, h = soil_pass(D, e, get(D.soil_group_i, e, k, SOIL_GROUP_I.first),
-                                                          get(D.soil_group_i, e, k, SOIL_GROUP_I.end),
-                                                          getn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity, 6),
-                                                          first, dt, stiffness)
-                            if first:
-                                putn(D.soil_group_f, e, i, SOIL_GROUP_F.start,
-                                     getn(D.soil_group_f, e, i, SOIL_GROUP_F.start, 6) + before)
-                            putn(D.soil_group_f, e, i, SOIL_GROUP_F.summed,
-                                 getn(D.soil_group_f, e, i, SOIL_GROUP_F.summed, 6) + summed)
-                            for a in ti.static(range(6)):
-                                for c in ti.static(range(6)):
-                                    add(D.soil_group_f, e, i, SOIL_GROUP_F.h + 6 * a + c, h[a, c])
-                        size = 0.0
-                        for i in range(n):
-                            g = getn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity, 6) - \
-                                getn(D.soil_group_f, e, i, SOIL_GROUP_F.origin, 6)
-                            for j in range(n):
-                                g -= _block(D.soil_group_matrix, SOIL_GROUP_MATRIX.phi, e, i, j) @ \
-                                    (getn(D.soil_group_f, e, j, SOIL_GROUP_F.summed, 6) -
-                                     getn(D.soil_group_f, e, j, SOIL_GROUP_F.start, 6))
-                            size = ti.max(size, ti.max(g.max(), -g.min()))
-                            _set_rhs(D, e, i, -g)
-                        if size <= 0.1 * tolerance:
-                            converged = True
-                        elif it > 0 and size > last:  # past a kink of the laws: back to half the step
-                            halvings += 1
-                            if halvings > MAX_HALVINGS:
-                                stalled = True
-                            else:
-                                for i in range(n):
-                                    step = 0.5 * getn(D.soil_group_f, e, i, SOIL_GROUP_F.step, 6)
-                                    putn(D.soil_group_f, e, i, SOIL_GROUP_F.step, step)
-                                    putn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity,
-                                         getn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity, 6) - step)
-                        elif it < NEWTON_ITERATIONS - 1:
-                            _newton_step(D, e, n)
-                            for i in range(n):
-                                step = _rhs(D, e, i)
-                                putn(D.soil_group_f, e, i, SOIL_GROUP_F.step, step)
-                                putn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity,
-                                     getn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity, 6) + step)
-                            last = size
-        for i in range(n):  # the rows hold the impulses of the last pass: push their change
-            close_link_run(D, e, get(D.soil_group_i, e, i, SOIL_GROUP_I.joint),
-                           getn(D.soil_group_f, e, i, SOIL_GROUP_F.summed, 6) -
-                           getn(D.soil_group_f, e, i, SOIL_GROUP_F.start, 6))
+        stiffness = STICK_STIFFNESS
+        going = True
+        for _stage in range(stages):
+            if going:
+                ok, first_size = _solve_stage(D, e, n, dt, tolerance, stiffness)
+                converged = ok
+                if not ok or first_size <= 0.1 * tolerance:
+                    going = False
+                stiffness *= STAGE_FACTOR
         if converged:
             add(D.soil_group_state, e, 0, SOIL_GROUP_STATE.solved, 1)
         else:

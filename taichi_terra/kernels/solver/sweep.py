@@ -9,7 +9,20 @@ runs").
 """
 import taichi as ti
 
-from ..common.arrays import BODY_I, CONTACT, FEATURE, LINK, PAIR, PIN_I, ROW_F, ROW_I, SETTINGS_I, TREE, U_SEEN
+from ..common.arrays import (
+    BODY_I,
+    CONTACT,
+    FEATURE,
+    LINK,
+    PAIR,
+    PIN_I,
+    ROW_F,
+    ROW_I,
+    SETTINGS_I,
+    SOIL_GROUP_STATE,
+    TREE,
+    U_SEEN,
+)
 from ..common.layout import FEAT_SOIL, ROW_MERGED, ROW_SOIL
 from ..common.math import vec3
 from ..common.schema import get, get3, get33, put, putn, row
@@ -35,7 +48,7 @@ from .pins import solve_pin_row
 from .rows import row_geometry, warm_start_slot
 from .sand import solve_sand_rows
 from .soil_block import is_soil_block, soil_block, soil_run_end
-from .soil_group import FIRST_SWEEP, is_group_member, setup_soil_group, soil_group_sweep
+from .soil_group import FIRST_SWEEP, LATE_SWEEP, STAGES, is_group_member, setup_soil_group, soil_group_sweep
 
 vec6 = ti.types.vector(6, float)
 mat6 = ti.types.matrix(6, 6, float)
@@ -177,15 +190,19 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
     are solved together on its six velocities (``solver/soil_block.py``); a block that did not converge
     in a sweep hands its rows to their one-by-one updates in that sweep (``SETTINGS_I.soil_block`` 0:
     always). The soil blocks of tree links are solved together first (``solver/soil_group.py``,
-    ``SETTINGS_I.tree_soil_block``); where that converged, they skip their own blocks in that sweep. Once a sweep changes the velocities no less than the sweep before it, the rest of the step
-    sweeps every row one by one (no contact block, no soil blocks)."""
+    ``SETTINGS_I.tree_soil_block``); where that converged, they skip their own blocks in that sweep. Once a
+    sweep changes the velocities no less than the sweep before it, the rest of the step sweeps every row one
+    by one (no contact block, no soil blocks), except that an env with a soil group takes its soil blocks up
+    again at the group's ``LATE_SWEEP``-th sweep, from which the group is solved in stages of stiffer
+    anchors (``soil_group.py``, "Slow steps")."""
     use_soil_block = 0  # the soil blocks are on (0/1)
     if ti.static(D.has_soil):
         use_soil_block = get(D.settings_i, e, 0, SETTINGS_I.soil_block)
     if ti.static(D.trees):
         setup_contact_block(D, e, n_rows, get(D.settings_i, e, 0, SETTINGS_I.contact_block))
+    light = 0  # the soil group is light: solved from LATE_SWEEP on only
     if ti.static(D.trees and D.has_soil):
-        setup_soil_group(D, e, n_rows, use_soil_block * get(D.settings_i, e, 0, SETTINGS_I.tree_soil_block))
+        light = setup_soil_group(D, e, n_rows, use_soil_block * get(D.settings_i, e, 0, SETTINGS_I.tree_soil_block))
     velocity_change(D, e)
     sweeps = 0
     done = False
@@ -202,8 +219,11 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
             if use_block != 0:
                 _local, _net, solved = contact_block_sweep(D, e)
         if ti.static(D.trees and D.has_soil):
-            if use_soil_block != 0 and sweeps >= FIRST_SWEEP:
-                grouped = soil_group_sweep(D, e, dt, tolerance)
+            late = sweeps >= LATE_SWEEP
+            if sweeps == LATE_SWEEP and get(D.soil_group_state, e, 0, SOIL_GROUP_STATE.count) > 0:
+                use_soil_block = get(D.settings_i, e, 0, SETTINGS_I.soil_block)  # (turned off in this step or not)
+            if use_soil_block != 0 and sweeps >= FIRST_SWEEP and (light == 0 or late):
+                grouped = soil_group_sweep(D, e, dt, tolerance, STAGES if late else 1)
         run_j = -1  # the link of the run of rows being swept on it (links.py, "Link runs"), or -1
         run_vel, run_phi, run_total = vec6(0.0), mat6(0.0), vec6(0.0)
         r = 0
