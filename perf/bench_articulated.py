@@ -86,7 +86,7 @@ def _tree_only_kernel():
                 # (as in the world's last step: the mass matrix and its factor where rows acted on the tree)
                 factored = get(D.tree_step, e, t, TREE_STEP.factored) != 0
                 tree_dynamics(D, e, t, get3(D.frame, e, get(D.tree, e, t, TREE.joint0), FRAME.position), gravity,
-                              factored)
+                              factored, False)  # (no RFT plates here)
                 if factored:
                     tree_factor(D, e, t, dt)
                 tree_free_velocity(D, e, t, dt)

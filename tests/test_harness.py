@@ -90,3 +90,15 @@ def test_an_absent_backend_is_reported_unavailable_not_failed(tmp_path):
         assert harness_report.validate({**json.loads(json.dumps({
             "machine": {}, "quick": True, "repeats": 1, "jobs": 1, "scenes": {}, "peers": [], "wall_s": 0.0})),
             "backends": [{**data, "wall_s": 0.1}]}) == []
+
+
+def test_the_tree_stage_timing_kernel_builds_on_the_current_tree_functions():
+    """``perf.bench_articulated`` and ``perf.bench_tracks`` time the tree stages alone with a kernel of their
+    own that calls the step's tree functions; it must still compile and run when their signatures change
+    (``tree_dynamics`` gained its ``loads`` argument once and both benchmarks stopped at their first case).
+    Reference: the measure's own bookkeeping (positive rates, the rounds asked for)."""
+    from perf.bench_articulated import _tree_only_kernel, chain_world, measure
+
+    row = measure(chain_world, 1, 5, 1, 2, _tree_only_kernel())
+    assert row["env_steps_per_s"] > 0.0 and row["tree_stages_env_steps_per_s"] > 0.0
+    assert len(row["env_steps_per_s_all"]) == 1
