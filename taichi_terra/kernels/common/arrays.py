@@ -258,7 +258,7 @@ LINK_RESPONSE = Block("link_response", [("column", 6), ("point", 3)],
                       "row first pushes on the link in a step; and B A, the velocity change per unit world impulse "
                       "at the point of the link's first row (LINK_DYN.point_row, A = [skew(r); I])")
 #: contact rows at most in one env's contact block (solver/block.py)
-BLOCK_ROWS = 6
+BLOCK_ROWS = 8
 BLOCK_MATRIX = Block("block_matrix", [("delassus", 9), ("factor", 9)],
                      "per env, BLOCK_ROWS x BLOCK_ROWS 3x3 blocks (row by row): the contact block's Delassus "
                      "matrix in the rows' contact frames (both triangles) and the block Cholesky factor L of its "

@@ -220,23 +220,6 @@ def claim_link_point(D: ti.template(), e, j, r, offset):
 
 
 @ti.func
-def point_cross_response(D: ti.template(), e, j, r, jp):
-    """The world velocity change (3x3) of the point at offset ``r`` [m] on the link of joint row ``j`` per unit
-    world impulse at the point row of the link of ``jp`` (another link, responses and point columns ready):
-    ``A^T J (B A)``, ``J (B A)`` summed along the path of ``j``'s link only. Zero for links of different
-    trees."""
-    out = mat3(0.0)
-    if get(D.joint_i, e, j, JOINT_I.tree) == get(D.joint_i, e, jp, JOINT_I.tree):
-        x = _path_response(D, e, j, get(D.joint_i, e, jp, JOINT_I.response0), tree_reference(D, e, j), False,
-                           LINK_RESPONSE.point, 3)
-        for c in ti.static(range(3)):  # A^T x = x_v - r x x_w, column by column
-            col = vec3(x[3, c], x[4, c], x[5, c]) - r.cross(vec3(x[0, c], x[1, c], x[2, c]))
-            for i in ti.static(range(3)):
-                out[i, c] = col[i]
-    return out
-
-
-@ti.func
 def push_link_point(D: ti.template(), e, j, r, offset, imp, scale):
     """``u += scale M~^-1 J^T A imp`` for a world impulse ``imp`` [N s] of row ``r`` at ``offset`` [m] on the link
     of joint row ``j``: through the link's point columns when ``r`` is its point row, else through ``B``."""
