@@ -22,6 +22,46 @@ def specializing(on: bool):
     finally:
         tt.init(cfg["arch"], cfg["precision"], cfg["threads"], specialize=False)
 
+
+def sweeps_with_and_without_block(world, start, steps: int) -> dict:
+    """The solver sweeps ``world`` takes over ``steps`` steps from the checkpoint ``start`` (all envs summed),
+    with the contact block (key True) and without (False); the block is left on, the state at the end of the
+    run without it."""
+    sweeps = {}
+    for together in (True, False):
+        world.restore(start)
+        world.solver.contact_block = together
+        total = 0
+        for _ in range(steps):
+            world.step(1)
+            total += world.get_solver_sweeps().sum()
+        sweeps[together] = total
+    world.solver.contact_block = True
+    return sweeps
+
+
+def step_against_row_by_row(world, system, reference_sweeps: int = 100000, check=None):
+    """The generalized velocities of ``system`` after one step of ``world`` from its current state as it is set
+    up, and after the same step swept row by row to convergence (``contact_block`` off, 1e-14 m/s, at most
+    ``reference_sweeps`` sweeps): ``(u, reference)``. ``check(world)``, if given, runs after the first. The
+    world is left in its state before the step, with its solver settings."""
+    solver = world.solver
+    saved = (solver.tolerance, solver.max_sweeps, solver.contact_block)
+    snap = world.checkpoint()
+    try:
+        world.step(1)
+        u = system.get_generalized_velocity()
+        if check is not None:
+            check(world)
+        world.restore(snap)
+        solver.tolerance, solver.max_sweeps, solver.contact_block = 1e-14, reference_sweeps, False
+        world.step(1)
+        reference = system.get_generalized_velocity()
+    finally:
+        world.restore(snap)
+        solver.tolerance, solver.max_sweeps, solver.contact_block = saved
+    return u, reference
+
 #: the standing pose of tests/data/urdf/quadruped.urdf: hip abduction, hip flexion, knee of each leg [rad]
 STAND = [0.0, 0.6, -1.2] * 4
 

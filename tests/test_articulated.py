@@ -13,7 +13,7 @@ import pytest
 
 import taichi_terra as tt
 from taichi_terra.bodies.urdf import URDFError, make_chain_urdf
-from helpers import STAND
+from helpers import STAND, step_against_row_by_row, sweeps_with_and_without_block
 
 DATA = Path(__file__).parent / "data" / "urdf"
 G = 9.81
@@ -700,29 +700,12 @@ def test_contact_block_reaches_the_row_by_row_solution_in_fewer_sweeps():
     tol = world.solver.tolerance
     world.step(100)
     start = world.checkpoint()
-    sweeps = {}
-    for together in (True, False):
-        world.restore(start)
-        world.solver.contact_block = together
-        total = 0
-        for _ in range(200):
-            world.step(1)
-            total += world.get_solver_sweeps().sum()
-        sweeps[together] = total
+    sweeps = sweeps_with_and_without_block(world, start, 200)
     assert sweeps[True] <= 0.5 * sweeps[False]
     world.restore(start)
-    world.solver.contact_block = True
     for steps in (1, 150, 250):
         world.step(steps)
-        snap = world.checkpoint()
-        world.step(1)
-        u = system.get_generalized_velocity()
-        world.restore(snap)
-        world.solver.tolerance, world.solver.max_sweeps, world.solver.contact_block = 1e-14, 100000, False
-        world.step(1)
-        reference = system.get_generalized_velocity()
-        world.restore(snap)
-        world.solver.tolerance, world.solver.max_sweeps, world.solver.contact_block = tol, 100, True
+        u, reference = step_against_row_by_row(world, system)
         assert np.abs(u - reference).max() < 10 * tol
 
 
@@ -754,6 +737,14 @@ def test_contact_block_gives_way_where_a_slipping_foot_makes_it_cycle():
     assert np.abs(solved[True][0] - solved[False][0]).max() < 1e-9
 
 
+def _block_solved_both(world):
+    """Both arm links touch the ground, both are block members, both stick and the block solved them."""
+    assert {link for _system, link in world.get_contacts(0).link_b} == {"l1", "l2"}
+    assert world._scratch.block("scratch_i", "block_state", "count")[0, 0, 0] == 2
+    assert world._scratch.block("scratch_i", "block_state", "mask")[0, 0, 0] == 3
+    assert world._scratch.block("scratch_i", "block_state", "usable")[0, 0, 0] == 2
+
+
 def test_contact_block_solves_redundant_contacts_with_its_diagonal_raised():
     """Reference: the converged row-by-row solution of the same step (``contact_block=False``, 1e-14 m/s).
     A fixed-base arm of two hinged links about y lies with the sphere at each link's end on the ground, both
@@ -780,23 +771,9 @@ def test_contact_block_solves_redundant_contacts_with_its_diagonal_raised():
         for steps in (1, 199):
             world.step(steps)
             if together:
-                snap = world.checkpoint()
-                world.step(1)
-                u = arm.get_generalized_velocity()
-                assert {link for _system, link in world.get_contacts(0).link_b} == {"l1", "l2"}
-                assert world._scratch.block("scratch_i", "block_state", "count")[0, 0, 0] == 2
-                assert world._scratch.block("scratch_i", "block_state", "mask")[0, 0, 0] == 3  # both stick
-                assert world._scratch.block("scratch_i", "block_state", "usable")[0, 0, 0] == 2  # and were solved
-                world.restore(snap)
-                world.solver.tolerance, world.solver.max_sweeps, world.solver.contact_block = 1e-14, 100000, False
-                world.step(1)
-                reference = arm.get_generalized_velocity()
-                world.restore(snap)
-                world.solver.tolerance, world.solver.max_sweeps, world.solver.contact_block = tol, 100, True
-                print("DIFF u", np.abs(u - reference).max())
+                u, reference = step_against_row_by_row(world, arm, check=_block_solved_both)
                 assert np.abs(u - reference).max() < 10 * tol
         runs.append(np.concatenate([arm.get_generalized_coordinate(), arm.get_generalized_velocity()], axis=1))
-    print("DIFF runs", np.abs(runs[0] - runs[1]).max())
     np.testing.assert_allclose(runs[0], runs[1], rtol=0.0, atol=10 * tol * 200 * 1e-3)
 
 

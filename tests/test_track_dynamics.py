@@ -14,6 +14,7 @@ import pytest
 import taichi_terra as tt
 from taichi_terra.bodies.tracked_robot import TrackedRobotDesign, tracked_robot_urdf
 from taichi_terra.bodies.urdf import URDFError
+from helpers import step_against_row_by_row, sweeps_with_and_without_block
 
 DT = 0.002
 R = 0.178  # sprocket pitch radius = the drives' gain [m]
@@ -124,34 +125,16 @@ def test_the_contact_block_solves_the_belts_contacts_together(cruising):
     both envs)."""
     world, system = cruising
     start = world.checkpoint()
-    sweeps = {}
     try:
-        for together in (True, False):
-            world.restore(start)
-            world.solver.contact_block = together
-            total = 0
-            for _ in range(100):
-                world.step(1)
-                total += world.get_solver_sweeps().sum()
-            sweeps[together] = total
+        sweeps = sweeps_with_and_without_block(world, start, 100)
         assert sweeps[True] <= 0.5 * sweeps[False]
         world.restore(start)
-        world.solver.contact_block = True
         for steps in (1, 40, 60):
             world.step(steps)
-            snap = world.checkpoint()
-            world.step(1)
-            u = system.get_generalized_velocity()
-            world.restore(snap)
-            world.solver.tolerance, world.solver.max_sweeps, world.solver.contact_block = 1e-14, 1000000, False
-            world.step(1)
-            reference = system.get_generalized_velocity()
-            world.restore(snap)
-            world.solver.tolerance, world.solver.max_sweeps, world.solver.contact_block = TOL, 400, True
+            u, reference = step_against_row_by_row(world, system, reference_sweeps=1000000)
             assert np.abs(u - reference).max() < SETTLED
     finally:
         world.restore(start)
-        world.solver.tolerance, world.solver.max_sweeps, world.solver.contact_block = TOL, 400, True
 
 
 @pytest.fixture(scope="module")
