@@ -52,10 +52,10 @@ fixed point (``|G|`` within a tenth of the tolerance at the first pass, with the
 are). Each stage solves the same laws, so the fixed point is the blocks' one. The soil blocks that the sweep
 turned off in the step (``sweep.py``) are taken up again at that sweep. Measured on the quadruped standing
 on soil over 2 s (``perf/bench_solver.py``, 1e-6 m/s): no step at the cap where 15 were (4,000 steps: none),
-5.15 sweeps a step against 6.77, 18.5x real time against 18.1-19.6x. In its steps of 8 sweeps or more the
-velocities end a median 8.3e-6 m/s (at most 2.4e-4) from a solve to 1e-12 m/s, in 12.6 sweeps, against
-1.9e-5 (at most 4.7e-4) in 24.3 sweeps before; in the other steps the error is as it was. Four stages of 30
-times were no more accurate; six of 10 times ran at 16.2x real time.
+5.15 sweeps a step against 6.77, 17.6x to 18.7x real time against 19.5x to 19.7x (alternated runs). In its
+steps of 8 sweeps or more the velocities end a median 8.3e-6 m/s (at most 2.4e-4) from a solve to 1e-12 m/s,
+in 12.6 sweeps, against 1.9e-5 (at most 4.7e-4) in 24.3 sweeps before; in the other steps the error is as it
+was. Four stages of 30 times were no more accurate; six of 10 times ran at 16.2x real time.
 """
 import taichi as ti
 
