@@ -88,14 +88,11 @@ def setup_contact_block(D: ti.template(), e, n_rows, on):
 
 
 @ti.func
-def _cross(D: ti.template(), e, rk, rl):
-    """``W_kl`` (3x3, world): the velocity change at member row ``rk``'s point per unit world impulse at
-    member row ``rl``'s, through their links (``A_k^T Phi_kl A_l``; zero between trees) and, for belt rows,
-    through the belts' drives (module docstring)."""
-    _fk, _ak, bk = row_geometry(D, e, rk)
-    _fl, _al, bl = row_geometry(D, e, rl)
-    jk = carrier_joint(D, e, get(D.row_i, e, rk, ROW_I.side_b))
-    jl = carrier_joint(D, e, get(D.row_i, e, rl, ROW_I.side_b))
+def _cross(D: ti.template(), e, rk, jk, bk, rl, jl, bl):
+    """``W_kl`` (3x3, world): the velocity change at member row ``rk``'s point (offset ``bk`` on the link of
+    joint row ``jk``) per unit world impulse at member row ``rl``'s (``bl``, ``jl``), through their links
+    (``A_k^T Phi_kl A_l``; zero between trees) and, for belt rows, through the belts' drives (module
+    docstring)."""
     w = mat3(0.0)
     if get(D.joint_i, e, jk, JOINT_I.tree) == get(D.joint_i, e, jl, JOINT_I.tree):
         phi = ti.Matrix.zero(float, 6, 6)
@@ -122,11 +119,13 @@ def _build_matrix(D: ti.template(), e, count):
     for k in range(count):
         rk = get(D.block_i, e, k, BLOCK_I.row)
         put33(D.block_matrix, e, k * BLOCK_ROWS + k, BLOCK_MATRIX.delassus, get33(D.row_f, e, rk, ROW_F.delassus))
-        fk, _ak, _bk = row_geometry(D, e, rk)
+        fk, _ak, bk = row_geometry(D, e, rk)
+        jk = carrier_joint(D, e, get(D.row_i, e, rk, ROW_I.side_b))
         for l in range(k + 1, count):
             rl = get(D.block_i, e, l, BLOCK_I.row)
-            fl, _al, _bl = row_geometry(D, e, rl)
-            w = fk.transpose() @ _cross(D, e, rk, rl) @ fl  # velocity at k per impulse at l, in their frames
+            fl, _al, bl = row_geometry(D, e, rl)
+            jl = carrier_joint(D, e, get(D.row_i, e, rl, ROW_I.side_b))
+            w = fk.transpose() @ _cross(D, e, rk, jk, bk, rl, jl, bl) @ fl  # velocity at k per impulse at l
             put33(D.block_matrix, e, k * BLOCK_ROWS + l, BLOCK_MATRIX.delassus, w)
             put33(D.block_matrix, e, l * BLOCK_ROWS + k, BLOCK_MATRIX.delassus, w.transpose())
     put(D.block_state, e, 0, BLOCK_STATE.built, 1)

@@ -171,6 +171,31 @@ def soil_pass(D: ti.template(), e, r0, r1, v, first, dt, stiffness):
     return summed, start, h
 
 
+#: what :func:`newton_move` tells a Newton iteration to do next
+CONVERGED, STALLED, HALVE, STEP, STOP = 0, 1, 2, 3, 4
+
+
+@ti.func
+def newton_move(size, last, it, halvings, tolerance):
+    """The next move of Newton's method on a block's or group's ``G`` after pass ``it`` measured ``|G|`` =
+    ``size`` (``last``: that of the last accepted pass, ``halvings`` so far): ``CONVERGED`` within a tenth of
+    the tolerance; where ``|G|`` grew, past a kink of the laws, ``HALVE`` the last step (``STALLED`` after
+    ``MAX_HALVINGS``); else a Newton ``STEP``, or ``STOP`` after the last pass. Returns the move and the
+    halvings."""
+    move = STOP
+    count = halvings
+    if size <= 0.1 * tolerance:
+        move = CONVERGED
+    elif it > 0 and size > last:
+        count += 1
+        move = HALVE
+        if count > MAX_HALVINGS:
+            move = STALLED
+    elif it < NEWTON_ITERATIONS - 1:
+        move = STEP
+    return move, count
+
+
 @ti.func
 def _newton(D: ti.template(), e, r0, r1, vel, phi, dt, tolerance, stiffness, start, fresh):
     """Newton's method on ``G`` from ``vel`` (module docstring) with a sticking point's shear ``stiffness``;
@@ -191,16 +216,15 @@ def _newton(D: ti.template(), e, r0, r1, vel, phi, dt, tolerance, stiffness, sta
             total = summed - start
             g = v - vel - phi @ total
             size = ti.max(g.max(), -g.min())
-            if size <= 0.1 * tolerance:
+            move, halvings = newton_move(size, last, it, halvings, tolerance)
+            if move == CONVERGED:
                 converged = True
-            elif it > 0 and size > last:  # past a kink of the laws: back to half the step
-                halvings += 1
-                if halvings > MAX_HALVINGS:
-                    stalled = True
-                else:
-                    step *= 0.5
-                    v -= step
-            elif it < NEWTON_ITERATIONS - 1:
+            elif move == STALLED:
+                stalled = True
+            elif move == HALVE:
+                step *= 0.5
+                v -= step
+            elif move == STEP:
                 step = solve6(ti.Matrix.identity(float, 6) + phi @ h, -g)
                 v += step
                 last = size

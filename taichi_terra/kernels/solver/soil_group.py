@@ -64,8 +64,8 @@ from ..common.arrays import JOINT_I, ROW_I, SOIL_GROUP_BLOCKS, SOIL_GROUP_F, SOI
 from ..common.schema import add, get, getn, put, putn
 from ..dynamics.bodies import carrier_joint, link_cross_phi
 from .links import close_link_run, open_link_run
-from .soil_block import (MAX_HALVINGS, NEWTON_ITERATIONS, STICK_STIFFNESS, STICK_STIFFNESS_SAFE, is_soil_block,
-                         soil_pass, soil_run_end)
+from .soil_block import (CONVERGED, HALVE, NEWTON_ITERATIONS, STALLED, STEP, STICK_STIFFNESS, STICK_STIFFNESS_SAFE,
+                         is_soil_block, newton_move, soil_pass, soil_run_end)
 
 vec6 = ti.types.vector(6, float)
 mat6 = ti.types.matrix(6, 6, float)
@@ -326,19 +326,18 @@ def _solve_stage(D: ti.template(), e, n, dt, tolerance, stiffness):
                         _set_rhs(D, e, i, -g)
                     if first:
                         first_size = size
-                    if size <= 0.1 * tolerance:
+                    move, halvings = newton_move(size, last, it, halvings, tolerance)
+                    if move == CONVERGED:
                         converged = True
-                    elif it > 0 and size > last:  # past a kink of the laws: back to half the step
-                        halvings += 1
-                        if halvings > MAX_HALVINGS:
-                            stalled = True
-                        else:
-                            for i in range(n):
-                                step = 0.5 * getn(D.soil_group_f, e, i, SOIL_GROUP_F.step, 6)
-                                putn(D.soil_group_f, e, i, SOIL_GROUP_F.step, step)
-                                putn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity,
-                                     getn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity, 6) - step)
-                    elif it < NEWTON_ITERATIONS - 1:
+                    elif move == STALLED:
+                        stalled = True
+                    elif move == HALVE:
+                        for i in range(n):
+                            step = 0.5 * getn(D.soil_group_f, e, i, SOIL_GROUP_F.step, 6)
+                            putn(D.soil_group_f, e, i, SOIL_GROUP_F.step, step)
+                            putn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity,
+                                 getn(D.soil_group_f, e, i, SOIL_GROUP_F.velocity, 6) - step)
+                    elif move == STEP:
                         _newton_step(D, e, n)
                         for i in range(n):
                             step = _rhs(D, e, i)
