@@ -22,9 +22,9 @@ read at the drive dofs).
 
 Contacts with static geometry act at the belt's mid-plane (the plane of its wheel centres), wherever
 across the width they touch: the belt carries its load to the wheels, and is flexible across its width.
-Contacts of one belt with the same static geometry at one place (within 1 % of the belt's width) and with
-one normal are one contact: the deepest carries the impulse, the others become ``ROW_MERGED`` rows that
-take none (:func:`merge_coincident`).
+Contacts of one belt with the same static geometry at one place of its mid-plane (within 1 % of the belt's
+width) and with one normal are one contact: the deepest carries the impulse, the others become
+``ROW_MERGED`` rows that take none (:func:`merge_coincident`).
 """
 import taichi as ti
 
@@ -91,11 +91,38 @@ def belt_frame(D: ti.template(), e, b, point):
 
 
 @ti.func
-def belt_sides(D: ti.template(), e, r, a, b, point):
-    """Row ``r``'s belts, for a contact at the world ``point`` between bodies ``a`` (-1: static) and ``b``:
-    each side's track (``ROW_I.belt_a``, ``belt_b``; -1: no belt) and belt direction (``ROW_F``), each
-    track's columns made ready. Returns the point at which side b takes the contact: on its belt's mid-plane
-    where side a is static geometry, else ``point``."""
+def contact_belt_direction(t, axis, outward):
+    """The belt direction at a contact whose normal points out of the belt along ``outward`` [unit, world],
+    given the direction ``t`` its surface runs at the contact point and the track ``axis``: ``a x n`` with
+    ``n`` the belt's outward normal there, which at a contact is the contact normal, taken in the belt's
+    plane. The belt's surface then slides along the contact's tangent plane and never into the other side
+    (a wheel's contact point sampled below its centre on a slope would otherwise run the belt into the
+    ground at the belt speed times the slope's angle). Where the normal lies nearer the axis than the
+    plane (a contact on the belt's side), ``t`` with its normal part removed."""
+    n_plane = outward - outward.dot(axis) * axis
+    along = ti.abs(outward.dot(axis))
+    out = t
+    if n_plane.norm() > along:
+        out = axis.cross(n_plane.normalized())
+        if out.dot(t) < 0.0:  # (t's sense: the belt's running sense at this point)
+            out = -out
+    else:
+        out = t - t.dot(outward) * outward
+        length = out.norm()
+        if length > 0.0:
+            out /= length
+    return out
+
+
+@ti.func
+def belt_sides(D: ti.template(), e, r, a, b, point, normal, rigid):
+    """Row ``r``'s belts, for a contact at the world ``point`` with the world ``normal`` (from ``a`` to ``b``)
+    between bodies ``a`` (-1: static) and ``b``: each side's track (``ROW_I.belt_a``, ``belt_b``; -1: no
+    belt) and belt direction (``ROW_F``; for a ``rigid`` contact tangent to it,
+    :func:`contact_belt_direction`; a soil point, whose normal is the bed's vertical, takes the rim's
+    direction at the point as it is: the belt on a wheel's front arc runs down into the rut), each track's
+    columns made ready. Returns the point at which side b takes the contact: on its belt's mid-plane where
+    side a is static geometry, else ``point``."""
     kb = body_track(D, e, b)
     ka = body_track(D, e, a)
     put(D.row_i, e, r, ROW_I.belt_a, ka)
@@ -103,12 +130,16 @@ def belt_sides(D: ti.template(), e, r, a, b, point):
     at_b = point
     if kb >= 0:
         t, axis, mid = belt_frame(D, e, b, point)
+        if rigid:
+            t = contact_belt_direction(t, axis, -normal)
         putn(D.row_f, e, r, ROW_F.belt_b, t)
         belt_columns(D, e, kb)
         if a < 0:
             at_b = point - (point - mid).dot(axis) * axis
     if ka >= 0:
-        t, _axis, _mid = belt_frame(D, e, a, point)
+        t, axis, _mid = belt_frame(D, e, a, point)
+        if rigid:
+            t = contact_belt_direction(t, axis, normal)
         putn(D.row_f, e, r, ROW_F.belt_a, t)
         belt_columns(D, e, ka)
     return at_b
@@ -255,17 +286,28 @@ def belt_impulse(D: ti.template(), e, r, imp):
 
 
 @ti.func
+def _on_mid_plane(D: ti.template(), e, b, s):
+    """Contact slot ``s``'s point [m, world] moved along the track axis onto the mid-plane of belt body
+    ``b``: where the belt takes a contact with static geometry (:func:`belt_sides`)."""
+    point = get3(D.contact, e, s, CONTACT.position)
+    _t, axis, mid = belt_frame(D, e, b, point)
+    return point - (point - mid).dot(axis) * axis
+
+
+@ti.func
 def merge_coincident(D: ti.template(), e, r):
     """Row ``r``, a contact of a belt (side b) with static geometry, against the earlier rows of the same
     belt with the same static geometry (a track's bodies are consecutive, so are their static pairs' rows):
-    where one lies within ``COINCIDENT`` of the belt's width and has the same normal, the shallower of the
-    two becomes ``ROW_MERGED``."""
+    where one acts within ``COINCIDENT`` of the belt's width of it and has the same normal, the shallower of
+    the two becomes ``ROW_MERGED``. Contacts with static geometry act at the belt's mid-plane (module
+    docstring), so two across the width at one place along the belt are one: the deeper one's constraint
+    holds the other's (its normal target is the higher), and their friction acts at one point."""
     k = get(D.row_i, e, r, ROW_I.belt_b)
     s = get(D.row_i, e, r, ROW_I.slot)
     p = get(D.row_i, e, r, ROW_I.pair)
     kind, other = get(D.pair, e, p, PAIR.kind), get(D.pair, e, p, PAIR.other)
     reach = COINCIDENT * get(D.track_f, e, k, TRACK_F.width)
-    pos, n = get3(D.contact, e, s, CONTACT.position), get3(D.contact, e, s, CONTACT.normal)
+    pos, n = _on_mid_plane(D, e, get(D.row_i, e, r, ROW_I.side_b), s), get3(D.contact, e, s, CONTACT.normal)
     rr = r - 1
     going = rr >= 0
     while going:
@@ -277,7 +319,7 @@ def merge_coincident(D: ti.template(), e, r):
                 p2 = ri[ROW_I.pair]
                 s2 = ri[ROW_I.slot]
                 if get(D.pair, e, p2, PAIR.kind) == kind and get(D.pair, e, p2, PAIR.other) == other:
-                    if (get3(D.contact, e, s2, CONTACT.position) - pos).norm() <= reach and \
+                    if (_on_mid_plane(D, e, ri[ROW_I.side_b], s2) - pos).norm() <= reach and \
                             get3(D.contact, e, s2, CONTACT.normal).dot(n) >= SAME_NORMAL:
                         if get(D.contact, e, s, CONTACT.depth) > get(D.contact, e, s2, CONTACT.depth):
                             put(D.row_i, e, rr, ROW_I.kind, ROW_MERGED)

@@ -96,7 +96,8 @@ def build_rows(D: ti.template(), e, n_static, dt, slop, erp, max_push):
             put(D.row_i, e, r, ROW_I.belt_b, -1)
             if ti.static(D.has_belts):
                 if n_tracks > 0:
-                    rb = link_offset(D, e, b, belt_sides(D, e, r, a, b, point))
+                    rb = link_offset(D, e, b, belt_sides(D, e, r, a, b, point, get3(D.contact, e, s, CONTACT.normal),
+                                                         kind != PAIR_SOIL))
             put33(D.row_f, e, r, ROW_F.frame, frame)
             putn(D.row_f, e, r, ROW_F.offset_a, ra)
             putn(D.row_f, e, r, ROW_F.offset_b, rb)
