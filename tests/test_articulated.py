@@ -738,21 +738,21 @@ def test_contact_block_gives_way_where_a_slipping_foot_makes_it_cycle():
 
 
 def _block_solved_both(world):
-    """Both arm links touch the ground, both are block members, both stick and the block solved them."""
+    """Both arm links touch the ground, both are block members and the block solved them together."""
     assert {link for _system, link in world.get_contacts(0).link_b} == {"l1", "l2"}
     assert world._scratch.block("scratch_i", "block_state", "count")[0, 0, 0] == 2
-    assert world._scratch.block("scratch_i", "block_state", "mask")[0, 0, 0] == 3
-    assert world._scratch.block("scratch_i", "block_state", "usable")[0, 0, 0] == 2
+    assert world._scratch.block("scratch_i", "block_state", "solved")[0, 0, 0] == 3
 
 
 def test_contact_block_solves_redundant_contacts_with_its_diagonal_raised():
     """Reference: the converged row-by-row solution of the same step (``contact_block=False``, 1e-14 m/s).
     A fixed-base arm of two hinged links about y lies with the sphere at each link's end on the ground, both
-    sticking (friction 2): six contact rows on two dofs, so the block's 6 x 6 Delassus matrix has rank two
-    (plus the 1e-9 regularization of each row) and its plain factor is refused. It is factored again with its
-    diagonal raised (``kernels/solver/block.py``) and used: the velocities it leaves are within 10 tolerances
-    of the converged ones (the bound of the stop test, as for the quadruped), at the start of the drop and
-    at rest, and the arm ends where the row-by-row sweeps leave it to within that bound times the time run."""
+    sticking (friction 2): six contact rows on two dofs, so the block's 6 x 6 system of two sticking members
+    has rank two (plus the 1e-9 regularization of each row) and its plain elimination is refused. It is
+    solved again with its diagonal raised (``kernels/solver/active_set.py``) and used: the velocities it
+    leaves are within 10 tolerances of the converged ones (the bound of the stop test, as for the quadruped),
+    at the start of the drop and at rest, and the arm ends where the row-by-row sweeps leave it to within
+    that bound times the time run."""
     sphere = '<collision><origin xyz="0.4 0 0"/><geometry><sphere radius="0.05"/></geometry></collision>'
     links = "".join(f'<link name="l{k}"><inertial><origin xyz="0.2 0 0"/><mass value="1"/><inertia ixx="1e-3" '
                     f'iyy="1e-2" izz="1e-2" ixy="0" ixz="0" iyz="0"/></inertial>{sphere}</link>' for k in (1, 2))

@@ -323,8 +323,9 @@ def test_belt_contacts_are_coloured_by_their_traction():
     """Reference: Coulomb's law on a sliding belt. Drive torques of 40 N m push the 32 kg tracked robot beyond
     ``mu W`` (friction 0.8): every belt contact that carries load slides, its tangential force 0.8 of its
     normal force, and is drawn 80 % of the way from the no-traction colour to the full-traction one; the
-    contacts that carry nothing (those merged into coincident ones among them) keep the no-traction
-    colour."""
+    contacts that carry nothing (those merged into coincident ones among them, and those the load does not
+    need: a rigid robot on the four ends of its footprints is carried by any three of them) keep the
+    no-traction colour."""
     from taichi_terra.bodies.tracked_robot import tracked_robot_urdf
     from taichi_terra.viewer.viewer import TRACTION_COLORS
 
@@ -341,7 +342,7 @@ def test_belt_contacts_are_coloured_by_their_traction():
     c = world.get_contacts(0)
     low, high = np.asarray(TRACTION_COLORS[0]), np.asarray(TRACTION_COLORS[1])
     loaded = forces[:, 2] > 1e-9
-    assert loaded.sum() >= 4 and c.merged.any() and not np.any(c.merged & loaded)
+    assert loaded.sum() >= 3 and c.merged.any() and not np.any(c.merged & loaded)
     np.testing.assert_allclose(colors[loaded], np.tile(0.2 * low + 0.8 * high, (loaded.sum(), 1)), atol=1e-6)
     np.testing.assert_allclose(colors[~loaded], np.tile(low, ((~loaded).sum(), 1)), atol=1e-12)
     assert viewer.capture().shape == (H, W, 3)

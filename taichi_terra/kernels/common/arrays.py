@@ -17,7 +17,8 @@ state_i     state   i32    env, pair_count, feature, sweep_order, shape_pair, pr
 control     control real   body_load (external force and torque) per body, drive (per tree dof)
 scratch_f   scratch real   link (world inverse inertia), reach (broadphase spheres), row (solver rows), frame,
                            link_dyn, tree_mass, tree_factor, tree_inverse, tree_dof,
-                           link_response (articulated trees), block_matrix, block_vector (contact block),
+                           link_response (articulated trees), block_matrix, block_vector, block_system,
+                           block_unknown (contact block),
                            track_dyn (belts), u_seen (the sweeps' stopping test)
 scratch_i   scratch i32    row (kind, slot, pair, sides), sweep (broadphase counts), launch (the step's stamp)
 soil_rev    state   i64    revision per soil-bed sample row (for renderers; not checkpointed)
@@ -258,21 +259,30 @@ LINK_RESPONSE = Block("link_response", [("column", 6), ("point", 3)],
                       "row first pushes on the link in a step; and B A, the velocity change per unit world impulse "
                       "at the point of the link's first row (LINK_DYN.point_row, A = [skew(r); I])")
 #: contact rows at most in one env's contact block (solver/block.py)
-BLOCK_ROWS = 8
-BLOCK_MATRIX = Block("block_matrix", [("delassus", 9), ("factor", 9)],
+BLOCK_ROWS = 12
+#: unknowns at most in the contact block's active-set system (three a member)
+BLOCK_UNKNOWNS = 3 * BLOCK_ROWS
+BLOCK_MATRIX = Block("block_matrix", [("delassus", 9)],
                      "per env, BLOCK_ROWS x BLOCK_ROWS 3x3 blocks (row by row): the contact block's Delassus "
-                     "matrix in the rows' contact frames (both triangles) and the block Cholesky factor L of its "
-                     "sticking members' submatrix (packed; lower blocks, the diagonal ones inverted)")
-BLOCK_VECTOR = Block("block_vector", [("velocity", 3), ("impulse", 3)],
-                     "per env, BLOCK_ROWS entries: each sticking member's velocity error [m/s] and solved impulse "
-                     "change [N s] in its contact frame, packed")
-BLOCK_I = Block("block", [("row", 1), ("sticking", 1)],
-                "per env, BLOCK_ROWS entries: the row of each contact-block member; the member at each packed "
-                "position of the factored submatrix")
-BLOCK_STATE = Block("block_state", [("count", 1), ("built", 1), ("mask", 1), ("usable", 1)],
-                    "per env: contact-block members this step, Delassus matrix built (0/1), the sticking members "
-                    "(bit k: member k) the factor is for (-1: none) and their number, or 0 where that submatrix "
-                    "was not positive definite")
+                     "matrix in the rows' contact frames (both triangles)")
+BLOCK_VECTOR = Block("block_vector", [("free", 3), ("slip", 3)],
+                     "per env, BLOCK_ROWS entries: each member's velocity less its target [m/s] with every "
+                     "member's impulse taken out, and a sliding member's impulse per unit normal impulse (its "
+                     "contact frame; solver/active_set.py)")
+BLOCK_SYSTEM = Block("block_system", [("entry", 1)],
+                     "per env, BLOCK_UNKNOWNS x BLOCK_UNKNOWNS row by row: the active-set system of the contact "
+                     "block's members as built, then as eliminated (solver/active_set.py)")
+BLOCK_UNKNOWN = Block("block_unknown", [("rhs", 1), ("scale", 1), ("solution", 1)],
+                      "per env, BLOCK_UNKNOWNS entries: the active-set system's right-hand side, each unknown's "
+                      "diagonal entry as built (the pivots' scale) and the solution [N s]")
+BLOCK_I = Block("block", [("row", 1), ("start", 1), ("state", 1), ("next", 1), ("switches", 1)],
+                "per env, BLOCK_ROWS entries: the row of each contact-block member; in the active-set solve, "
+                "the member's first unknown (-1: none), its state (0 off, 1 sticking, 2 sliding), the state the "
+                "last solution asks for and how often it changed state in this solve")
+BLOCK_STATE = Block("block_state", [("count", 1), ("built", 1), ("off", 1), ("solved", 1)],
+                    "per env: contact-block members this step, Delassus matrix built (0/1), the block off for the "
+                    "rest of the step (0/1: turned off in the settings, or an active-set solve failed), the "
+                    "members the last sweep solved together (bit k: member k)")
 #: tree links at most in one env's soil group, and soil blocks at most on them (solver/soil_group.py)
 SOIL_GROUP_LINKS = 6
 SOIL_GROUP_BLOCKS = 12
@@ -392,7 +402,8 @@ STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, 
 CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
-                                               LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, PIN_RESPONSE, PIN_MATRIX,
+                                               LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, BLOCK_SYSTEM, BLOCK_UNKNOWN,
+                                               PIN_RESPONSE, PIN_MATRIX,
                                                PIN_VECTOR, TRACK_DYN, SOIL_GROUP_F, SOIL_GROUP_MATRIX,
                                                SOIL_GROUP_VECTOR,
                                                PLATE_OUT, PLATE_LOAD, SAND, U_SEEN], "scratch")
@@ -491,7 +502,8 @@ _REF_NAMES = {
     ("state_f", "pin"): "pin_state", ("scratch_f", "link_response"): "link_response",
     ("state_f", "joint_state"): "joint_state", ("scratch_i", "soil_claim"): "soil_claim",
     ("scratch_i", "tree_step"): "tree_step", ("scratch_f", "block_matrix"): "block_matrix",
-    ("scratch_f", "block_vector"): "block_vector", ("scratch_i", "block"): "block_i",
+    ("scratch_f", "block_vector"): "block_vector", ("scratch_f", "block_system"): "block_system",
+    ("scratch_f", "block_unknown"): "block_unknown", ("scratch_i", "block"): "block_i",
     ("scratch_i", "block_state"): "block_state", ("model_i", "track"): "track_i", ("model_f", "track"): "track_f",
     ("scratch_f", "pin_response"): "pin_response", ("scratch_f", "pin_matrix"): "pin_matrix",
     ("scratch_f", "pin_vector"): "pin_vector", ("scratch_f", "track_dyn"): "track_dyn",

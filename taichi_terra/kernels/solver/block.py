@@ -1,90 +1,101 @@
-"""The contact block: the sticking contacts of articulated trees solved together in each sweep.
+"""The contact block: the rigid contacts of articulated trees solved together in each sweep.
 
 Contacts on the links of one tree are coupled through its joints and its floating base: an impulse under
 one foot of a quadruped moves the other three. Row by row, the sweep then reduces the error by only about a
 third per sweep (a quadruped standing on four feet: 6 to 8 sweeps per step to the 1e-6 m/s tolerance, 15
-in its transients); solved together, the feet settle in one. A tracked robot driving on flat ground passes
-its drive through the contacts of its belts, whose light drives and heavy body take about half the error
-out per sweep: 10.9 sweeps a step row by row, 2.7 in the block (``perf.bench_tracks``' robot at 4 rad/s).
+in its transients); solved together, the feet settle in one. A tracked robot passes its drive through the
+contacts of its belts, whose light drives and heavy body take about half the error out per sweep, and
+crossing uneven ground its belts slide at some contacts while they stick at others: row by row, 20 sweeps
+a step on ``perf.bench_tracks``' sine-shaped map (5 % of the steps at the 100-sweep cap).
 
 The block holds up to ``BLOCK_ROWS`` rigid contact rows of an env against static geometry, each on a tree
-link, with friction: first those the warm start loaded, then the others, in row order. A belt's contacts
-are members too (``belts/rows.py``: their Jacobian holds the belt's drives). Its Delassus matrix ``K`` (the
-rows' 3x3 blocks in their contact frames) has the rows' own blocks on its diagonal and, between two rows
-``k`` and ``l`` on one tree, ``F_k^T W_kl F_l`` with ``W_kl = A_k^T Phi_kl A_l`` (``Phi_kl`` the response of
-``k``'s link to a spatial impulse on ``l``'s) plus, where they are belt rows, the terms through the drives:
-``A_k^T beta_k(l) t_l^T + t_k beta_l(k)^T A_l + (g_k^T M~^-1 g_l) t_k t_l^T`` (``_cross``). It is built when
-first needed in a step.
+link, with friction: first those the warm start loaded, then the others nearest first (the highest normal
+target: touching before apart), of those apart only the ones closing their gap within the step. A belt's
+contacts are members too (``belts/rows.py``: their Jacobian holds the belt's drives). Its Delassus matrix
+``K`` (the rows' 3x3 blocks in their contact frames) has the rows' own blocks on its diagonal and, between
+two rows ``k`` and ``l`` on one tree, ``F_k^T W_kl F_l`` with ``W_kl = A_k^T Phi_kl A_l`` (``Phi_kl`` the
+response of ``k``'s link to a spatial impulse on ``l``'s) plus, where they are belt rows, the terms through
+the drives: ``A_k^T beta_k(l) t_l^T + t_k beta_l(k)^T A_l + (g_k^T M~^-1 g_l) t_k t_l^T`` (``_cross``). It
+is built when first needed in a step.
 
-At each sweep the members whose impulse lies strictly inside its friction cone with a positive normal part
-stick. If two or more do, the block solves ``K_SS dlambda = -(v_S - target_S)`` for them together: the
-impulse change that brings every sticking point to its target velocity (the normal one, zero slip), given
-what every other row does. The result is taken only if each new impulse stays in its cone; then it is the
-solution of those rows' projected Gauss-Seidel block, and the sweep goes on with the other rows. Otherwise
-(a contact starts to slip or lift) the rows take their usual one-by-one updates in that sweep. ``K_SS`` is
-factored (Cholesky) once per step and set of sticking members. Where it is not positive definite (more
-sticking contacts than the links can tell apart: a belt's contacts with the ground, or several on one
-rigid link), it is factored again with its diagonal raised by ``REGULARIZATION`` times the pivot bound
-(4e-6 of itself in f64): the update then takes out the error along every direction that ``K_SS`` is
-stiff in, and shares the load among the redundant contacts as the raised diagonal says. An update
-that is zero where the velocities are at their targets keeps the sweep's fixed point, so the result, to
-within the sweep tolerance, is the same; only fewer sweeps reach it. Coulomb friction is not a
-minimization, so these block updates can cycle where one-by-one updates converge (a foot slipping while two
-stick): the sweep (``sweep.sweep_rows``) stops using the block for the rest of a step once a sweep's net
-velocity change stops shrinking.
+At each sweep where two or more members carry or are about to carry load, they are solved together, each
+off, sticking or sliding, by an active-set method on ``K`` (``solver/active_set.py``): given what every
+other row does, the result is the solution of the members' Coulomb contact problem, which row-by-row
+sweeps reach only in the limit. The members solved skip their one-by-one update in the sweep, and the
+sweep goes on with the other rows. Where the active set finds no consistent set of states, nothing
+changes, the sweep goes on row by row, and the block is not tried again in the step. Coulomb friction is
+not a minimization, so the block's updates can cycle where one-by-one updates converge: the sweep
+(``sweep.sweep_rows``) stops using the block for the rest of a step once a sweep's net velocity change
+stops shrinking.
 """
 import taichi as ti
 
-from ...backend import ti_real
 from ..belts.rows import belt_coupling, belt_point_cross
-from ..common.arrays import BLOCK_I, BLOCK_MATRIX, BLOCK_ROWS, BLOCK_STATE, BLOCK_VECTOR, JOINT_I, ROW_F, ROW_I
+from ..common.arrays import BLOCK_I, BLOCK_MATRIX, BLOCK_ROWS, BLOCK_STATE, JOINT_I, ROW_F, ROW_I
 from ..common.layout import ROW_CONTACT
-from ..common.schema import get, get3, get33, put, put33, putn
+from ..common.schema import get, get3, get33, put, put33
 from ..dynamics.bodies import carrier_joint, link_cross_phi, link_phi, point_map
-from .links import apply_impulse, relative_velocity
+from .active_set import member_error, solve_members
 from .rows import row_geometry
 
-_INSIDE = 1.0 - 1e-9  # a member sticks while |lambda_t| < _INSIDE mu lambda_n
-#: where the sticking members' submatrix is not positive definite, its diagonal is raised by this times
-#: ``_pivot()`` times itself (module docstring): every Schur pivot is then at least that share of its entry
-REGULARIZATION = 4.0
-
-
-def _pivot() -> float:
-    """A squared Cholesky pivot below this times its entry of ``K``'s diagonal: the submatrix is taken as
-    singular. (A quadruped's four feet have 0.66 at least, with ``K``'s condition number about 7; the 1e-9
-    regularization of a row whose link cannot move along some direction stays far below; in f32 rounding
-    alone leaves about 1e-6.)"""
-    return 1e-6 if ti_real() == ti.f64 else 1e-3
-
-
 mat3 = ti.math.mat3
-vec3 = ti.math.vec3
+
+
+@ti.func
+def _eligible(D: ti.template(), e, r):
+    """Row ``r`` can be a contact-block member: a rigid contact with friction of a tree link with static
+    geometry."""
+    ok = False
+    if get(D.row_i, e, r, ROW_I.kind) == ROW_CONTACT and get(D.row_i, e, r, ROW_I.side_a) < 0 and \
+            get(D.row_f, e, r, ROW_F.friction) > 0.0:
+        ok = carrier_joint(D, e, get(D.row_i, e, r, ROW_I.side_b)) >= 0
+    return ok
 
 
 @ti.func
 def setup_contact_block(D: ti.template(), e, n_rows, on):
     """Pick env ``e``'s contact-block members among its ``n_rows`` rows (none where ``on`` is 0): rigid
     contacts of tree links with static geometry, with friction, belts' included; first those the warm start
-    loaded, then the others, each in row order, up to ``BLOCK_ROWS`` (rows are marked ``ROW_I.block``; the
-    matrix is built later, when first needed)."""
+    loaded (in row order), then the others nearest first (the highest normal target), of those apart from
+    their geometry only the ones closing the gap within the step at their present velocity, up to
+    ``BLOCK_ROWS`` (rows are marked ``ROW_I.block``; the matrix is built later, when first needed)."""
     count = 0
-    for r in range(n_rows):
+    for r in range(n_rows):  # -1: no member (yet); -2: a candidate
         put(D.row_i, e, r, ROW_I.block, -1)
     if on != 0:
-        for unloaded in ti.static(range(2)):
-            for r in range(n_rows):
-                if count < BLOCK_ROWS and get(D.row_i, e, r, ROW_I.block) < 0 and \
-                        get(D.row_i, e, r, ROW_I.kind) == ROW_CONTACT and get(D.row_i, e, r, ROW_I.side_a) < 0 and \
-                        get(D.row_f, e, r, ROW_F.friction) > 0.0 and \
-                        (get(D.row_f, e, r, ROW_F.impulse) > 0.0) == (unloaded == 0):
-                    if carrier_joint(D, e, get(D.row_i, e, r, ROW_I.side_b)) >= 0:
+        for r in range(n_rows):
+            if _eligible(D, e, r):
+                if get(D.row_f, e, r, ROW_F.impulse) > 0.0:
+                    if count < BLOCK_ROWS:
                         put(D.row_i, e, r, ROW_I.block, count)
                         put(D.block_i, e, count, BLOCK_I.row, r)
                         count += 1
+                elif get(D.row_f, e, r, ROW_F.target) >= 0.0 or member_error(D, e, r)[0] < 0.0:
+                    put(D.row_i, e, r, ROW_I.block, -2)  # touching, or closing the gap within the step
+        going = count < BLOCK_ROWS
+        while going:
+            best = -1
+            top = 0.0
+            for r in range(n_rows):
+                if get(D.row_i, e, r, ROW_I.block) == -2:
+                    target = get(D.row_f, e, r, ROW_F.target)
+                    if best < 0 or target > top:
+                        best = r
+                        top = target
+            if best < 0:
+                going = False
+            else:
+                put(D.row_i, e, best, ROW_I.block, count)
+                put(D.block_i, e, count, BLOCK_I.row, best)
+                count += 1
+                going = count < BLOCK_ROWS
+        for r in range(n_rows):
+            if get(D.row_i, e, r, ROW_I.block) == -2:
+                put(D.row_i, e, r, ROW_I.block, -1)
     put(D.block_state, e, 0, BLOCK_STATE.count, count)
     put(D.block_state, e, 0, BLOCK_STATE.built, 0)
-    put(D.block_state, e, 0, BLOCK_STATE.mask, -1)
+    put(D.block_state, e, 0, BLOCK_STATE.off, 1 if on == 0 else 0)
+    put(D.block_state, e, 0, BLOCK_STATE.solved, 0)
 
 
 @ti.func
@@ -132,150 +143,34 @@ def _build_matrix(D: ti.template(), e, count):
 
 
 @ti.func
-def _chol3(a, k):
-    """Inverse of the lower Cholesky factor of the symmetric 3x3 ``a`` (a Schur complement of the diagonal
-    block ``k`` of ``K``), and whether ``a`` is positive definite: each squared pivot above ``_pivot()``
-    times its entry of ``k``'s diagonal."""
-    ok = True
-    l = mat3(0.0)
-    rec = vec3(0.0, 0.0, 0.0)  # 1 / l_jj
-    for j in ti.static(range(3)):
-        d = a[j, j]
-        for m in ti.static(range(j)):
-            d -= l[j, m] * l[j, m]
-        if d <= ti.static(_pivot()) * k[j, j]:
-            ok = False
-            d = 1.0
-        l[j, j] = ti.sqrt(d)
-        rec[j] = 1.0 / l[j, j]
-        for i in ti.static(range(j + 1, 3)):
-            v = a[i, j]
-            for m in ti.static(range(j)):
-                v -= l[i, m] * l[j, m]
-            l[i, j] = v * rec[j]
-    inv = mat3(0.0)  # forward substitution on the identity
-    for c in ti.static(range(3)):
-        inv[c, c] = rec[c]
-        for i in ti.static(range(c + 1, 3)):
-            v = 0.0
-            for m in ti.static(range(c, i)):
-                v -= l[i, m] * inv[m, c]
-            inv[i, c] = v * rec[i]
-    return inv, ok
-
-
-@ti.func
-def _factor(D: ti.template(), e, mask, count, reg):
-    """Block Cholesky factor ``L`` of ``K``'s submatrix for the members in ``mask``, its diagonal raised by
-    ``reg`` times itself, packed by 3x3 blocks: the diagonal blocks hold ``L_aa^-1``. Returns the number of
-    sticking members, or 0 where that matrix is not positive definite."""
-    m = 0
-    for k in range(count):  # the packed position's member
-        if (mask >> k) & 1:
-            put(D.block_i, e, m, BLOCK_I.sticking, k)
-            m += 1
-    ok = True
-    for a in range(m):
-        if ok:
-            ka = get(D.block_i, e, a, BLOCK_I.sticking)
-            kaa = get33(D.block_matrix, e, ka * BLOCK_ROWS + ka, BLOCK_MATRIX.delassus)
-            s = kaa
-            for c in ti.static(range(3)):
-                s[c, c] += reg * kaa[c, c]
-            for b in range(a):
-                lab = get33(D.block_matrix, e, a * BLOCK_ROWS + b, BLOCK_MATRIX.factor)
-                s -= lab @ lab.transpose()
-            inv, fine = _chol3(s, kaa)
-            if not fine:
-                ok = False
-            put33(D.block_matrix, e, a * BLOCK_ROWS + a, BLOCK_MATRIX.factor, inv)
-            for i in range(a + 1, m):
-                ki = get(D.block_i, e, i, BLOCK_I.sticking)
-                t = get33(D.block_matrix, e, ki * BLOCK_ROWS + ka, BLOCK_MATRIX.delassus)
-                for b in range(a):
-                    t -= get33(D.block_matrix, e, i * BLOCK_ROWS + b, BLOCK_MATRIX.factor) @ \
-                        get33(D.block_matrix, e, a * BLOCK_ROWS + b, BLOCK_MATRIX.factor).transpose()
-                put33(D.block_matrix, e, i * BLOCK_ROWS + a, BLOCK_MATRIX.factor, t @ inv.transpose())
-    if not ok:
-        m = 0
-    return m
-
-
-@ti.func
-def _solve(D: ti.template(), e, m):
-    """``impulse <- -(L L^T)^-1 velocity`` over the ``m`` packed members."""
-    for a in range(m):
-        y = -get3(D.block_vector, e, a, BLOCK_VECTOR.velocity)
-        for b in range(a):
-            y -= get33(D.block_matrix, e, a * BLOCK_ROWS + b, BLOCK_MATRIX.factor) @ \
-                get3(D.block_vector, e, b, BLOCK_VECTOR.impulse)
-        putn(D.block_vector, e, a, BLOCK_VECTOR.impulse,
-             get33(D.block_matrix, e, a * BLOCK_ROWS + a, BLOCK_MATRIX.factor) @ y)
-    for aa in range(m):
-        a = m - 1 - aa
-        x = get3(D.block_vector, e, a, BLOCK_VECTOR.impulse)
-        for i in range(a + 1, m):
-            x -= get33(D.block_matrix, e, i * BLOCK_ROWS + a, BLOCK_MATRIX.factor).transpose() @ \
-                get3(D.block_vector, e, i, BLOCK_VECTOR.impulse)
-        putn(D.block_vector, e, a, BLOCK_VECTOR.impulse,
-             get33(D.block_matrix, e, a * BLOCK_ROWS + a, BLOCK_MATRIX.factor).transpose() @ x)
-
-
-@ti.func
-def contact_block_sweep(D: ti.template(), e):
-    """The block's part of a sweep: solve the sticking members together, if two or more stick and the
-    solution keeps every impulse in its cone. Returns ``(local, net, done)``: the largest velocity change
-    the update made and the largest change of a member's velocity since the last sweep (as the sweep
-    measures its rows), and a mask of the members solved (their rows skip this sweep's one-by-one update)."""
-    local = 0.0
-    net = 0.0
+def contact_block_sweep(D: ti.template(), e, n_rows, tolerance):
+    """The block's part of a sweep: where two or more members carry load (a positive normal impulse), solve
+    them together (``solver/active_set.py``, slack
+    ``tolerance`` [m/s]). Returns a mask of the members solved (bit ``k``: member ``k``; their rows skip this
+    sweep's one-by-one update)."""
     done = 0
     count = get(D.block_state, e, 0, BLOCK_STATE.count)
-    mask = 0
-    n = 0
-    for k in range(count):
-        r = get(D.block_i, e, k, BLOCK_I.row)
-        lam = get3(D.row_f, e, r, ROW_F.impulse)
-        if lam[0] > 0.0 and lam[1] * lam[1] + lam[2] * lam[2] < (_INSIDE * get(D.row_f, e, r, ROW_F.friction) *
-                                                                 lam[0]) ** 2:
-            mask |= 1 << k
-            n += 1
-    if n >= 2:
-        if get(D.block_state, e, 0, BLOCK_STATE.built) == 0:
-            _build_matrix(D, e, count)
-        if get(D.block_state, e, 0, BLOCK_STATE.mask) != mask:
-            put(D.block_state, e, 0, BLOCK_STATE.mask, mask)
-            m0 = _factor(D, e, mask, count, 0.0)
-            if m0 == 0:  # redundant members: with the diagonal raised (module docstring)
-                m0 = _factor(D, e, mask, count, ti.static(REGULARIZATION * _pivot()))
-            put(D.block_state, e, 0, BLOCK_STATE.usable, m0)
-        m = get(D.block_state, e, 0, BLOCK_STATE.usable)
-        if m > 0:
-            for a in range(m):
-                r = get(D.block_i, e, get(D.block_i, e, a, BLOCK_I.sticking), BLOCK_I.row)
-                frame, ra, rb = row_geometry(D, e, r)
-                vloc = frame.transpose() @ relative_velocity(D, e, r, -1, get(D.row_i, e, r, ROW_I.side_b), ra, rb)
-                putn(D.block_vector, e, a, BLOCK_VECTOR.velocity, vloc - vec3(get(D.row_f, e, r, ROW_F.target), 0.0,
-                                                                             0.0))
-            _solve(D, e, m)
-            feasible = True
-            for a in range(m):
-                r = get(D.block_i, e, get(D.block_i, e, a, BLOCK_I.sticking), BLOCK_I.row)
-                new = get3(D.row_f, e, r, ROW_F.impulse) + get3(D.block_vector, e, a, BLOCK_VECTOR.impulse)
-                if new[0] <= 0.0 or new[1] * new[1] + new[2] * new[2] > (get(D.row_f, e, r, ROW_F.friction) *
-                                                                         new[0]) ** 2:
-                    feasible = False
-            if feasible:
-                for a in range(m):
-                    r = get(D.block_i, e, get(D.block_i, e, a, BLOCK_I.sticking), BLOCK_I.row)
-                    frame, ra, rb = row_geometry(D, e, r)
-                    d = get3(D.block_vector, e, a, BLOCK_VECTOR.impulse)
-                    vloc = get3(D.block_vector, e, a, BLOCK_VECTOR.velocity) + \
-                        vec3(get(D.row_f, e, r, ROW_F.target), 0.0, 0.0)
-                    net = ti.max(net, (vloc - get3(D.row_f, e, r, ROW_F.seen)).norm())
-                    putn(D.row_f, e, r, ROW_F.seen, vloc)
-                    apply_impulse(D, e, r, -1, get(D.row_i, e, r, ROW_I.side_b), ra, rb, frame @ d)
-                    putn(D.row_f, e, r, ROW_F.impulse, get3(D.row_f, e, r, ROW_F.impulse) + d)
-                    local = ti.max(local, get(D.row_f, e, r, ROW_F.delassus) * d.norm())
-                done = mask
-    return local, net, done
+    if get(D.block_state, e, 0, BLOCK_STATE.off) == 0 and count < BLOCK_ROWS:
+        for r in range(n_rows):  # rows the last sweep loaded join (the matrix is built again)
+            if count < BLOCK_ROWS and get(D.row_i, e, r, ROW_I.block) < 0 and \
+                    get(D.row_f, e, r, ROW_F.impulse) > 0.0 and _eligible(D, e, r):
+                put(D.row_i, e, r, ROW_I.block, count)
+                put(D.block_i, e, count, BLOCK_I.row, r)
+                count += 1
+                put(D.block_state, e, 0, BLOCK_STATE.built, 0)
+        put(D.block_state, e, 0, BLOCK_STATE.count, count)
+    if get(D.block_state, e, 0, BLOCK_STATE.off) == 0:
+        n = 0
+        for k in range(count):
+            if get(D.row_f, e, get(D.block_i, e, k, BLOCK_I.row), ROW_F.impulse) > 0.0:
+                n += 1
+        if n >= 2:
+            if get(D.block_state, e, 0, BLOCK_STATE.built) == 0:
+                _build_matrix(D, e, count)
+            solved = solve_members(D, e, count, tolerance)
+            if solved < 0:
+                put(D.block_state, e, 0, BLOCK_STATE.off, 1)
+            else:
+                done = solved
+    put(D.block_state, e, 0, BLOCK_STATE.solved, done)
+    return done

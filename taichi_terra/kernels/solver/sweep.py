@@ -185,8 +185,8 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
     The pins of one tree are solved together, after its rows pushed it with its pins held
     (``solver/pin_block.py``; ``SETTINGS_I.pin_block`` 0: one by one).
 
-    Each sweep first solves the sticking contacts of trees together (``solver/block.py``); the rows it
-    solved skip their one-by-one update in that sweep. The soil rows of one body (or tree link) on one bed
+    Each sweep first solves the loaded rigid contacts of trees together, each off, sticking or sliding
+    (``solver/block.py``); the rows it solved skip their one-by-one update in that sweep. The soil rows of one body (or tree link) on one bed
     are solved together on its six velocities (``solver/soil_block.py``); a block that did not converge
     in a sweep hands its rows to their one-by-one updates in that sweep (``SETTINGS_I.soil_block`` 0:
     always). The soil blocks of tree links are solved together first (``solver/soil_group.py``,
@@ -217,7 +217,7 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
         grouped = False  # the soil group converged in this sweep: its members skip their own blocks
         if ti.static(D.trees):
             if use_block != 0:
-                _local, _net, solved = contact_block_sweep(D, e)
+                solved = contact_block_sweep(D, e, n_rows, tolerance)
         if ti.static(D.trees and D.has_soil):
             late = sweeps >= LATE_SWEEP
             if sweeps == LATE_SWEEP and get(D.soil_group_state, e, 0, SOIL_GROUP_STATE.count) > 0:
