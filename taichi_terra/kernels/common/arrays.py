@@ -279,10 +279,11 @@ BLOCK_I = Block("block", [("row", 1), ("start", 1), ("state", 1), ("next", 1), (
                 "per env, BLOCK_ROWS entries: the row of each contact-block member; in the active-set solve, "
                 "the member's first unknown (-1: none), its state (0 off, 1 sticking, 2 sliding), the state the "
                 "last solution asks for and how often it changed state in this solve")
-BLOCK_STATE = Block("block_state", [("count", 1), ("built", 1), ("off", 1), ("solved", 1)],
+BLOCK_STATE = Block("block_state", [("count", 1), ("built", 1), ("off", 1), ("solved", 1), ("failures", 1)],
                     "per env: contact-block members this step, Delassus matrix built (0/1), the block off for the "
-                    "rest of the step (0/1: turned off in the settings, or an active-set solve failed), the "
-                    "members the last sweep solved together (bit k: member k)")
+                    "rest of the step (0/1: turned off in the settings, or its active-set solves failed "
+                    "MAX_FAILURES times), the members the last sweep solved together (bit k: member k), the "
+                    "active-set solves that failed this step")
 #: tree links at most in one env's soil group, and soil blocks at most on them (solver/soil_group.py)
 SOIL_GROUP_LINKS = 6
 SOIL_GROUP_BLOCKS = 12

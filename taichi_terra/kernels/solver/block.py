@@ -18,15 +18,17 @@ response of ``k``'s link to a spatial impulse on ``l``'s) plus, where they are b
 the drives: ``A_k^T beta_k(l) t_l^T + t_k beta_l(k)^T A_l + (g_k^T M~^-1 g_l) t_k t_l^T`` (``_cross``). It
 is built when first needed in a step.
 
-At each sweep where two or more members carry or are about to carry load, they are solved together, each
-off, sticking or sliding, by an active-set method on ``K`` (``solver/active_set.py``): given what every
-other row does, the result is the solution of the members' Coulomb contact problem, which row-by-row
-sweeps reach only in the limit. The members solved skip their one-by-one update in the sweep, and the
-sweep goes on with the other rows. Where the active set finds no consistent set of states, nothing
-changes, the sweep goes on row by row, and the block is not tried again in the step. Coulomb friction is
-not a minimization, so the block's updates can cycle where one-by-one updates converge: the sweep
+At each sweep where two or more members carry load, they are solved together, each off, sticking or
+sliding, by an active-set method on ``K`` (``solver/active_set.py``): given what every other row does, the
+result is a solution of the members' Coulomb contact problem, which row-by-row sweeps reach only in the
+limit. The members solved skip their one-by-one update in the sweep, and the sweep goes on with the other
+rows. Rows that the sweeps load during the step join the block while it has room (its matrix is built
+again). Where the active set finds no consistent set of states, nothing changes and the sweep goes on row
+by row; after ``MAX_FAILURES`` such sweeps the block rests for the rest of the step. Coulomb friction is
+not a minimization, so the block's updates can also cycle where one-by-one updates converge: the sweep
 (``sweep.sweep_rows``) stops using the block for the rest of a step once a sweep's net velocity change
-stops shrinking.
+stops shrinking. A contact problem with friction can have several solutions; the block and the row-by-row
+sweeps then need not end at the same one (``docs/physics/solver.md``).
 """
 import taichi as ti
 
@@ -39,6 +41,10 @@ from .active_set import member_error, solve_members
 from .rows import row_geometry
 
 mat3 = ti.math.mat3
+
+#: active-set solves that find no consistent set of states in one step, after which the step goes on without
+#: the block (each costs up to ``active_set.ACTIVE_SET_ITERATIONS`` eliminations)
+MAX_FAILURES = 3
 
 
 @ti.func
@@ -96,6 +102,7 @@ def setup_contact_block(D: ti.template(), e, n_rows, on):
     put(D.block_state, e, 0, BLOCK_STATE.built, 0)
     put(D.block_state, e, 0, BLOCK_STATE.off, 1 if on == 0 else 0)
     put(D.block_state, e, 0, BLOCK_STATE.solved, 0)
+    put(D.block_state, e, 0, BLOCK_STATE.failures, 0)
 
 
 @ti.func
@@ -168,8 +175,11 @@ def contact_block_sweep(D: ti.template(), e, n_rows, tolerance):
             if get(D.block_state, e, 0, BLOCK_STATE.built) == 0:
                 _build_matrix(D, e, count)
             solved = solve_members(D, e, count, tolerance)
-            if solved < 0:
-                put(D.block_state, e, 0, BLOCK_STATE.off, 1)
+            if solved < 0:  # (nothing changed: the rows take their one-by-one updates)
+                failures = get(D.block_state, e, 0, BLOCK_STATE.failures) + 1
+                put(D.block_state, e, 0, BLOCK_STATE.failures, failures)
+                if failures >= MAX_FAILURES:
+                    put(D.block_state, e, 0, BLOCK_STATE.off, 1)
             else:
                 done = solved
     put(D.block_state, e, 0, BLOCK_STATE.solved, done)
