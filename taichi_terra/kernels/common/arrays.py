@@ -265,25 +265,28 @@ BLOCK_UNKNOWNS = 3 * BLOCK_ROWS
 BLOCK_MATRIX = Block("block_matrix", [("delassus", 9)],
                      "per env, BLOCK_ROWS x BLOCK_ROWS 3x3 blocks (row by row): the contact block's Delassus "
                      "matrix in the rows' contact frames (both triangles)")
-BLOCK_VECTOR = Block("block_vector", [("free", 3), ("slip", 3)],
+BLOCK_VECTOR = Block("block_vector", [("free", 3), ("slip", 3), ("next_slip", 3)],
                      "per env, BLOCK_ROWS entries: each member's velocity less its target [m/s] with every "
-                     "member's impulse taken out, and a sliding member's impulse per unit normal impulse (its "
-                     "contact frame; solver/active_set.py)")
+                     "member's impulse taken out, a sliding member's impulse per unit normal impulse (its "
+                     "contact frame; solver/active_set.py), and the one the last solution asks for")
 BLOCK_SYSTEM = Block("block_system", [("entry", 1)],
                      "per env, BLOCK_UNKNOWNS x BLOCK_UNKNOWNS row by row: the active-set system of the contact "
                      "block's members as built, then as eliminated (solver/active_set.py)")
-BLOCK_UNKNOWN = Block("block_unknown", [("rhs", 1), ("scale", 1), ("solution", 1)],
+BLOCK_UNKNOWN = Block("block_unknown", [("rhs", 1), ("scale", 1), ("solution", 1), ("pivot", 1)],
                       "per env, BLOCK_UNKNOWNS entries: the active-set system's right-hand side, each unknown's "
-                      "diagonal entry as built (the pivots' scale) and the solution [N s]")
+                      "diagonal entry as built (the pivots' scale), the solution [N s] and the row each "
+                      "elimination step swapped in (its index, as a float)")
 BLOCK_I = Block("block", [("row", 1), ("start", 1), ("state", 1), ("next", 1), ("switches", 1)],
                 "per env, BLOCK_ROWS entries: the row of each contact-block member; in the active-set solve, "
                 "the member's first unknown (-1: none), its state (0 off, 1 sticking, 2 sliding), the state the "
                 "last solution asks for and how often it changed state in this solve")
-BLOCK_STATE = Block("block_state", [("count", 1), ("built", 1), ("off", 1), ("solved", 1), ("failures", 1)],
+BLOCK_STATE = Block("block_state", [("count", 1), ("built", 1), ("off", 1), ("solved", 1), ("failures", 1),
+                                    ("factored", 1)],
                     "per env: contact-block members this step, Delassus matrix built (0/1), the block off for the "
                     "rest of the step (0/1: turned off in the settings, or its active-set solves failed "
                     "MAX_FAILURES times), the members the last sweep solved together (bit k: member k), the "
-                    "active-set solves that failed this step")
+                    "active-set solves that failed this step, and whether BLOCK_SYSTEM holds the factors of the "
+                    "members' present states (0: no; 1: as built; 2: with the diagonal raised)")
 #: tree links at most in one env's soil group, and soil blocks at most on them (solver/soil_group.py)
 SOIL_GROUP_LINKS = 6
 SOIL_GROUP_BLOCKS = 12

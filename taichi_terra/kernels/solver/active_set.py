@@ -13,8 +13,9 @@ equations for a sticking member, one (its normal impulse; its normal velocity) f
 one that is off. With ``K`` the members' Delassus matrix (``BLOCK_MATRIX``) and ``f_k`` member ``k``'s
 velocity less its target with every member's impulse taken out (``BLOCK_VECTOR.free``), a sticking member's
 equations are ``f_k + sum_l K_kl lambda_l = 0`` and a sliding one's the normal row of them. The system is not
-symmetric (a sliding member's column is ``K_lk (1, mu d_k)``); it is solved by Gaussian elimination with
-partial pivoting (:func:`_eliminate`). Where a pivot falls below ``_pivot()`` times its diagonal entry
+symmetric (a sliding member's column is ``K_lk (1, mu d_k)``); it is factored by Gaussian elimination with
+partial pivoting (:func:`_factor`), and the factors serve the next sweeps while the states and directions
+hold and no member joins (``BLOCK_STATE.factored``). Where a pivot falls below ``_pivot()`` times its diagonal entry
 (redundant members: two contacts at one point of a belt's mid-plane, four feet under one rigid body), the
 system is built again with its diagonal raised by ``REGULARIZATION * _pivot()`` times itself and the
 raise times the present impulse added to its right-hand side: the raise acts on the change of the impulse,
@@ -45,9 +46,10 @@ m/s at a step of the tracked robot).
 import taichi as ti
 
 from ...backend import ti_real
-from ..common.arrays import BLOCK_I, BLOCK_MATRIX, BLOCK_ROWS, BLOCK_SYSTEM, BLOCK_UNKNOWN, BLOCK_UNKNOWNS, \
-    BLOCK_VECTOR, ROW_F, ROW_I
+from ..common.arrays import BLOCK_I, BLOCK_MATRIX, BLOCK_ROWS, BLOCK_STATE, BLOCK_SYSTEM, BLOCK_UNKNOWN, \
+    BLOCK_UNKNOWNS, BLOCK_VECTOR, ROW_F, ROW_I
 from ..common.schema import get, get3, get33, put, putn
+from .contact import clamp_to_cone
 from .links import apply_impulse, relative_velocity
 from .rows import row_geometry
 
@@ -57,6 +59,8 @@ vec3 = ti.math.vec3
 OFF, STICK, SLIDE = 0, 1, 2  # a member's states
 #: a member sticks while ``|lambda_t| < _INSIDE mu lambda_n``: on the rim it slides
 _INSIDE = 1.0 - 1e-9
+#: a sliding member's direction, as found from its impulse, is the one it was solved with within this (times mu)
+_SAME_SLIP = 1e-9
 #: where the system is singular, its diagonal is raised by this times ``_pivot()`` times itself
 REGULARIZATION = 4.0
 #: solves at most in one active-set solve (one sweep)
@@ -109,7 +113,9 @@ def _slip_of(mu, lam):
 
 @ti.func
 def _start(D: ti.template(), e, count):
-    """Each member's state from its impulse and its velocity error with every member's impulse taken out."""
+    """Each member's state from its impulse (a sliding member keeps its direction where its friction still
+    runs along it) and its velocity error with every member's impulse taken out; the factors of the last
+    solve are dropped where a state or a direction changed."""
     for k in range(count):
         r = get(D.block_i, e, k, BLOCK_I.row)
         lam = get3(D.row_f, e, r, ROW_F.impulse)
@@ -119,20 +125,26 @@ def _start(D: ti.template(), e, count):
             state = STICK
             if lam[1] * lam[1] + lam[2] * lam[2] >= (_INSIDE * mu * lam[0]) ** 2:
                 state = SLIDE
-                putn(D.block_vector, e, k, BLOCK_VECTOR.slip, _slip_of(mu, lam))
-        put(D.block_i, e, k, BLOCK_I.state, state)
+                slip = _slip_of(mu, lam)
+                if get(D.block_i, e, k, BLOCK_I.state) != SLIDE or \
+                        (slip - get3(D.block_vector, e, k, BLOCK_VECTOR.slip)).norm() > _SAME_SLIP * mu:
+                    putn(D.block_vector, e, k, BLOCK_VECTOR.slip, slip)
+                    put(D.block_state, e, 0, BLOCK_STATE.factored, 0)
+        if state != get(D.block_i, e, k, BLOCK_I.state):
+            put(D.block_i, e, k, BLOCK_I.state, state)
+            put(D.block_state, e, 0, BLOCK_STATE.factored, 0)
         put(D.block_i, e, k, BLOCK_I.switches, 0)
     for k in range(count):
         v = member_error(D, e, get(D.block_i, e, k, BLOCK_I.row))
         for l in range(count):
-            v -= _delassus(D, e, k, l) @ get3(D.row_f, e, get(D.block_i, e, l, BLOCK_I.row), ROW_F.impulse)
+            if get(D.block_i, e, l, BLOCK_I.state) != OFF:  # (an unloaded member's impulse is zero)
+                v -= _delassus(D, e, k, l) @ get3(D.row_f, e, get(D.block_i, e, l, BLOCK_I.row), ROW_F.impulse)
         putn(D.block_vector, e, k, BLOCK_VECTOR.free, v)
 
 
 @ti.func
-def _build_system(D: ti.template(), e, count, reg):
-    """The system of the members' present states, its diagonal raised by ``reg`` times itself (and the
-    raise times the present impulse added to the right-hand side). Returns the number of unknowns."""
+def _unknowns(D: ti.template(), e, count):
+    """Number the unknowns of the members' present states (``BLOCK_I.start``); returns how many."""
     n = 0
     for k in range(count):
         start = -1
@@ -144,6 +156,12 @@ def _build_system(D: ti.template(), e, count, reg):
             start = n
             n += 1
         put(D.block_i, e, k, BLOCK_I.start, start)
+    return n
+
+
+@ti.func
+def _build_system(D: ti.template(), e, count, reg):
+    """The matrix of the members' present states, its diagonal raised by ``reg`` times itself."""
     for k in range(count):
         sk = get(D.block_i, e, k, BLOCK_I.start)
         if sk >= 0:
@@ -162,23 +180,36 @@ def _build_system(D: ti.template(), e, count, reg):
                         for a in ti.static(range(3)):
                             if a < nk:
                                 _set_entry(D, e, sk + a, sl, column[a])
+            for a in ti.static(range(3)):
+                if a < nk:
+                    i = sk + a
+                    _set_entry(D, e, i, i, (1.0 + reg) * _entry(D, e, i, i))
+                    put(D.block_unknown, e, i, BLOCK_UNKNOWN.scale, ti.abs(_entry(D, e, i, i)))
+
+
+@ti.func
+def _build_rhs(D: ti.template(), e, count, reg):
+    """The right-hand side: less the members' free velocity errors, plus, where the diagonal is raised by
+    ``reg`` times itself, that raise times the present impulse (the raise then acts on its change)."""
+    for k in range(count):
+        sk = get(D.block_i, e, k, BLOCK_I.start)
+        if sk >= 0:
+            nk = 3 if get(D.block_i, e, k, BLOCK_I.state) == STICK else 1
             free = get3(D.block_vector, e, k, BLOCK_VECTOR.free)
             lam = get3(D.row_f, e, get(D.block_i, e, k, BLOCK_I.row), ROW_F.impulse)
             for a in ti.static(range(3)):
                 if a < nk:
                     i = sk + a
-                    raised = reg * _entry(D, e, i, i)
-                    _set_entry(D, e, i, i, _entry(D, e, i, i) + raised)
+                    raised = reg / (1.0 + reg) * get(D.block_unknown, e, i, BLOCK_UNKNOWN.scale)
                     put(D.block_unknown, e, i, BLOCK_UNKNOWN.rhs, -free[a] + raised * lam[a])
-                    put(D.block_unknown, e, i, BLOCK_UNKNOWN.scale, ti.abs(_entry(D, e, i, i)))
-    return n
 
 
 @ti.func
-def _eliminate(D: ti.template(), e, n):
-    """Solve the ``n`` unknowns' system by Gaussian elimination with partial pivoting into
-    ``BLOCK_UNKNOWN.solution``. Returns False where a pivot falls below ``_pivot()`` times its column's
-    diagonal entry as built (singular: redundant members)."""
+def _factor(D: ti.template(), e, n):
+    """LU factors of the ``n`` unknowns' system in place by Gaussian elimination with partial pivoting (the
+    multipliers below the diagonal, each step's swapped row in ``BLOCK_UNKNOWN.pivot``). Returns False where
+    a pivot falls below ``_pivot()`` times its column's diagonal entry as built (singular: redundant
+    members)."""
     ok = True
     for c in range(n):
         if ok:
@@ -189,33 +220,66 @@ def _eliminate(D: ti.template(), e, n):
                 if v > big:
                     big = v
                     best = i
+            put(D.block_unknown, e, c, BLOCK_UNKNOWN.pivot, float(best))
             if big <= ti.static(_pivot()) * get(D.block_unknown, e, c, BLOCK_UNKNOWN.scale):
                 ok = False
             else:
                 if best != c:
-                    for j in range(c, n):
+                    for j in range(n):
                         v = _entry(D, e, c, j)
                         _set_entry(D, e, c, j, _entry(D, e, best, j))
                         _set_entry(D, e, best, j, v)
-                    v = get(D.block_unknown, e, c, BLOCK_UNKNOWN.rhs)
-                    put(D.block_unknown, e, c, BLOCK_UNKNOWN.rhs, get(D.block_unknown, e, best, BLOCK_UNKNOWN.rhs))
-                    put(D.block_unknown, e, best, BLOCK_UNKNOWN.rhs, v)
                 p = _entry(D, e, c, c)
-                b = get(D.block_unknown, e, c, BLOCK_UNKNOWN.rhs)
                 for i in range(c + 1, n):
                     f = _entry(D, e, i, c) / p
+                    _set_entry(D, e, i, c, f)
                     if f != 0.0:
                         for j in range(c + 1, n):
                             _set_entry(D, e, i, j, _entry(D, e, i, j) - f * _entry(D, e, c, j))
-                        put(D.block_unknown, e, i, BLOCK_UNKNOWN.rhs, get(D.block_unknown, e, i, BLOCK_UNKNOWN.rhs) - f * b)
-    if ok:
-        for ii in range(n):
-            i = n - 1 - ii
-            x = get(D.block_unknown, e, i, BLOCK_UNKNOWN.rhs)
-            for j in range(i + 1, n):
-                x -= _entry(D, e, i, j) * get(D.block_unknown, e, j, BLOCK_UNKNOWN.solution)
-            put(D.block_unknown, e, i, BLOCK_UNKNOWN.solution, x / _entry(D, e, i, i))
     return ok
+
+
+@ti.func
+def _substitute(D: ti.template(), e, n):
+    """``BLOCK_UNKNOWN.solution`` from the right-hand side and the factors of :func:`_factor`."""
+    for c in range(n):  # the swaps in their order (the factor swapped whole rows, multipliers included)
+        best = int(get(D.block_unknown, e, c, BLOCK_UNKNOWN.pivot))
+        if best != c:
+            v = get(D.block_unknown, e, c, BLOCK_UNKNOWN.rhs)
+            put(D.block_unknown, e, c, BLOCK_UNKNOWN.rhs, get(D.block_unknown, e, best, BLOCK_UNKNOWN.rhs))
+            put(D.block_unknown, e, best, BLOCK_UNKNOWN.rhs, v)
+    for c in range(n):  # L (unit diagonal)
+        b = get(D.block_unknown, e, c, BLOCK_UNKNOWN.rhs)
+        for i in range(c + 1, n):
+            put(D.block_unknown, e, i, BLOCK_UNKNOWN.rhs,
+                get(D.block_unknown, e, i, BLOCK_UNKNOWN.rhs) - _entry(D, e, i, c) * b)
+    for ii in range(n):  # U
+        i = n - 1 - ii
+        x = get(D.block_unknown, e, i, BLOCK_UNKNOWN.rhs)
+        for j in range(i + 1, n):
+            x -= _entry(D, e, i, j) * get(D.block_unknown, e, j, BLOCK_UNKNOWN.solution)
+        put(D.block_unknown, e, i, BLOCK_UNKNOWN.solution, x / _entry(D, e, i, i))
+
+
+@ti.func
+def _solve_states(D: ti.template(), e, count):
+    """Solve the system of the members' present states, factored anew unless the last factors hold (module
+    docstring). Returns False where it is singular even with its diagonal raised."""
+    n = _unknowns(D, e, count)
+    factored = get(D.block_state, e, 0, BLOCK_STATE.factored)
+    if factored == 0:
+        _build_system(D, e, count, 0.0)
+        factored = 1
+        if not _factor(D, e, n):
+            _build_system(D, e, count, ti.static(REGULARIZATION * _pivot()))
+            factored = 2
+            if not _factor(D, e, n):
+                factored = 0
+        put(D.block_state, e, 0, BLOCK_STATE.factored, factored)
+    if factored != 0:
+        _build_rhs(D, e, count, 0.0 if factored == 1 else ti.static(REGULARIZATION * _pivot()))
+        _substitute(D, e, n)
+    return factored != 0
 
 
 @ti.func
@@ -237,8 +301,8 @@ def _solved(D: ti.template(), e, k):
 def _next_state(D: ti.template(), e, k, count, slack):
     """How much member ``k`` breaks its state in the solution (an impulse [N s]; 0: not at all, within
     ``slack`` [m/s]) and the state it asks for (``BLOCK_I.next``; where that is sliding, the direction in
-    ``BLOCK_VECTOR.slip``, except for a sticking member leaving its cone: that direction is the solution's,
-    set when it changes)."""
+    ``BLOCK_VECTOR.next_slip``, except for a sticking member leaving its cone: that direction is the
+    solution's, set when it changes)."""
     r = get(D.block_i, e, k, BLOCK_I.row)
     mu = get(D.row_f, e, r, ROW_F.friction)
     w = get(D.row_f, e, r, ROW_F.delassus)  # (its normal entry)
@@ -273,13 +337,13 @@ def _next_state(D: ti.template(), e, k, count, slack):
                 turn = mu * lam[0] * (vec2(lam[1], lam[2]) / lt + vec2(v[1], v[2]) / vt).norm()
                 if turn > give:
                     violation = turn
-                    putn(D.block_vector, e, k, BLOCK_VECTOR.slip, vec3(1.0, -mu * v[1] / vt, -mu * v[2] / vt))
+                    putn(D.block_vector, e, k, BLOCK_VECTOR.next_slip, vec3(1.0, -mu * v[1] / vt, -mu * v[2] / vt))
     elif v[0] < -ti.static(NORMAL_SLACK) * slack:  # closing faster than its target
         nxt = STICK
         violation = -v[0] / w
         if vt > slack:
             nxt = SLIDE
-            putn(D.block_vector, e, k, BLOCK_VECTOR.slip, vec3(1.0, -mu * v[1] / vt, -mu * v[2] / vt))
+            putn(D.block_vector, e, k, BLOCK_VECTOR.next_slip, vec3(1.0, -mu * v[1] / vt, -mu * v[2] / vt))
     put(D.block_i, e, k, BLOCK_I.next, nxt)
     return violation
 
@@ -295,12 +359,7 @@ def solve_members(D: ti.template(), e, count, tolerance):
     going = True
     for _it in range(ACTIVE_SET_ITERATIONS):
         if going:
-            n = _build_system(D, e, count, 0.0)
-            ok = _eliminate(D, e, n)
-            if not ok:
-                n = _build_system(D, e, count, ti.static(REGULARIZATION * _pivot()))
-                ok = _eliminate(D, e, n)
-            if not ok:
+            if not _solve_states(D, e, count):
                 going = False
             else:
                 worst = -1
@@ -320,18 +379,22 @@ def solve_members(D: ti.template(), e, count, tolerance):
                     result = 0
                     for k in range(count):
                         r = get(D.block_i, e, k, BLOCK_I.row)
-                        frame, ra, rb = row_geometry(D, e, r)
-                        lam = _solved(D, e, k)
-                        apply_impulse(D, e, r, -1, get(D.row_i, e, r, ROW_I.side_b), ra, rb,
-                                      frame @ (lam - get3(D.row_f, e, r, ROW_F.impulse)))
-                        putn(D.row_f, e, r, ROW_F.impulse, lam)
+                        lam = clamp_to_cone(_solved(D, e, k), get(D.row_f, e, r, ROW_F.friction))  # (by the slack)
+                        change = lam - get3(D.row_f, e, r, ROW_F.impulse)
+                        if change.norm() > 0.0:
+                            frame, ra, rb = row_geometry(D, e, r)
+                            apply_impulse(D, e, r, -1, get(D.row_i, e, r, ROW_I.side_b), ra, rb, frame @ change)
+                            putn(D.row_f, e, r, ROW_F.impulse, lam)
                         result |= 1 << k
                 else:
                     nxt = get(D.block_i, e, worst, BLOCK_I.next)
-                    if nxt == SLIDE and get(D.block_i, e, worst, BLOCK_I.state) == STICK:
-                        putn(D.block_vector, e, worst, BLOCK_VECTOR.slip,
-                             _slip_of(get(D.row_f, e, get(D.block_i, e, worst, BLOCK_I.row), ROW_F.friction),
-                                      _solved(D, e, worst)))
+                    if nxt == SLIDE:  # (from sticking: its friction's direction in the solution)
+                        slip = get3(D.block_vector, e, worst, BLOCK_VECTOR.next_slip)
+                        if get(D.block_i, e, worst, BLOCK_I.state) == STICK:
+                            slip = _slip_of(get(D.row_f, e, get(D.block_i, e, worst, BLOCK_I.row), ROW_F.friction),
+                                            _solved(D, e, worst))
+                        putn(D.block_vector, e, worst, BLOCK_VECTOR.slip, slip)
+                    put(D.block_state, e, 0, BLOCK_STATE.factored, 0)
                     put(D.block_i, e, worst, BLOCK_I.state, nxt)
                     put(D.block_i, e, worst, BLOCK_I.switches, get(D.block_i, e, worst, BLOCK_I.switches) + 1)
     return result

@@ -103,6 +103,7 @@ def setup_contact_block(D: ti.template(), e, n_rows, on):
     put(D.block_state, e, 0, BLOCK_STATE.off, 1 if on == 0 else 0)
     put(D.block_state, e, 0, BLOCK_STATE.solved, 0)
     put(D.block_state, e, 0, BLOCK_STATE.failures, 0)
+    put(D.block_state, e, 0, BLOCK_STATE.factored, 0)
 
 
 @ti.func
@@ -174,6 +175,7 @@ def contact_block_sweep(D: ti.template(), e, n_rows, tolerance):
         if n >= 2:
             if get(D.block_state, e, 0, BLOCK_STATE.built) == 0:
                 _build_matrix(D, e, count)
+                put(D.block_state, e, 0, BLOCK_STATE.factored, 0)
             solved = solve_members(D, e, count, tolerance)
             if solved < 0:  # (nothing changed: the rows take their one-by-one updates)
                 failures = get(D.block_state, e, 0, BLOCK_STATE.failures) + 1
