@@ -58,9 +58,11 @@ class SolverConfig:
         warm_start: start each sweep from the last step's impulse of the same contact feature.
         terrain_warm_start: the same for soil quadrature points (the last converged traction of the same
             bed sample and body).
-        contact_block: solve the sticking contacts of articulated trees (up to six per env) together in
-            each sweep instead of one by one (see docs/physics/solver.md): the same result, to within
-            ``tolerance``, in fewer sweeps. ``False`` sweeps them one by one.
+        contact_block: solve the loaded contacts of articulated trees with static geometry (up to twelve
+            per env) together in each sweep, each off, sticking or sliding, instead of one by one (see
+            docs/physics/solver.md): a solution of the same contact laws, in fewer sweeps (where friction
+            allows several, not always the one the row-by-row sweeps reach). ``False`` sweeps them one by
+            one.
         soil_block: solve the soil points under each body (or tree link) together, by Newton's method on
             its six velocities (see docs/physics/solver.md): the same fixed point as sweeping them one by
             one, in a few passes instead of tens of sweeps. ``False`` sweeps them one by one.
