@@ -33,8 +33,8 @@ or slides is checked with a slack of ``SLACK`` times the sweep tolerance (as a v
 through the same inverse), so a member on the rim of its cone with no slip, which either state describes,
 does not flip between them; whether it carries load, with ``NORMAL_SLACK`` of that. (Where a member that
 should carry a little is left off within a slack of the tolerance, the others can end far from their
-solution: on ``perf.bench_tracks``' sine-shaped map, 1.2e-4 m/s at one step.) Swept to convergence
-row by row, the same steps end within 1e-11 m/s of the block's solution.
+solution: on ``perf.bench_tracks``' sine-shaped map, 1.2e-4 m/s at one step.) Where sweeps row by row
+converge on that map, they mostly end within 1e-10 m/s of the block's solution (``docs/physics/solver.md``).
 
 Coulomb friction makes the problem non-monotone: a member can flip between sticking and sliding as the
 load of the others shifts, and a contact problem can have several solutions. A member that changed state
@@ -65,7 +65,7 @@ _SAME_SLIP = 1e-9
 REGULARIZATION = 4.0
 #: solves at most in one active-set solve (one sweep)
 ACTIVE_SET_ITERATIONS = 16
-#: state changes of one member after which it keeps its state in the solve
+#: state changes of one member after which the solve does not change it again
 MAX_SWITCHES = 5
 #: the checks' slack: this share of the sweep tolerance, for whether a member sticks or slides (module
 #: docstring)
