@@ -73,7 +73,7 @@ class DivergenceWatch:
         current, arrays = self._checkpoint_arrays(checkpoint)
         for name in current:
             current[name][idx] = arrays[name][idx]
-        load(self._state, self._control, current)
+        load(self._state, self._control, self._scratch, current)
         for hm in self._heightmaps:  # (the reset envs' surfaces: every row a new revision)
             if hm.is_soil:
                 rows = np.zeros((self._n_envs, hm.y_samples), np.int64)

@@ -1,7 +1,8 @@
 """Per-env arrays: State (what evolves), Control (what the user applies), Scratch (rebuilt every step).
 
 Every array has the env index first and is declared in ``kernels/common/arrays.py``; a checkpoint copies
-State and Control (``arrays.CHECKPOINTED``), never Scratch.
+State and Control (``arrays.CHECKPOINTED``) and, of Scratch, only the step's outputs the getters report
+(``OUTPUTS``).
 """
 from __future__ import annotations
 
@@ -102,14 +103,30 @@ class Scratch(_Arrays):
     ARENAS = (A.SCRATCH_F, A.SCRATCH_I)
 
 
-def snapshot(state: State, control: Control) -> dict[str, np.ndarray]:
-    """Copies of the checkpointed arrays by name."""
+#: the step's outputs that getters report ("the last step's"), kept in Scratch and copied by checkpoints:
+#: (arena, block, column or None for the whole block)
+OUTPUTS = (("scratch_f", "tree_dof", "applied"), ("scratch_f", "link_dyn", "transmitted"),
+           ("scratch_f", "plate_out", None), ("scratch_f", "plate_load", None))
+
+
+def _output_key(arena: str, block: str, col: str | None) -> str:
+    return f"{arena}.{block}" + (f".{col}" if col else "")
+
+
+def snapshot(state: State, control: Control, scratch: Scratch) -> dict[str, np.ndarray]:
+    """Copies of the checkpointed arrays by name, and of the step's outputs (``OUTPUTS``) by
+    ``arena.block[.column]``."""
     groups = {**state.arrays(), **control.arrays()}
-    return {name: np.array(state.read(name) if name in state.arrays() else control.read(name))
-            for name in A.CHECKPOINTED if name in groups}
+    out = {name: np.array(state.read(name) if name in state.arrays() else control.read(name))
+           for name in A.CHECKPOINTED if name in groups}
+    for arena, block, col in OUTPUTS:
+        out[_output_key(arena, block, col)] = scratch.block(arena, block, col)
+    return out
 
 
-def load(state: State, control: Control, arrays: dict[str, np.ndarray]) -> None:
-    """Write the checkpointed arrays back."""
+def load(state: State, control: Control, scratch: Scratch, arrays: dict[str, np.ndarray]) -> None:
+    """Write the checkpointed arrays and the step's outputs back."""
     for name in A.CHECKPOINTED:
         (state if name in state.arrays() else control).write(name, arrays[name])
+    for arena, block, col in OUTPUTS:
+        scratch.set_block(arena, block, col, arrays[_output_key(arena, block, col)])

@@ -618,11 +618,13 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
                 self._max_shape_contacts, systems, pins, plates, len(self._media))
 
     def checkpoint(self) -> Checkpoint:
-        """A copy of the per-env state (coordinates, velocities, loads, contacts, warm-start cache)."""
+        """A copy of the per-env state (coordinates, velocities, loads, contacts, warm-start cache) and of what
+        the last step reported (drive forces, joint wrenches, plate forces)."""
         self.build()
         from .state import snapshot
 
-        return Checkpoint(snapshot(self._state, self._control), self._time, self._steps, self._signature())
+        return Checkpoint(snapshot(self._state, self._control, self._scratch), self._time, self._steps,
+                          self._signature())
 
     def restore(self, checkpoint: Checkpoint) -> None:
         """Return to a checkpoint; stepping on replays bit-for-bit on the same backend. A checkpoint that
@@ -636,7 +638,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         from .state import load
 
         _current, arrays = self._checkpoint_arrays(checkpoint)
-        load(self._state, self._control, arrays)
+        load(self._state, self._control, self._scratch, arrays)
         for hm in self._heightmaps:  # the surface may differ from the one drawn: every row is a new revision
             if hm.is_soil:
                 self._bump_soil_rows(hm, np.ones((self._n_envs, hm.y_samples), np.int64))
@@ -657,7 +659,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         from .state import snapshot
 
         self.build()
-        current = snapshot(self._state, self._control)
+        current = snapshot(self._state, self._control, self._scratch)
         arrays = checkpoint.arrays if isinstance(checkpoint.arrays, dict) else {}
         for name, ref in current.items():
             got = arrays.get(name)
