@@ -5,19 +5,14 @@ the last step taken before the restore left. Reference: the values read at the c
 import numpy as np
 
 import taichi_terra as tt
+from test_joint_wrenches import _held_arm
 
 
 def _arm():
-    """A hinged 2 kg link under a PD drive whose target moves, inverse dynamics on, two envs."""
-    urdf = ('<robot name="arm"><link name="base"/><link name="arm"><inertial><origin xyz="0.4 0 0"/>'
-            '<mass value="2"/><inertia ixx="1e-3" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial></link>'
-            '<joint name="hinge" type="continuous"><parent link="base"/><child link="arm"/><origin xyz="0 0 0.5"/>'
-            '<axis xyz="0 1 0"/></joint></robot>')
-    world = tt.World(dt=1e-3, n_envs=2)
-    arm = world.add_articulated_system(urdf, base="fixed")
-    arm.set_pd_gains([1e3], [1e1])
+    """The held arm of the joint-wrench tests (a hinged 2 kg link under a stiff PD drive, inverse dynamics on,
+    two envs), its target moved to 0.3 rad so that it swings."""
+    world, arm = _held_arm()
     arm.set_pd_target([0.3], [0.0])
-    arm.set_compute_inverse_dynamics(True)
     return world, arm
 
 
