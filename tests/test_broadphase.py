@@ -55,6 +55,7 @@ def test_broadphase_follows_the_bodies_as_they_move():
     world, bodies = _scatter(40, 1, seed=3, extent=0.25)
     for _ in range(5):
         expected = _brute_force_pairs(world, bodies, 0)
+        assert len(expected) >= 20  # (the bodies still overlap: 54 pairs down to 25 when measured)
         world.step(1)
         assert [tuple(p) for p in world.get_shape_pairs(0).tolist()] == expected
         world.step(29)

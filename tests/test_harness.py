@@ -75,13 +75,16 @@ def test_schema_check_names_what_is_missing_or_mistyped(quick):
 
 
 def test_an_absent_backend_is_reported_unavailable_not_failed(tmp_path):
-    """A worker for a backend this machine lacks (cuda here, or a bad one) exits with code 3 and says why."""
+    """A worker for a backend this machine lacks (cuda here, or a bad one) exits with code 3 and says why; on
+    a machine without an NVIDIA device (no /dev/nvidia0 ...) it must."""
     out = tmp_path / "w.json"
     code = f"import sys; sys.path.insert(0, {str(ROOT)!r}); from perf import harness; " \
         f"sys.exit(harness.worker('cuda-f32', ['rigid_sphere'], {{'rigid_sphere': [1]}}, " \
         f"{{'rigid_sphere': 5}}, 1, {{'rigid_sphere': 0}}, {str(out)!r}, None))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     data = json.loads(out.read_text())
+    if not any(Path("/dev").glob("nvidia[0-9]*")):
+        assert proc.returncode == 3, proc.stderr[-2000:]
     if proc.returncode == 0:  # (a machine with CUDA: the run happened)
         assert data["available"] and np.isfinite(data["runs"][0]["positions"]).all()
     else:

@@ -59,7 +59,6 @@ def test_box_slides_with_coulomb_friction():
     world.step(2000)
     d = _along_slope(box, R, np.array([-5.5, 0.0, 0.1]))
     expected = 0.5 * G * (math.sin(ANGLE) - 0.3 * math.cos(ANGLE)) * 2.0 ** 2
-    assert expected == pytest.approx(1.180, abs=1e-3)
     assert d[0] == pytest.approx(expected, rel=0.02)
     assert abs(d[1]) < 1e-6
 
