@@ -457,7 +457,7 @@ def main(argv=None) -> dict:
         start = max(args.envs or SCENES[args.max_envs].envs)
         result["max_envs"] = {"scene": args.max_envs, **max_envs(args, args.max_envs, start, out_dir)}
     result["wall_s"] = time.perf_counter() - t0
-    problems = validate(result)
+    problems = validate(result, SCENES, BACKENDS)
     if problems:  # (a bug of this file: the result is still written, for a look)
         print("the result does not follow SCHEMA:", *problems[:10], sep="\n  ")
     (out_dir / "harness.json").write_text(json.dumps(result, indent=1))

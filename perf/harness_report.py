@@ -5,8 +5,6 @@ import math
 
 import numpy as np
 
-from .harness import BACKENDS, SCENES
-
 
 #: the result's layout: required keys and their types, per level (ints are not floats; floats may be ints)
 SCHEMA = {
@@ -38,22 +36,24 @@ def _check(obj: dict, level: str, where: str, errors: list, required: bool = Tru
             errors.append(f"{where}.{key}: {type(value).__name__}, not {kind.__name__}")
 
 
-def validate(result: dict) -> list:
-    """What is wrong with a harness result's layout (:data:`SCHEMA`): an empty list when nothing is."""
+def validate(result: dict, scenes, backends) -> list:
+    """What is wrong with a harness result's layout (:data:`SCHEMA`), its scenes and backends among the names
+    ``scenes`` and ``backends`` knows (the harness's ``SCENES`` and ``BACKENDS``): an empty list when nothing
+    is."""
     errors = []
     if not isinstance(result, dict):
         return ["the result is not a JSON object"]
     _check(result, "top", "result", errors)
     _check(result, "optional_top", "result", errors, required=False)
     for name, scene in (result.get("scenes") or {}).items():
-        if name not in SCENES:
+        if name not in scenes:
             errors.append(f"scenes: unknown scene {name!r}")
         _check(scene, "scene", f"scenes.{name}", errors)
     for i, b in enumerate(result.get("backends") or []):
         where = f"backends[{i}]"
         _check(b, "backend", where, errors)
-        if b.get("backend") not in BACKENDS:
-            errors.append(f"{where}.backend: {b.get('backend')!r} is not one of {BACKENDS}")
+        if b.get("backend") not in backends:
+            errors.append(f"{where}.backend: {b.get('backend')!r} is not one of {tuple(backends)}")
         _check(b, "available" if b.get("available") else "unavailable", where, errors)
         for j, r in enumerate(b.get("runs") or []):
             _check(r, "failed_run" if "error" in r else "run", f"{where}.runs[{j}]", errors)

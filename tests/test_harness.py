@@ -26,7 +26,7 @@ def quick(tmp_path_factory):
 
 def test_quick_run_covers_every_scene_on_cpu_f64_and_f32_and_writes_table_and_plot(quick):
     out, result = quick
-    assert harness_report.validate(result) == []
+    assert harness_report.validate(result, harness.SCENES, harness.BACKENDS) == []
     assert [b["backend"] for b in result["backends"]] == ["cpu-f64", "cpu-f32"]
     for b in result["backends"]:
         assert b["available"] and "crashed" not in b
@@ -66,12 +66,12 @@ def test_schema_check_names_what_is_missing_or_mistyped(quick):
     broken["backends"][1]["runs"][0]["n_envs"] = "one"
     broken["backends"][1]["backend"] = "tpu-f16"
     broken["wall_s"] = True
-    problems = harness_report.validate(broken)
+    problems = harness_report.validate(broken, harness.SCENES, harness.BACKENDS)
     assert "backends[0].runs[0]: missing 'ms_per_step'" in problems
     assert "backends[1].runs[0].n_envs: str, not int" in problems
     assert any(p.startswith("backends[1].backend: 'tpu-f16'") for p in problems)
     assert "result.wall_s: bool, not float" in problems
-    assert harness_report.validate([]) == ["the result is not a JSON object"]
+    assert harness_report.validate([], harness.SCENES, harness.BACKENDS) == ["the result is not a JSON object"]
 
 
 def test_an_absent_backend_is_reported_unavailable_not_failed(tmp_path):
@@ -92,7 +92,7 @@ def test_an_absent_backend_is_reported_unavailable_not_failed(tmp_path):
         assert data["available"] is False and data["reason"]
         assert harness_report.validate({**json.loads(json.dumps({
             "machine": {}, "quick": True, "repeats": 1, "jobs": 1, "scenes": {}, "peers": [], "wall_s": 0.0})),
-            "backends": [{**data, "wall_s": 0.1}]}) == []
+            "backends": [{**data, "wall_s": 0.1}]}, harness.SCENES, harness.BACKENDS) == []
 
 
 def test_the_tree_stage_timing_kernel_builds_on_the_current_tree_functions():

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .urdf import ArticulatedModel, CollisionShape, URDFError
+from .urdf_model import ArticulatedModel, CollisionShape, URDFError
 
 #: relative tolerance of the geometric rules (wheels inside others, discs touching the belt's runs)
 _GEOM_RTOL = 1e-9

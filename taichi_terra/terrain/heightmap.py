@@ -15,9 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..validation import as_vector, check_finite, check_int, check_positive, quat_to_matrix, rotation_to_quat
-from .updates import HeightMapUpdates
-
-DEFAULT_COLOR = (0.55, 0.5, 0.42)
+from .updates import DEFAULT_COLOR, HeightMapUpdates
 
 
 class HeightMap(HeightMapUpdates):

@@ -14,6 +14,9 @@ import warnings
 
 import numpy as np
 
+#: a height map's vertex colour where none is set (sandy grey-brown)
+DEFAULT_COLOR = (0.55, 0.5, 0.42)
+
 
 def _bits(a: np.ndarray) -> np.ndarray:
     """The float64 samples as integers: equal bits compare equal (NaN included), -0.0 differs from 0.0."""
@@ -158,8 +161,6 @@ class HeightMapUpdates:
         """Per-vertex base colours, shape (x_samples * y_samples, 3) with values in [0, 1]; ``None`` or an empty
         sequence returns to the default appearance (and clears the colour map)."""
         if colors is None or (hasattr(colors, "__len__") and len(colors) == 0):
-            from .heightmap import DEFAULT_COLOR
-
             self._colors = np.tile(np.asarray(DEFAULT_COLOR, dtype=float), (self._nx * self._ny, 1))
             self._color_map_set = False
         else:
