@@ -29,7 +29,7 @@ stamp "does cuda start?"
 if timeout 45 python -c "import taichi_terra as tt; tt.init('cuda', 'f32'); print('cuda starts')" \
         > "$OUT_DIR/cuda_probe.txt" 2>&1; then
     KERNEL_TESTS="tests/test_contacts.py tests/test_soil_bed.py tests/test_articulated.py tests/test_articulated_contacts.py
-                  tests/test_tree_solve.py tests/test_joint_limits.py tests/test_rft.py
+                  tests/test_tree_solve.py tests/test_joint_limits.py tests/test_rft.py tests/test_rft_scenes.py
                   tests/test_tracks.py tests/test_planar_contact.py tests/test_golden.py"
     for p in f32 f64; do
         stamp "kernel tests on cuda $p"
