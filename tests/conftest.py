@@ -36,7 +36,7 @@ def _prepare_machine(config) -> None:
                 precompile.precompile(variants, (precision,))
 
 
-#: examples each property-based target tried in this run (tests/test_fuzz.py), and whether ``--fuzz-long`` was given
+#: examples each property-based target tried in this run (tests/test_fuzz*.py), and whether ``--fuzz-long`` was given
 FUZZ_TRIED: dict = {}
 FUZZ_LONG = False
 
