@@ -62,6 +62,21 @@ def step_against_row_by_row(world, system, reference_sweeps: int = 100000, check
         solver.tolerance, solver.max_sweeps, solver.contact_block = saved
     return u, reference
 
+def block_saves_sweeps_to_the_row_by_row_solution(world, system, steps: int, checks, bound: float,
+                                                  reference_sweeps: int = 100000) -> None:
+    """From ``world``'s present state: over ``steps`` steps the contact block takes at most half the sweeps of
+    the rows one by one, and after each of ``checks`` steps (run one after the other) the next step ends within
+    ``bound`` of the same step swept row by row to convergence (:func:`step_against_row_by_row`)."""
+    start = world.checkpoint()
+    sweeps = sweeps_with_and_without_block(world, start, steps)
+    assert sweeps[True] <= 0.5 * sweeps[False]
+    world.restore(start)
+    for k in checks:
+        world.step(k)
+        u, reference = step_against_row_by_row(world, system, reference_sweeps=reference_sweeps)
+        assert np.abs(u - reference).max() < bound
+
+
 #: the standing pose of tests/data/urdf/quadruped.urdf: hip abduction, hip flexion, knee of each leg [rad]
 STAND = [0.0, 0.6, -1.2] * 4
 

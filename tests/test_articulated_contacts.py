@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import taichi_terra as tt
-from helpers import STAND, step_against_row_by_row, sweeps_with_and_without_block
+from helpers import STAND, block_saves_sweeps_to_the_row_by_row_solution, step_against_row_by_row
 from test_articulated import DATA, G, _link_urdf
 
 
@@ -132,16 +132,8 @@ def test_contact_block_reaches_the_row_by_row_solution_in_fewer_sweeps():
     same), while the quadruped settles on the bumpy map; over the same 200 steps it takes at most half the
     row-by-row sweeps (about 7 per step one by one, 2 to 3 with the block once the feet stick)."""
     world, system, _bed = _standing_quadruped("heightmap")
-    tol = world.solver.tolerance
     world.step(100)
-    start = world.checkpoint()
-    sweeps = sweeps_with_and_without_block(world, start, 200)
-    assert sweeps[True] <= 0.5 * sweeps[False]
-    world.restore(start)
-    for steps in (1, 150, 250):
-        world.step(steps)
-        u, reference = step_against_row_by_row(world, system)
-        assert np.abs(u - reference).max() < 10 * tol
+    block_saves_sweeps_to_the_row_by_row_solution(world, system, 200, (1, 150, 250), 10 * world.solver.tolerance)
 
 
 def test_contact_block_gives_way_where_a_slipping_foot_makes_it_cycle():

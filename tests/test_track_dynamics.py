@@ -12,7 +12,7 @@ import pytest
 import taichi_terra as tt
 from taichi_terra.bodies.tracked_robot import TrackedRobotDesign, tracked_robot_urdf
 from taichi_terra.bodies.urdf import URDFError
-from helpers import step_against_row_by_row, sweeps_with_and_without_block
+from helpers import block_saves_sweeps_to_the_row_by_row_solution, step_against_row_by_row
 
 DT = 0.002
 R = 0.178  # sprocket pitch radius = the drives' gain [m]
@@ -131,14 +131,7 @@ def test_the_contact_block_solves_the_belts_contacts_together():
     system = _robot(world)
     world.step(50)  # (settled on the ground)
     _velocity_drive(system, [5.0, 3.0])
-    start = world.checkpoint()
-    sweeps = sweeps_with_and_without_block(world, start, 100)
-    assert sweeps[True] <= 0.5 * sweeps[False]
-    world.restore(start)
-    for steps in (1, 40, 60):
-        world.step(steps)
-        u, reference = step_against_row_by_row(world, system, reference_sweeps=1000000)
-        assert np.abs(u - reference).max() < SETTLED
+    block_saves_sweeps_to_the_row_by_row_solution(world, system, 100, (1, 40, 60), SETTLED, reference_sweeps=1000000)
 
 
 def test_driving_over_the_sine_map_takes_a_few_sweeps_to_the_converged_solution():
