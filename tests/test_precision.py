@@ -175,3 +175,16 @@ def test_vulkan_planar_push_scene_ends_where_cpu_does():
         poses[arch] = np.array([float(v) for v in out.stdout.strip().splitlines()[-1].split()]).reshape(-1, 3)
     assert poses["cpu"].shape == poses["vulkan"].shape
     assert np.abs(poses["vulkan"] - poses["cpu"]).max() < 2e-6
+
+
+def test_the_floor_of_divisors_and_square_roots_is_positive_in_either_precision():
+    """``kernels/common/math.tiny`` is what kernels floor a divisor or a square root's argument at: a positive
+    number in the real type in use. 1e-300, its f64 value, is 0 in float32 (so ``max(s, 1e-300)`` was no
+    floor there); the f32 value stays a positive normal float32 and far below any physical value."""
+    import taichi as ti
+
+    from taichi_terra.kernels.common.math import tiny
+
+    assert tiny(ti.f64) == 1e-300 and np.float32(1e-300) == 0.0
+    small = np.float32(tiny(ti.f32))
+    assert small > 0.0 and small >= np.finfo(np.float32).tiny and small < 1e-30

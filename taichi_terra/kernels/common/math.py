@@ -5,9 +5,18 @@ precision chosen by :func:`taichi_terra.init` (``float`` follows ``default_fp``)
 """
 import taichi as ti
 
+from ...backend import ti_real
+
 vec3 = ti.math.vec3
 vec4 = ti.math.vec4
 mat3 = ti.math.mat3
+
+
+def tiny(real=None) -> float:
+    """A positive number far below any physical value that the real type ``real`` (default: the precision in
+    use) still holds: 1e-300 in f64; 1e-37 in f32, just above float32's smallest normal number (1e-300 is 0
+    there). The floor of a square root or a divisor that must not be zero."""
+    return 1e-300 if (real or ti_real()) == ti.f64 else 1e-37
 
 
 @ti.func
@@ -174,7 +183,7 @@ def sym_pinv3(a, rel):
     v = ti.Matrix.identity(float, 3)
     for _sweep in range(6):
         for p, q in ti.static(((0, 1), (0, 2), (1, 2))):
-            if ti.abs(m[p, q]) > 1e-300:
+            if ti.abs(m[p, q]) > ti.static(tiny()):
                 theta = (m[q, q] - m[p, p]) / (2.0 * m[p, q])
                 t = 1.0 / (ti.abs(theta) + ti.sqrt(theta * theta + 1.0))
                 if theta < 0.0:

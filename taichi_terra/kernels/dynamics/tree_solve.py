@@ -29,7 +29,7 @@ from ..common.arrays import (
     TREE_STEP,
 )
 from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, JOINT_REVOLUTE
-from ..common.math import skew, upper_solve6
+from ..common.math import skew, tiny, upper_solve6
 from ..common.schema import add, get, get3, get33, getn, put, putn, row
 
 vec6 = ti.types.vector(6, float)
@@ -93,7 +93,7 @@ def tree_factor(D: ti.template(), e, t, dt):
         s = get(D.tree_factor, e, ri + i, TREE_FACTOR.factor)
         for k in range(i + 1, ei):
             s -= get(D.tree_factor, e, ri + k, TREE_FACTOR.factor) ** 2
-        diag = ti.sqrt(ti.max(s, 1e-300))
+        diag = ti.sqrt(ti.max(s, ti.static(tiny())))
         put(D.tree_factor, e, ri + i, TREE_FACTOR.factor, diag)
         inv = 1.0 / diag  # (one division: a product per entry instead)
         lo, hi = get(D.dof_i, e, u0 + i, DOF_I.run), i
@@ -315,7 +315,7 @@ def solve_spd6(m, b):
             for p in ti.static(range(k)):
                 acc -= low[i, p] * low[k, p]
             if ti.static(i == k):
-                low[i, i] = ti.sqrt(ti.max(acc, 1e-300))
+                low[i, i] = ti.sqrt(ti.max(acc, ti.static(tiny())))
             else:
                 low[i, k] = acc / low[k, k]
     y = vec6(0.0)

@@ -39,7 +39,7 @@ from ..common.arrays import (
     TREE,
     StepData,
 )
-from ..common.math import quat_to_mat, vec3, vec4
+from ..common.math import quat_to_mat, tiny, vec3, vec4
 from ..common.schema import get, get3, get33, getn, put, putn, row
 from ..dynamics.tree import tree_kinematics
 from .law import plate_force
@@ -130,7 +130,7 @@ def plate_force_of(D: ti.template(), e, p, n_media, trial, pos, rot, vel, omega)
             velocity = vel + omega.cross(centroid - pos)
             if in_row:  # (a plate slower than gravity's change over the step moves the way gravity starts it:
                 # at rest, straight down)
-                slow = 1.0 - velocity.norm() / ti.max(trial.norm(), 1e-300)
+                slow = 1.0 - velocity.norm() / ti.max(trial.norm(), ti.static(tiny()))
                 if slow > 0.0:
                     velocity += slow * trial
             coeffs = getn(D.medium_f, e, m, MEDIUM_F.coefficients, 9)
