@@ -5,6 +5,7 @@ dropped) per pair).
 import taichi as ti
 
 from ..common.arrays import CONTACT, FEATURE, PAIR_COUNT, point_at
+from ..common.layout import CYLINDER
 from ..common.math import quat_to_mat, vec3, vec4
 from ..common.schema import add, get, get3, put, putn
 from .shapes import cylinder_support
@@ -46,6 +47,17 @@ def emit(D: ti.template(), e, p, base, cap, pt, n, depth, feat, dedupe):
             put(D.pair_count, e, p, PAIR_COUNT.count, cnt + 1)
         else:
             add(D.pair_count, e, p, PAIR_COUNT.dropped, 1)
+
+
+#: sample points a cylinder adds to its stored ones: the lowest point of each rim along the direction asked
+CYLINDER_RIM_POINTS = 2
+
+
+@ti.func
+def sample_count(stype, npt):
+    """How many sample points :func:`sample_point` gives for a shape of type ``stype`` with ``npt`` stored
+    points."""
+    return npt + (CYLINDER_RIM_POINTS if stype == CYLINDER else 0)
 
 
 @ti.func

@@ -61,7 +61,7 @@ from .heightmap import (
     vertex_range,
 )
 from ..dynamics.bodies import body_pose, body_position, body_sweep_speed, carrier_joint
-from .narrowphase import emit, sample_point
+from .narrowphase import emit, sample_count, sample_point
 from .shape_pairs import collide_polyhedral, collide_rounded, deepest_on_segment, support
 from .shapes import shape_exit, shape_ray_entry, shape_sdf
 
@@ -452,9 +452,8 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
     if kind == PAIR_GROUND:
         _pos, rot = body_pose(D, e, bi)
         up = vec3(0.0, 0.0, 1.0)
-        n_extra = 2 if stype == CYLINDER else 0
         down_b = rot.transpose() @ (-up)
-        for k in range(npt + n_extra):
+        for k in range(sample_count(stype, npt)):
             pb, ok = sample_point(D.point, pt0, npt, stype, prm, down_b, k)
             pw = pos + rot @ pb
             depth = ground_height - (pw[2] - infl)
@@ -515,13 +514,12 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
                                                                iy, t, p0, p1, lo[2], infl, margin, o, rm)
             else:
                 # sample D.point of the shape against the triangle below each of them
-                n_extra = 2 if stype == CYLINDER else 0
                 down_b = r_l.transpose() @ vec3(0.0, 0.0, -1.0)
                 # the shape's box in the map frame from its sample D.point: terrain outside it, or below its lowest
                 # point, cannot poke in (cylinder rims: pad for the arcs between the rim D.point)
                 lo = c_l
                 hi_ = c_l
-                for k in range(npt + n_extra):
+                for k in range(sample_count(stype, npt)):
                     pb, ok = sample_point(D.point, pt0, npt, stype, prm, down_b, k)
                     pl = c_l + r_l @ pb
                     if ok:

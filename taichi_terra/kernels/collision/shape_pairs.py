@@ -9,7 +9,7 @@ from ..common.arrays import BODY_I, plane_at, point_at
 from ..common.layout import BOX, CYLINDER, FEAT_EDGE, FEAT_OTHER_POINT, FEAT_POINT
 from ..common.math import closest_point_segment, closest_points_segments, vec3
 from .manifold import clipped_face_contacts
-from .narrowphase import emit, sample_point
+from .narrowphase import emit, sample_count, sample_point
 from .shapes import shape_sdf
 
 _CLIP_TOL = 1e-9  # [m] a point this close to a reference-face side line is on it (box face clipping)
@@ -21,8 +21,7 @@ def support(points: ti.template(), pt0, npt, stype, prm, pos, rot, n):
     including the rim points furthest along ``n``)."""
     best = -1e300
     nb = rot.transpose() @ n
-    n_extra = 2 if stype == CYLINDER else 0
-    for k in range(npt + n_extra):
+    for k in range(sample_count(stype, npt)):
         pb, ok = sample_point(points, pt0, npt, stype, prm, nb, k)
         if ok:
             best = ti.max(best, nb.dot(pb))
@@ -259,7 +258,7 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
             front_j = support(points, bdj[BODY_I.point0], bdj[BODY_I.n_points], bdj[BODY_I.shape], prmj, posj, rotj, n)
             back_i = -support(points, bd[BODY_I.point0], bd[BODY_I.n_points], bd[BODY_I.shape], prm, pos, rot, -n)
             to_j = rot.transpose() @ (-n)
-            for k in range(bd[BODY_I.n_points] + (2 if bd[BODY_I.shape] == CYLINDER else 0)):
+            for k in range(sample_count(bd[BODY_I.shape], bd[BODY_I.n_points])):
                 pb, ok = sample_point(points, bd[BODY_I.point0], bd[BODY_I.n_points], bd[BODY_I.shape], prm, to_j, k)
                 pw = pos + rot @ pb
                 sd, _nj = shape_sdf(bdj[BODY_I.shape], prmj, rotj.transpose() @ (pw - posj), planes, bdj[BODY_I.plane0], bdj[BODY_I.n_planes])
@@ -267,7 +266,7 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
                     emit(D, e, p, base, cap, pw, n, front_j - n.dot(pw),
                          FEAT_POINT + k, True)
             to_i = rotj.transpose() @ n
-            for k in range(bdj[BODY_I.n_points] + (2 if bdj[BODY_I.shape] == CYLINDER else 0)):
+            for k in range(sample_count(bdj[BODY_I.shape], bdj[BODY_I.n_points])):
                 pb, ok = sample_point(points, bdj[BODY_I.point0], bdj[BODY_I.n_points], bdj[BODY_I.shape], prmj, to_i, k)
                 pw = posj + rotj @ pb
                 sd, _ni = shape_sdf(bd[BODY_I.shape], prm, rot.transpose() @ (pw - pos), planes, bd[BODY_I.plane0], bd[BODY_I.n_planes])
