@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kernels.common.layout import DIVERGED_COORDINATE, DIVERGED_POSITION, DIVERGED_SPEED, DIVERGED_VELOCITY
 from .validation import check_positive
 
 #: what the divergence watch found (kernels/step.py watch_env), by its code
-_DIVERGED = {1: "a non-finite coordinate", 2: "a position out of bounds", 3: "a non-finite velocity",
-             4: "a speed over the limit"}
+_DIVERGED = {DIVERGED_COORDINATE: "a non-finite coordinate", DIVERGED_POSITION: "a position out of bounds",
+             DIVERGED_VELOCITY: "a non-finite velocity", DIVERGED_SPEED: "a speed over the limit"}
 
 
 class DivergenceError(RuntimeError):

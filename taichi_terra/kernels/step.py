@@ -80,7 +80,8 @@ from .common.arrays import (
     TREE_STEP,
     StepData,
 )
-from .common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, ROW_MERGED
+from .common.layout import (DIVERGED_COORDINATE, DIVERGED_POSITION, DIVERGED_SPEED, DIVERGED_VELOCITY,
+                            JOINT_FIXED_ROOT, JOINT_FLOATING, ROW_MERGED)
 from .common.math import vec3
 from .common.schema import add, get, get3, get33, put, put33, put_row, putn, row
 from .dynamics.bodies import carrier_joint
@@ -238,16 +239,16 @@ def watch_env(D: ti.template(), e):
         w = 0
         for k in ti.static(range(7)):
             if w == 0 and _blown(D.q[e, qs + k]):
-                w = 1
+                w = DIVERGED_COORDINATE
         for k in ti.static(range(3)):
             if w == 0 and ti.abs(D.q[e, qs + k]) > bound:
-                w = 2
+                w = DIVERGED_POSITION
         for k in ti.static(range(6)):
             if w == 0 and _blown(D.u[e, us + k]):
-                w = 3
+                w = DIVERGED_VELOCITY
         for k in ti.static(range(6)):
             if w == 0 and ti.abs(D.u[e, us + k]) > limit:
-                w = 4
+                w = DIVERGED_SPEED
         if what == 0 and w != 0:
             what, body = w, b
     if ti.static(D.trees):
@@ -265,16 +266,16 @@ def watch_env(D: ti.template(), e):
                 for k in range(n):
                     x = get(D.q_tree, e, r + k, 0)
                     if w == 0 and _blown(x):
-                        w = 1
+                        w = DIVERGED_COORDINATE
                     if w == 0 and kind == JOINT_FLOATING and k < 3 and ti.abs(x) > bound:
-                        w = 2
+                        w = DIVERGED_POSITION
             u0 = get(D.tree, e, t, TREE.u0)
             for k in range(get(D.tree, e, t, TREE.nv)):
                 v = get(D.u_tree, e, u0 + k, 0)
                 if w == 0 and _blown(v):
-                    w = 3
+                    w = DIVERGED_VELOCITY
                 if w == 0 and ti.abs(v) > limit:
-                    w = 4
+                    w = DIVERGED_SPEED
             if what == 0 and w != 0:
                 what, body = w, n_free + t
     if what != 0:
