@@ -286,28 +286,20 @@ def belt_impulse(D: ti.template(), e, r, imp):
 
 
 @ti.func
-def _on_mid_plane(D: ti.template(), e, b, s):
-    """Contact slot ``s``'s point [m, world] moved along the track axis onto the mid-plane of belt body
-    ``b``: where the belt takes a contact with static geometry (:func:`belt_sides`)."""
-    point = get3(D.contact, e, s, CONTACT.position)
-    _t, axis, mid = belt_frame(D, e, b, point)
-    return point - (point - mid).dot(axis) * axis
-
-
-@ti.func
 def merge_coincident(D: ti.template(), e, r):
     """Row ``r``, a contact of a belt (side b) with static geometry, against the earlier rows of the same
     belt with the same static geometry (a track's bodies are consecutive, so are their static pairs' rows):
     where one acts within ``COINCIDENT`` of the belt's width of it and has the same normal, the shallower of
     the two becomes ``ROW_MERGED``. Contacts with static geometry act at the belt's mid-plane (module
     docstring), so two across the width at one place along the belt are one: the deeper one's constraint
-    holds the other's (its normal target is the higher), and their friction acts at one point."""
+    holds the other's (its normal target is the higher), and their friction acts at one point. The points
+    compared are the rows' ``offset_b`` (the mid-plane point, from the reference of the belt's tree)."""
     k = get(D.row_i, e, r, ROW_I.belt_b)
     s = get(D.row_i, e, r, ROW_I.slot)
     p = get(D.row_i, e, r, ROW_I.pair)
     kind, other = get(D.pair, e, p, PAIR.kind), get(D.pair, e, p, PAIR.other)
     reach = COINCIDENT * get(D.track_f, e, k, TRACK_F.width)
-    pos, n = _on_mid_plane(D, e, get(D.row_i, e, r, ROW_I.side_b), s), get3(D.contact, e, s, CONTACT.normal)
+    pos, n = get3(D.row_f, e, r, ROW_F.offset_b), get3(D.contact, e, s, CONTACT.normal)
     rr = r - 1
     going = rr >= 0
     while going:
@@ -319,7 +311,7 @@ def merge_coincident(D: ti.template(), e, r):
                 p2 = ri[ROW_I.pair]
                 s2 = ri[ROW_I.slot]
                 if get(D.pair, e, p2, PAIR.kind) == kind and get(D.pair, e, p2, PAIR.other) == other:
-                    if (_on_mid_plane(D, e, ri[ROW_I.side_b], s2) - pos).norm() <= reach and \
+                    if (get3(D.row_f, e, rr, ROW_F.offset_b) - pos).norm() <= reach and \
                             get3(D.contact, e, s2, CONTACT.normal).dot(n) >= SAME_NORMAL:
                         if get(D.contact, e, s, CONTACT.depth) > get(D.contact, e, s2, CONTACT.depth):
                             put(D.row_i, e, rr, ROW_I.kind, ROW_MERGED)
