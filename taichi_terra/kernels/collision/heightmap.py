@@ -10,29 +10,44 @@ import taichi as ti
 from ..common.arrays import MAP_F, MAP_I
 from ..common.math import closest_point_triangle, closest_points_segments, is_finite, vec3
 from ..common.schema import get3, get33, row
+from .narrowphase import Pose
 
 mat3 = ti.math.mat3
 
 
+@ti.dataclass
+class Grid:
+    """Where a height map's samples live and how they are spaced: ``off`` its first sample in ``heights``,
+    ``nx`` x ``ny`` samples, ``soil0`` its first soil-bed sample (-1: no bed), spacings ``dx``, ``dy`` [m] and
+    ``(x0, y0)``, the map-frame position of sample (0, 0) [m]."""
+    off: ti.i32
+    nx: ti.i32
+    ny: ti.i32
+    soil0: ti.i32
+    dx: float
+    dy: float
+    x0: float
+    y0: float
+
+
 @ti.func
 def hm_grid(D: ti.template(), m):
-    """Grid layout of map ``m``: ``(first sample, nx, ny, first soil sample or -1, dx, dy, x0, y0)``, with
-    (x0, y0) the map-frame position of sample (0, 0) [m]."""
+    """Grid layout of map ``m`` (:class:`Grid`)."""
     mi = row(D.map_i, 0, m)
     mf = row(D.map_f, 0, m)
     nx, ny = mi[MAP_I.nx], mi[MAP_I.ny]
     sx, sy = mf[MAP_F.size], mf[MAP_F.size + 1]
-    return (mi[MAP_I.sample0], nx, ny, mi[MAP_I.soil0], sx / (nx - 1), sy / (ny - 1), mf[MAP_F.centre] - 0.5 * sx,
-            mf[MAP_F.centre + 1] - 0.5 * sy)
+    return Grid(off=mi[MAP_I.sample0], nx=nx, ny=ny, soil0=mi[MAP_I.soil0], dx=sx / (nx - 1), dy=sy / (ny - 1),
+                x0=mf[MAP_F.centre] - 0.5 * sx, y0=mf[MAP_F.centre + 1] - 0.5 * sy)
 
 
 @ti.func
 def hm_local(D: ti.template(), m, pos, rot):
-    """Grid layout of map ``m`` and a link pose (``pos``, ``rot``) expressed in the map frame:
-    ``(off, nx, ny, soil0, dx, dy, x0, y0, o, rm, c_l, r_l)``."""
-    off, nx, ny, soil0, dx, dy, x0, y0 = hm_grid(D, m)
+    """Grid layout of map ``m``, its pose in the world, and a link pose (``pos``, ``rot``) expressed in the map
+    frame: ``(grid, map pose, link pose in the map frame)``."""
+    g = hm_grid(D, m)
     o, rm = hm_pose(D, m)
-    return off, nx, ny, soil0, dx, dy, x0, y0, o, rm, rm.transpose() @ (pos - o), rm.transpose() @ rot
+    return g, Pose(pos=o, rot=rm), Pose(pos=rm.transpose() @ (pos - o), rot=rm.transpose() @ rot)
 
 
 @ti.func
@@ -42,38 +57,38 @@ def hm_pose(D: ti.template(), m):
 
 
 @ti.func
-def hm_vertex(hm_heights: ti.template(), off, nx, x0, y0, dx, dy, ix, iy):
-    """Map-frame position of grid sample (ix, iy)."""
-    return vec3(x0 + ix * dx, y0 + iy * dy, hm_heights[off + iy * nx + ix])
+def hm_vertex(hm_heights: ti.template(), g, ix, iy):
+    """Map-frame position of sample (ix, iy) of the map with grid ``g``."""
+    return vec3(g.x0 + ix * g.dx, g.y0 + iy * g.dy, hm_heights[g.off + iy * g.nx + ix])
 
 
 @ti.func
-def hm_triangle(hm_heights: ti.template(), off, nx, x0, y0, dx, dy, ix, iy, t):
+def hm_triangle(hm_heights: ti.template(), g, ix, iy, t):
     """Vertices (counter-clockwise seen from +z) of triangle ``t`` of cell (ix, iy); the cell's
     diagonal runs from its (ix, iy) corner to its (ix+1, iy+1) corner."""
-    a = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix, iy)
-    c = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix + 1, iy + 1)
-    b = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix + 1, iy)
+    a = hm_vertex(hm_heights, g, ix, iy)
+    c = hm_vertex(hm_heights, g, ix + 1, iy + 1)
+    b = hm_vertex(hm_heights, g, ix + 1, iy)
     if t == 1:
         b = c
-        c = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix, iy + 1)
+        c = hm_vertex(hm_heights, g, ix, iy + 1)
     return a, b, c
 
 
 @ti.func
-def hm_surface(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, x, y):
+def hm_surface(hm_heights: ti.template(), g, x, y):
     """The triangle under map-frame (x, y): ``found`` (inside the grid and not a hole), a vertex of the
     triangle, and its unit upward normal."""
-    fx = (x - x0) / dx
-    fy = (y - y0) / dy
-    found = fx >= 0.0 and fy >= 0.0 and fx <= nx - 1.0 and fy <= ny - 1.0
+    fx = (x - g.x0) / g.dx
+    fy = (y - g.y0) / g.dy
+    found = fx >= 0.0 and fy >= 0.0 and fx <= g.nx - 1.0 and fy <= g.ny - 1.0
     a = vec3(0.0, 0.0, 0.0)
     n = vec3(0.0, 0.0, 1.0)
     if found:
-        ix = ti.min(ti.cast(ti.floor(fx), ti.i32), nx - 2)
-        iy = ti.min(ti.cast(ti.floor(fy), ti.i32), ny - 2)
+        ix = ti.min(ti.cast(ti.floor(fx), ti.i32), g.nx - 2)
+        iy = ti.min(ti.cast(ti.floor(fy), ti.i32), g.ny - 2)
         t = 0 if (fx - ix) >= (fy - iy) else 1
-        a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, ix, iy, t)
+        a, b, c = hm_triangle(hm_heights, g, ix, iy, t)
         found = is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2])
         nn = (b - a).cross(c - a)
         n = nn / nn.norm()
@@ -164,13 +179,13 @@ def segment_triangle_contacts(p0, p1, a, b, c, tn):
 
 
 @ti.func
-def in_triangle_xy(x0, y0, dx, dy, ix, iy, t, x, y, slack):
+def in_triangle_xy(g, ix, iy, t, x, y, slack):
     """Whether map-frame (x, y) lies in the map-plane projection of triangle ``t`` of cell (ix, iy), widened by
     ``slack`` [m] (``hm_triangle``: triangle 0 is the cell's half below its diagonal, 1 the half above)."""
-    u = (x - (x0 + ix * dx)) / dx
-    v = (y - (y0 + iy * dy)) / dy
-    su = slack / dx
-    sv = slack / dy
+    u = (x - (g.x0 + ix * g.dx)) / g.dx
+    v = (y - (g.y0 + iy * g.dy)) / g.dy
+    su = slack / g.dx
+    sv = slack / g.dy
     inside = u >= -su and v >= -sv and u <= 1.0 + su and v <= 1.0 + sv
     if t == 0:
         inside = inside and v <= u + su + sv
@@ -180,7 +195,7 @@ def in_triangle_xy(x0, y0, dx, dy, ix, iy, t, x, y, slack):
 
 
 @ti.func
-def is_local_closest(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy, t_own, cs, ct, d, tol):
+def is_local_closest(hm_heights: ti.template(), g, ix, iy, t_own, cs, ct, d, tol):
     """Whether the surface point ``ct`` of triangle ``t_own`` of cell (ix, iy) is a local minimum of the
     distance from ``cs`` over the whole height map: no triangle touching ``ct`` (in the 3x3 cells around)
     comes strictly closer. Filters edge and vertex contacts of flat or concave creases, which would otherwise
@@ -192,15 +207,15 @@ def is_local_closest(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix,
     only those are searched for a closer point. The own triangle's closest point to ``cs`` is ``ct``
     itself, so it is not searched again."""
     ok = True
-    jx0, jx1 = cell_range(ct[0] - 2.0 * tol, ct[0] + 2.0 * tol, x0, dx, nx)
-    jy0, jy1 = cell_range(ct[1] - 2.0 * tol, ct[1] + 2.0 * tol, y0, dy, ny)
+    jx0, jx1 = cell_range(ct[0] - 2.0 * tol, ct[0] + 2.0 * tol, g.x0, g.dx, g.nx)
+    jy0, jy1 = cell_range(ct[1] - 2.0 * tol, ct[1] + 2.0 * tol, g.y0, g.dy, g.ny)
     for jy in range(ti.max(iy - 1, jy0), ti.min(iy + 1, jy1) + 1):
         for jx in range(ti.max(ix - 1, jx0), ti.min(ix + 1, jx1) + 1):
             for t in range(2):
                 # (one closer triangle settles it: the rest are not tested)
-                if ok and (jx != ix or jy != iy or t != t_own) and in_triangle_xy(x0, y0, dx, dy, jx, jy, t,
-                                                                                  ct[0], ct[1], tol):
-                    a, b, c = hm_triangle(hm_heights, off, nx, x0, y0, dx, dy, jx, jy, t)
+                if ok and (jx != ix or jy != iy or t != t_own) and in_triangle_xy(g, jx, jy, t, ct[0],
+                                                                                  ct[1], tol):
+                    a, b, c = hm_triangle(hm_heights, g, jx, jy, t)
                     if is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2]):
                         if (closest_point_triangle(cs, a, b, c) - cs).norm() < d - tol:
                             ok = False

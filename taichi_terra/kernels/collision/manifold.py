@@ -14,7 +14,7 @@ drivers compile the whole kernel as one shader).
 """
 import taichi as ti
 
-from ..common.arrays import BODY_I, plane_at, point_at
+from ..common.arrays import plane_at, point_at
 from ..common.layout import CYLINDER, FEAT_EDGE
 from ..common.math import closest_points_segments, tangent_basis, vec3
 from .footprint import clip_to_hull, convex_hull_2d
@@ -28,8 +28,9 @@ FEAT_CLIP = FEAT_EDGE + 64  # feature ids of clipped-face contacts (FEAT_CLIP + 
 
 
 @ti.func
-def facing_feature(points: ti.template(), planes: ti.template(), bd, prm, pos, rot, d, t1, t2):
-    """The feature of a body (link at ``pos``, ``rot``) that faces the world direction ``d``: its vertices
+def facing_feature(D: ti.template(), s, pos, rot, d, t1, t2):
+    """The feature of shape ``s`` (:class:`~.narrowphase.Shape`, on a link at ``pos``, ``rot``) that faces the
+    world direction ``d``: its vertices
     (world, rows of a MAX_FEAT x 3 matrix), their count, a world normal of its plane (for a side line,
     ``d`` itself: such a feature is a segment), and its convex hull across ``d`` (2D coordinates along
     ``t1``, ``t2``) with its count."""
@@ -38,23 +39,23 @@ def facing_feature(points: ti.template(), planes: ti.template(), bd, prm, pos, r
     d_l = rot.transpose() @ d
     best = -2.0
     best_k = 0
-    for k in range(bd[BODY_I.n_planes]):
-        pl = plane_at(planes, bd[BODY_I.plane0] + k)
+    for k in range(s.n_planes):
+        pl = plane_at(D.plane, s.plane0 + k)
         facing = vec3(pl[0], pl[1], pl[2]).dot(d_l)
         if facing > best:
             best = facing
             best_k = k
-    pl = plane_at(planes, bd[BODY_I.plane0] + best_k)
+    pl = plane_at(D.plane, s.plane0 + best_k)
     nk = vec3(pl[0], pl[1], pl[2])
     m = rot @ nk
-    side_line = bd[BODY_I.shape] == CYLINDER and best < _FACING
+    side_line = s.kind == CYLINDER and best < _FACING
     if side_line:
         m = d
     else:
         tol = 1e-6 * (ti.abs(pl[3]) + 1e-3)  # (meshes' planes are rounded; f32 rounds at 6e-8)
         on_plane = 0
-        for k in range(bd[BODY_I.n_points]):
-            pb = point_at(points, bd[BODY_I.point0] + k)
+        for k in range(s.n_points):
+            pb = point_at(D.point, s.point0 + k)
             if ti.abs(nk.dot(pb) - pl[3]) <= tol:
                 on_plane += 1
                 if count < MAX_FEAT:
@@ -64,10 +65,10 @@ def facing_feature(points: ti.template(), planes: ti.template(), bd, prm, pos, r
                     count += 1
         if on_plane > MAX_FEAT:
             count = 0  # too many vertices to hold: no feature (the sample points serve instead)
-    if bd[BODY_I.shape] == CYLINDER:  # the rim points furthest along d: the side line, or a cap's lowest point
+    if s.kind == CYLINDER:  # the rim points furthest along d: the side line, or a cap's lowest point
         for side in range(2):
             if side_line or ((side == 1) == (pl[2] > 0.0) and count < MAX_FEAT):
-                pb, ok = cylinder_support(prm, d_l, side)
+                pb, ok = cylinder_support(s.prm, d_l, side)
                 if ok:
                     pw = pos + rot @ pb
                     for c in ti.static(range(3)):
@@ -101,12 +102,11 @@ def lift(x, t1, t2, n, verts, count, m):
 
 
 @ti.func
-def clipped_face_contacts(points: ti.template(), planes: ti.template(), e, p, base, cap, margin, pos, rot, bd, prm,
-                          posj, rotj, bdj, prmj, n, D: ti.template()):
-    """Contacts of the body (``pos``, ``rot``) and the other body (``posj``, ``rotj``) across the normal
-    ``n`` (from the other body to the body): the overlap of their facing features, each point placed on the
-    body's feature with depth = the other's height minus the body's along ``n``. Returns how many were
-    found within ``margin`` (whether or not the pair's slots had room for them)."""
+def clipped_face_contacts(D: ti.template(), slots, margin, si, pi, sj, pj, n):
+    """Contacts of the body (shape ``si`` at pose ``pi``) and the other body (``sj`` at ``pj``) across the
+    normal ``n`` (from the other body to the body): the overlap of their facing features, each point placed on
+    the body's feature with depth = the other's height minus the body's along ``n``, emitted into ``slots``.
+    Returns how many were found within ``margin`` (whether or not the pair's slots had room for them)."""
     t1, t2 = tangent_basis(n)
     fi = ti.Matrix.zero(float, MAX_FEAT, 3)
     fj = ti.Matrix.zero(float, MAX_FEAT, 3)
@@ -116,10 +116,10 @@ def clipped_face_contacts(points: ti.template(), planes: ti.template(), e, p, ba
     mi = n
     mj = n
     for side in range(2):  # the body's feature facing the other (-n), then the other's facing it (+n)
-        b_d, pr, ps, rt, d = bd, prm, pos, rot, -n
+        s, ps, d = si, pi, -n
         if side == 1:
-            b_d, pr, ps, rt, d = bdj, prmj, posj, rotj, n
-        verts, count, m, hull, nh = facing_feature(points, planes, b_d, pr, ps, rt, d, t1, t2)
+            s, ps, d = sj, pj, n
+        verts, count, m, hull, nh = facing_feature(D, s, ps.pos, ps.rot, d, t1, t2)
         if side == 0:
             fi, ni, mi, hi, nhi = verts, count, m, hull, nh
         else:
@@ -166,7 +166,6 @@ def clipped_face_contacts(points: ti.template(), planes: ti.template(), e, p, ba
             h_i = lift(x, t1, t2, n, fi, ni, mi)
             depth = lift(x, t1, t2, n, fj, nj, mj) - h_i
             if depth > -margin:
-                emit(D, e, p, base, cap, t1 * x[0] + t2 * x[1] + n * h_i, n,
-                     depth, FEAT_CLIP + k, True)
+                emit(D, slots, t1 * x[0] + t2 * x[1] + n * h_i, n, depth, FEAT_CLIP + k, True)
                 found += 1
     return found

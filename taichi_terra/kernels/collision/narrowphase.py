@@ -1,16 +1,62 @@
-"""What every narrowphase routine shares: a link's world pose and sweep speed, a shape's sample points, and
-``emit``, which appends a contact to its pair's fixed slots (the ``pair_count`` block holds (count,
-dropped) per pair).
+"""What every narrowphase routine shares: a link's world pose and sweep speed, a shape's sample points, the
+:class:`Pose`, :class:`Shape` and :class:`Slots` structs, and ``emit``, which appends a contact to its pair's
+fixed slots (the ``pair_count`` block holds (count, dropped) per pair).
 """
 import taichi as ti
 
-from ..common.arrays import CONTACT, FEATURE, PAIR_COUNT, point_at
+from ..common.arrays import BODY_F, BODY_I, CONTACT, FEATURE, PAIR_COUNT, body_params, point_at
 from ..common.layout import CYLINDER
 from ..common.math import quat_to_mat, vec3, vec4
 from ..common.schema import add, get, get3, put, putn
 from .shapes import cylinder_support
 
 _DEDUPE_EPS = 1e-9  # [m] two contacts of one pair closer than this are one contact
+_vec3 = ti.types.vector(3, float)
+_vec4 = ti.types.vector(4, float)
+_mat3 = ti.types.matrix(3, 3, float)
+
+
+@ti.dataclass
+class Slots:
+    """Where the contacts of one pair go: env ``e``, pair ``p``, its first contact slot ``base`` and its
+    ``cap`` slots (``emit``)."""
+    e: ti.i32
+    p: ti.i32
+    base: ti.i32
+    cap: ti.i32
+
+
+@ti.dataclass
+class Pose:
+    """A frame's origin ``pos`` [m] and rotation ``rot``, both in the frame they are expressed in (a link in the
+    world, a height map in the world, a link in a map's frame)."""
+    pos: _vec3
+    rot: _mat3
+
+
+@ti.dataclass
+class Shape:
+    """A body's collision shape as the narrowphase reads it: its type ``kind`` (``common/layout.py``), its
+    sample points ``point0 .. point0 + n_points`` and face planes ``plane0 .. plane0 + n_planes`` in the model's
+    ``point`` and ``plane`` blocks, its parameters ``prm`` (per type: a box's half sizes, a cylinder's radius
+    and half length, ...), its ``inflation`` [m] (a sphere's or capsule's radius about its points, else 0) and
+    its bounding ``radius`` [m]."""
+    kind: ti.i32
+    point0: ti.i32
+    n_points: ti.i32
+    plane0: ti.i32
+    n_planes: ti.i32
+    prm: _vec4
+    inflation: float
+    radius: float
+
+
+@ti.func
+def shape_of(bd, bf):
+    """The :class:`Shape` of a body from its ``body_i`` row ``bd`` and ``body_f`` row ``bf``."""
+    return Shape(kind=bd[BODY_I.shape], point0=bd[BODY_I.point0], n_points=bd[BODY_I.n_points],
+                 plane0=bd[BODY_I.plane0], n_planes=bd[BODY_I.n_planes], prm=body_params(bf),
+                 inflation=bf[BODY_F.inflation], radius=bf[BODY_F.radius])
 
 
 @ti.func
@@ -30,8 +76,10 @@ def body_sweep_speed(u: ti.template(), e, us, radius):
 
 
 @ti.func
-def emit(D: ti.template(), e, p, base, cap, pt, n, depth, feat, dedupe):
-    """Append one contact (world point, unit normal, depth [m], feature id) to pair ``p`` of env ``e``."""
+def emit(D: ti.template(), slots, pt, n, depth, feat, dedupe):
+    """Append one contact (world point, unit normal, depth [m], feature id) to the pair's ``slots``
+    (:class:`Slots`); ``dedupe``: not where the pair already has a contact within 1 nm."""
+    e, p, base, cap = slots.e, slots.p, slots.base, slots.cap
     cnt = get(D.pair_count, e, p, PAIR_COUNT.count)
     dup = False
     if dedupe:

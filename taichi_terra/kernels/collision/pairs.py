@@ -12,8 +12,6 @@ side (static geometry, or the pair's other body) to the pair's body. Shape-shape
 import taichi as ti
 
 from ..common.arrays import (
-    BODY_F,
-    BODY_I,
     CONTACT,
     FEATURE,
     MAP_F,
@@ -22,7 +20,6 @@ from ..common.arrays import (
     PAIR_COUNT,
     SOIL,
     SOIL_CLAIM,
-    body_params,
     plane_at,
     point_at,
 )
@@ -61,30 +58,33 @@ from .heightmap import (
     vertex_range,
 )
 from ..dynamics.bodies import body_pose, body_position, body_sweep_speed, carrier_joint
-from .narrowphase import emit, sample_count, sample_point
+from .narrowphase import Pose, Slots, emit, sample_count, sample_point, shape_of
 from .shape_pairs import collide_polyhedral, collide_rounded, deepest_on_segment, support
 from .shapes import shape_exit, shape_ray_entry, shape_sdf
 
 mat3 = ti.math.mat3
+_vec3 = ti.types.vector(3, float)
 _RIDGE_TOL = 1e-12  # [m] signed-distance tie tolerance of the ridge test
 _PLANAR_TOL = 1e-9  # [m] second differences of heights below this are a plane (_planar_vertex)
 
 
 @ti.func
-def vertex_depth(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy, c_l, r_l, stype, prm,
-                 planes: ti.template(), pl0, npl):
-    """How far grid sample (ix, iy) pokes into the shape (link at c_l, rotation r_l in the map frame),
-    measured straight down the map's -z to the shape's underside [m], and the outward link-frame normal
-    of the face there; -1 when the sample is outside the shape, outside the grid or a hole."""
+def vertex_depth(D: ti.template(), g, ix, iy, s, local):
+    """How far sample (ix, iy) of the map with grid ``g`` pokes into shape ``s`` (its link at pose ``local`` in
+    the map frame), measured straight down the map's -z to the shape's underside [m], and the outward
+    link-frame normal of the face there; -1 when the sample is outside the shape, outside the grid or a
+    hole."""
+    c_l, r_l = local.pos, local.rot
     depth = -1.0
     n = vec3(0.0, 0.0, -1.0)
-    if ix >= 0 and iy >= 0 and ix < nx and iy < ny:
-        v = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix, iy)
+    if ix >= 0 and iy >= 0 and ix < g.nx and iy < g.ny:
+        v = hm_vertex(D.heights, g, ix, iy)
         if is_finite(v[2]):
             pb = r_l.transpose() @ (v - c_l)
-            sd, _n = shape_sdf(stype, prm, pb, planes, pl0, npl)
+            sd, _n = shape_sdf(s.kind, s.prm, pb, D.plane, s.plane0, s.n_planes)
             if sd < 0.0:
-                t, nb = shape_exit(stype, prm, pb, r_l.transpose() @ vec3(0.0, 0.0, -1.0), planes, pl0, npl)
+                t, nb = shape_exit(s.kind, s.prm, pb, r_l.transpose() @ vec3(0.0, 0.0, -1.0), D.plane, s.plane0,
+                                   s.n_planes)
                 if t < 1e300:
                     depth = t
                     n = nb
@@ -92,14 +92,15 @@ def vertex_depth(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, ix, iy,
 
 
 @ti.func
-def _planar_vertex(hm_heights: ti.template(), off, nx, ny, ix, iy):
+def _planar_vertex(hm_heights: ti.template(), g, ix, iy):
     """Whether grid sample (ix, iy) and its four neighbours lie in one plane (zero second differences along
     x and y, to ``_PLANAR_TOL``): there the terrain is a plane, whose deepest point in a convex shape is found
     by the shape's own sample points against the triangles below them, so the sample is no ridge or peak
     (along the edge of a long box's footprint on flat ground every sample would otherwise count as one:
     its neighbour outside the footprint has no depth)."""
+    off, nx = g.off, g.nx
     out = False
-    if ix >= 1 and iy >= 1 and ix + 1 < nx and iy + 1 < ny:
+    if ix >= 1 and iy >= 1 and ix + 1 < nx and iy + 1 < g.ny:
         h = hm_heights[off + iy * nx + ix]
         ddx = hm_heights[off + iy * nx + ix - 1] + hm_heights[off + iy * nx + ix + 1] - 2.0 * h
         ddy = hm_heights[off + (iy - 1) * nx + ix] + hm_heights[off + (iy + 1) * nx + ix] - 2.0 * h
@@ -108,14 +109,14 @@ def _planar_vertex(hm_heights: ti.template(), off, nx, ny, ix, iy):
 
 
 @ti.func
-def separated_by_face(a, b, c_l, r_l, planes: ti.template(), pl0, npl):
-    """Whether segment ab lies wholly outside one face plane of the shape (link at c_l, rotation r_l), so
+def separated_by_face(a, b, s, local, planes: ti.template()):
+    """Whether segment ab lies wholly outside one face plane of shape ``s`` (its link at pose ``local``), so
     that it cannot cut into it (a cheap exact rejection before the deepest-point search)."""
-    pa = r_l.transpose() @ (a - c_l)
-    pb = r_l.transpose() @ (b - c_l)
+    pa = local.rot.transpose() @ (a - local.pos)
+    pb = local.rot.transpose() @ (b - local.pos)
     out = False
-    for k in range(npl):
-        pl = plane_at(planes, pl0 + k)
+    for k in range(s.n_planes):
+        pl = plane_at(planes, s.plane0 + k)
         nk = vec3(pl[0], pl[1], pl[2])
         if nk.dot(pa) > pl[3] and nk.dot(pb) > pl[3]:
             out = True
@@ -123,14 +124,16 @@ def separated_by_face(a, b, c_l, r_l, planes: ti.template(), pl0, npl):
 
 
 @ti.func
-def ridge_edge_contacts(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, o, rm, c_l, r_l, lo, hi_, stype,
-                        prm,
-                        planes: ti.template(), pl0, npl, e, p, base, cap, D: ti.template()):
-    """Triangle edges along convex creases (ridges) that cut into a box, cylinder or mesh between grid
-    samples: the deepest point of each such edge inside the shape pushes along the shape's underside, like a
-    poking sample. Catches a body resting on a ridge whose samples all lie outside its footprint."""
-    ix0, ix1 = cell_range(lo[0], hi_[0], x0, dx, nx)
-    iy0, iy1 = cell_range(lo[1], hi_[1], y0, dy, ny)
+def ridge_edge_contacts(D: ti.template(), slots, g, frame, s, local, lo, hi_):
+    """Triangle edges along convex creases (ridges) that cut into a box, cylinder or mesh (shape ``s``, its
+    link at pose ``local`` in the frame of the map with grid ``g``, placed in the world by ``frame``) between
+    grid samples, over the map-frame box lo..hi_: the deepest point of each such edge inside the shape pushes
+    along the shape's underside, like a poking sample, into ``slots``. Catches a body resting on a
+    ridge whose samples all lie outside its footprint."""
+    off, nx, ny = g.off, g.nx, g.ny
+    o, rm, c_l, r_l = frame.pos, frame.rot, local.pos, local.rot
+    ix0, ix1 = cell_range(lo[0], hi_[0], g.x0, g.dx, nx)
+    iy0, iy1 = cell_range(lo[1], hi_[1], g.y0, g.dy, ny)
     z_low = lo[2]
     for iy in range(iy0, iy1 + 2):
         for ix in range(ix0, ix1 + 2):
@@ -145,37 +148,41 @@ def ridge_edge_contacts(hm_heights: ti.template(), off, nx, ny, x0, y0, dx, dy, 
                 elif k == 2:
                     f1x, f1y, f2x, f2y = ix + 1, iy, ix, iy + 1
                 if bx < nx and by < ny and iy < ny and ix < nx:
-                    a = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, ix, iy)
-                    b = hm_vertex(hm_heights, off, nx, x0, y0, dx, dy, bx, by)
+                    a = hm_vertex(D.heights, g, ix, iy)
+                    b = hm_vertex(D.heights, g, bx, by)
                     ridge = is_finite(a[2]) and is_finite(b[2]) and ti.max(a[2], b[2]) > z_low
                     f1_in = f1x >= 0 and f1y >= 0 and f1x < nx and f1y < ny
                     f2_in = f2x >= 0 and f2y >= 0 and f2x < nx and f2y < ny
                     if ridge and f1_in and f2_in:  # inside the grid: a crease bent downwards on both sides
-                        far = 0.5 * (hm_heights[off + f1y * nx + f1x] + hm_heights[off + f2y * nx + f2x])
+                        far = 0.5 * (D.heights[off + f1y * nx + f1x] + D.heights[off + f2y * nx + f2x])
                         ridge = 0.5 * (a[2] + b[2]) > far + _RIDGE_TOL
                     # (an edge on the grid's border is a drop on its open side: it counts as a ridge)
-                    if ridge and not separated_by_face(a, b, c_l, r_l, planes, pl0, npl):
-                        t = deepest_on_segment(a, b, stype, prm, c_l, r_l, planes, pl0, npl)
+                    if ridge and not separated_by_face(a, b, s, local, D.plane):
+                        t = deepest_on_segment(a, b, s, c_l, r_l, D.plane)
                         pt = a + (b - a) * t
                         pb = r_l.transpose() @ (pt - c_l)
-                        sd, _n = shape_sdf(stype, prm, pb, planes, pl0, npl)
+                        sd, _n = shape_sdf(s.kind, s.prm, pb, D.plane, s.plane0, s.n_planes)
                         if sd < 0.0 and t > 1e-6 and t < 1.0 - 1e-6:
-                            depth, nb = shape_exit(stype, prm, pb, r_l.transpose() @ vec3(0.0, 0.0, -1.0), planes,
-                                                   pl0, npl)
+                            depth, nb = shape_exit(s.kind, s.prm, pb, r_l.transpose() @ vec3(0.0, 0.0, -1.0),
+                                                   D.plane, s.plane0, s.n_planes)
                             n_l = -(r_l @ nb)
                             if depth < 1e300 and n_l[2] > 0.0:
-                                emit(D, e, p, base, cap, o + rm @ pt,
-                                     rm @ n_l, depth * n_l[2], FEAT_EDGE + 3 * (iy * nx + ix) + k, False)
+                                emit(D, slots, o + rm @ pt, rm @ n_l, depth * n_l[2],
+                                     FEAT_EDGE + 3 * (iy * nx + ix) + k, False)
 
 
 @ti.func
-def soil_quadrature(D: ti.template(), e, p, base, cap, margin, pos, rot, stype, prm, rad, pl0, npl, m, pt0, npt):
-    """Soil quadrature points of one body on bed ``m``: one per bed sample under the body, where a ray
+def soil_quadrature(D: ti.template(), slots, margin, s, pose, m):
+    """Soil quadrature points of one body (shape ``s`` on a link at ``pose``) on bed ``m``, into ``slots``: one per bed sample under the body, where a ray
     along the bed's +z from below meets the body's underside. The contact sits at that point, its normal
     is the bed's +z, and its depth is the gap from the underside down to the rut floor (undeformed height
     minus plastic sinkage): positive while the body approaches, negative while it compresses the soil.
     Points within ``margin`` above the floor are kept (they carry no force until loaded)."""
-    off, nx, ny, soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(D, m, pos, rot)
+    e = slots.e
+    stype, prm, rad, pl0, npl, pt0, npt = s.kind, s.prm, s.radius, s.plane0, s.n_planes, s.point0, s.n_points
+    g, frame, local = hm_local(D, m, pose.pos, pose.rot)
+    off, nx, ny, soil0, dx, dy, x0, y0 = g.off, g.nx, g.ny, g.soil0, g.dx, g.dy, g.x0, g.y0
+    o, rm, c_l, r_l = frame.pos, frame.rot, local.pos, local.rot
     up_b = r_l.transpose() @ vec3(0.0, 0.0, 1.0)
     z_start = c_l[2] - 2.0 * rad  # below the whole body
     # a box's or a cylinder's footprint weights each sample by the part of its cell the body covers (footprint.py);
@@ -242,12 +249,12 @@ def soil_quadrature(D: ti.template(), e, p, base, cap, margin, pos, rot, stype, 
                     under = vec3(ray[0], ray[1], z_start + t)
                     gap = under[2] - floor
                     if gap < margin:
-                        before = get(D.pair_count, e, p, PAIR_COUNT.count)
-                        emit(D, e, p, base, cap, o + rm @ under, rm @ vec3(0.0, 0.0, 1.0), gap, FEAT_SOIL + idx,
-                             False)
-                        if get(D.pair_count, e, p, PAIR_COUNT.count) > before:
-                            put(D.contact, e, base + before, CONTACT.area, area)
-                            putn(D.contact, e, base + before, CONTACT.sample_offset, rm @ vec3(shift[0], shift[1], 0.0))
+                        before = get(D.pair_count, e, slots.p, PAIR_COUNT.count)
+                        emit(D, slots, o + rm @ under, rm @ vec3(0.0, 0.0, 1.0), gap, FEAT_SOIL + idx, False)
+                        if get(D.pair_count, e, slots.p, PAIR_COUNT.count) > before:
+                            put(D.contact, e, slots.base + before, CONTACT.area, area)
+                            putn(D.contact, e, slots.base + before, CONTACT.sample_offset,
+                                 rm @ vec3(shift[0], shift[1], 0.0))
 
 
 @ti.func
@@ -291,6 +298,15 @@ def hide_occluded_soil_points(D: ti.template(), e, n_static):
 _WINDOW = 3  # [cells per axis] a sphere whose box spans at most this many cells keeps its triangles' distances
 
 
+@ti.dataclass
+class Swept:
+    """A sphere-swept segment in a height map's frame (a capsule's core; a sphere's has ``p0 == p1``): its ends
+    ``p0``, ``p1`` [m] and its radius ``infl`` [m]."""
+    p0: _vec3
+    p1: _vec3
+    infl: float
+
+
 @ti.func
 def _cell_reaches(hm_heights: ti.template(), off, nx, ix, iy, z_low):
     """Whether a sample of cell (ix, iy) lies at or above ``z_low`` (a hole's sample never does): a triangle of
@@ -301,11 +317,13 @@ def _cell_reaches(hm_heights: ti.template(), off, nx, ix, iy, z_low):
 
 
 @ti.func
-def _box_reaches(lo, hi_, x0, y0, dx, dy, ix, iy, t):
-    """Whether the map-plane projection of triangle ``t`` of cell (ix, iy) meets the box lo..hi_ (x, y only).
+def _box_reaches(lo, hi_, g, ix, iy, t):
+    """Whether the map-plane projection of triangle ``t`` of cell (ix, iy) of the map with grid ``g`` meets the
+    box lo..hi_ (x, y only).
     In cell units (0 to 1 across the cell) triangle 0 is the half v <= u, triangle 1 the half u <= v: the box's
     part of the cell meets the first where its lowest v is at most its highest u, the second where its lowest u
     is at most its highest v. A triangle it misses is farther along x or y than the box's padding."""
+    x0, y0, dx, dy = g.x0, g.y0, g.dx, g.dy
     u0 = ti.math.clamp((lo[0] - (x0 + ix * dx)) / dx, 0.0, 1.0)
     u1 = ti.math.clamp((hi_[0] - (x0 + ix * dx)) / dx, 0.0, 1.0)
     v0 = ti.math.clamp((lo[1] - (y0 + iy * dy)) / dy, 0.0, 1.0)
@@ -326,13 +344,14 @@ def _pair_kind(cs, ct, a, tn, d, reach, tol):
 
 
 @ti.func
-def _map_triangle_contacts(D: ti.template(), e, p, base, cap, off, nx, ny, x0, y0, dx, dy, ix, iy, t, p0, p1, z_low,
-                           infl, margin, o, rm):
-    """Contacts of a sphere-swept segment p0p1 (map frame, radius ``infl``) with triangle ``t`` of cell
-    (ix, iy): its closest pair, or the two ends of a parallel overlap, within ``margin`` of touching. Holes and
-    triangles wholly below ``z_low`` give none. A pair on the triangle's boundary is kept where it is a local
-    minimum of the distance over the map (``is_local_closest``)."""
-    a, b, c = hm_triangle(D.heights, off, nx, x0, y0, dx, dy, ix, iy, t)
+def _map_triangle_contacts(D: ti.template(), slots, g, frame, ix, iy, t, swept, z_low, margin):
+    """Contacts of a sphere-swept segment (``swept``: ends p0, p1 in the map frame, radius ``infl``) with
+    triangle ``t`` of cell (ix, iy) of the map with grid ``g`` (placed in the world by ``frame``), into
+    ``slots``: its closest pair, or the two ends of a parallel overlap, within ``margin`` of touching. Holes
+    and triangles wholly below ``z_low`` give none. A pair on the triangle's boundary is kept where it is a
+    local minimum of the distance over the map (``is_local_closest``)."""
+    p0, p1, infl, o, rm = swept.p0, swept.p1, swept.infl, frame.pos, frame.rot
+    a, b, c = hm_triangle(D.heights, g, ix, iy, t)
     if is_finite(a[2]) and is_finite(b[2]) and is_finite(c[2]) and z_low <= ti.max(a[2], b[2], c[2]):
         nn = (b - a).cross(c - a)
         tn = nn / nn.norm()
@@ -341,26 +360,29 @@ def _map_triangle_contacts(D: ti.template(), e, p, base, cap, off, nx, ny, x0, y
             cs = cs0 if j == 0 else cs1
             ct = ct0 if j == 0 else ct1
             d = (cs - ct).norm()
-            tol = 1e-9 * (dx + dy)
+            tol = 1e-9 * (g.dx + g.dy)
             kind = _pair_kind(cs, ct, a, tn, d, infl + margin, tol)
             keep = kind == 1
             if kind == 2:  # a closest point on the triangle's boundary must be a local minimum over the map
-                keep = is_local_closest(D.heights, off, nx, ny, x0, y0, dx, dy, ix, iy, t, cs, ct, d, tol)
+                keep = is_local_closest(D.heights, g, ix, iy, t, cs, ct, d, tol)
             if keep:
-                emit(D, e, p, base, cap, o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
-                     FEAT_TRIANGLE + 2 * (2 * (iy * nx + ix) + t) + j, True)
+                emit(D, slots, o + rm @ ct, rm @ ((cs - ct) / d), infl - d,
+                     FEAT_TRIANGLE + 2 * (2 * (iy * g.nx + ix) + t) + j, True)
 
 
 @ti.func
-def _sphere_map_contacts(D: ti.template(), e, p, base, cap, off, nx, ny, x0, y0, dx, dy, ix0, ix1, iy0, iy1, lo, hi_, c,
-                         infl, margin, o, rm):
-    """``_map_triangle_contacts`` for a sphere (centre ``c``, map frame) over the triangles of cells ix0..ix1 x
-    iy0..iy1 (at most ``_WINDOW`` per axis), with the same contacts in the same order.
+def _sphere_map_contacts(D: ti.template(), slots, g, frame, cells, lo, hi_, swept, margin):
+    """``_map_triangle_contacts`` for a sphere (``swept`` with p0 = p1 its centre ``c``, map frame) over the
+    triangles of cells ix0..ix1 x iy0..iy1 (``cells``, at most ``_WINDOW`` per axis), with the same contacts in
+    the same order.
 
     A first pass keeps each triangle's closest point and distance; the second emits the contacts, and a closest
     point on a triangle's boundary looks its touching neighbours' distances up instead of finding their closest
     points again. Every triangle that can come closer than the margin is in the window (it meets the box
     lo..hi_), and any other is given an infinite distance, so the test is ``is_local_closest``'s."""
+    ix0, ix1, iy0, iy1 = cells[0], cells[1], cells[2], cells[3]
+    c, infl, o, rm = swept.p0, swept.infl, frame.pos, frame.rot
+    off, nx, ny, dx, dy = g.off, g.nx, g.ny, g.dx, g.dy
     dist = ti.Vector.zero(float, 2 * _WINDOW * _WINDOW) + 1e300
     foot = ti.Matrix.zero(float, 2 * _WINDOW * _WINDOW, 3)
     kind = ti.Vector.zero(ti.i32, 2 * _WINDOW * _WINDOW)  # 1: a contact inside its triangle, 2: one on its boundary
@@ -370,8 +392,8 @@ def _sphere_map_contacts(D: ti.template(), e, p, base, cap, off, nx, ny, x0, y0,
             reach = _cell_reaches(D.heights, off, nx, ix, iy, lo[2])
             for t in range(2):
                 k = 2 * (_WINDOW * (iy - iy0) + ix - ix0) + t
-                if reach and _box_reaches(lo, hi_, x0, y0, dx, dy, ix, iy, t):
-                    a, b, cc = hm_triangle(D.heights, off, nx, x0, y0, dx, dy, ix, iy, t)
+                if reach and _box_reaches(lo, hi_, g, ix, iy, t):
+                    a, b, cc = hm_triangle(D.heights, g, ix, iy, t)
                     if is_finite(a[2]) and is_finite(b[2]) and is_finite(cc[2]) and lo[2] <= ti.max(a[2], b[2], cc[2]):
                         nn = (b - a).cross(cc - a)
                         tn = nn / nn.norm()
@@ -390,17 +412,17 @@ def _sphere_map_contacts(D: ti.template(), e, p, base, cap, off, nx, ny, x0, y0,
                     d = dist[k]
                     keep = True
                     if kind[k] == 2:  # a local minimum: no triangle touching ct comes closer by more than tol
-                        jx0, jx1 = cell_range(ct[0] - 2.0 * tol, ct[0] + 2.0 * tol, x0, dx, nx)
-                        jy0, jy1 = cell_range(ct[1] - 2.0 * tol, ct[1] + 2.0 * tol, y0, dy, ny)
+                        jx0, jx1 = cell_range(ct[0] - 2.0 * tol, ct[0] + 2.0 * tol, g.x0, dx, nx)
+                        jy0, jy1 = cell_range(ct[1] - 2.0 * tol, ct[1] + 2.0 * tol, g.y0, dy, ny)
                         for jy in range(ti.max(iy - 1, jy0, iy0), ti.min(iy + 1, jy1, iy1) + 1):
                             for jx in range(ti.max(ix - 1, jx0, ix0), ti.min(ix + 1, jx1, ix1) + 1):
                                 for u in range(2):
                                     j = 2 * (_WINDOW * (jy - iy0) + jx - ix0) + u
                                     if keep and j != k and dist[j] < d - tol and in_triangle_xy(
-                                            x0, y0, dx, dy, jx, jy, u, ct[0], ct[1], tol):
+                                            g, jx, jy, u, ct[0], ct[1], tol):
                                         keep = False
                     if keep:
-                        emit(D, e, p, base, cap, o + rm @ ct, rm @ ((c - ct) / d), infl - d,
+                        emit(D, slots, o + rm @ ct, rm @ ((c - ct) / d), infl - d,
                              FEAT_TRIANGLE + 2 * (2 * (iy * nx + ix) + t), True)
 
 
@@ -416,15 +438,16 @@ def within_reach_of_map(D: ti.template(), m, pos, radius, margin):
 
 
 @ti.func
-def lowest_above_map(D: ti.template(), m, pt0, npt, stype, prm, infl, pos, rot, margin):
-    """Whether the lowest point of a body (link at ``pos``, ``rot``; its sample points inflated by ``infl``)
+def lowest_above_map(D: ti.template(), m, s, pos, rot, margin):
+    """Whether the lowest point of a body (shape ``s`` on a link at ``pos``, ``rot``; its sample points inflated
+    by its ``inflation``)
     lies more than ``margin`` [m] above map ``m``'s highest sample, measured along the map's +z: then no
     triangle and no rut floor comes within the margin (an exact rejection, like ``within_reach_of_map`` but
     from the shape's support along the map's normal instead of its bounding sphere: a chassis box riding
     high has a bounding sphere reaching the ground but no point near it)."""
     o, rm = hm_pose(D, m)
     up = rm @ vec3(0.0, 0.0, 1.0)
-    lowest = -support(D.point, pt0, npt, stype, prm, pos, rot, -up) - up.dot(o) - infl
+    lowest = -support(D.point, s, pos, rot, -up) - up.dot(o) - s.inflation
     return lowest - margin > get(D.map_f, 0, m, MAP_F.top)
 
 
@@ -438,17 +461,15 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
     speculative contact before it can pass through it."""
     putn(D.pair_count, e, p, PAIR_COUNT.count, ti.math.ivec2(0, 0))
     pr = row(D.pair, e, p)
-    base, cap, kind = pr[PAIR.slot0], pr[PAIR.capacity], pr[PAIR.kind]
+    kind = pr[PAIR.kind]
+    slots = Slots(e=e, p=p, base=pr[PAIR.slot0], cap=pr[PAIR.capacity])
     bi = pr[PAIR.body]
-    bd = row(D.body_i, e, bi)
-    bf = row(D.body_f, e, bi)
+    s = shape_of(row(D.body_i, e, bi), row(D.body_f, e, bi))
     pos = body_position(D, e, bi)  # (the rotation only where a branch needs it: most map pairs stop first)
     margin = margin_base
-    if kind != PAIR_SOIL:  # (soil D.point ahead of the body carry no force; their count stays bounded)
-        margin += dt * body_sweep_speed(D, e, bi, bf[BODY_F.radius], pos)
-    stype, pt0, npt = bd[BODY_I.shape], bd[BODY_I.point0], bd[BODY_I.n_points]
-    prm = body_params(bf)
-    infl = bf[BODY_F.inflation]
+    if kind != PAIR_SOIL:  # (soil points ahead of the body carry no force; their count stays bounded)
+        margin += dt * body_sweep_speed(D, e, bi, s.radius, pos)
+    stype, pt0, npt, prm, infl = s.kind, s.point0, s.n_points, s.prm, s.inflation
     if kind == PAIR_GROUND:
         _pos, rot = body_pose(D, e, bi)
         up = vec3(0.0, 0.0, 1.0)
@@ -458,33 +479,31 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
             pw = pos + rot @ pb
             depth = ground_height - (pw[2] - infl)
             if ok and depth > -margin:
-                emit(D, e, p, base, cap,
-                     vec3(pw[0], pw[1], ground_height), up, depth, FEAT_POINT + k, False)
+                emit(D, slots, vec3(pw[0], pw[1], ground_height), up, depth, FEAT_POINT + k, False)
     elif kind == PAIR_SOIL:
         # (the rut floor lies nowhere above the bed's highest undeformed sample: plastic sinkage is >= 0)
         if ti.static(D.has_soil):
-            if within_reach_of_map(D, pr[PAIR.other], pos, bf[BODY_F.radius], margin):
+            if within_reach_of_map(D, pr[PAIR.other], pos, s.radius, margin):
                 _pos, rot = body_pose(D, e, bi)
-                if not lowest_above_map(D, pr[PAIR.other], pt0, npt, stype, prm, infl, pos, rot, margin):
-                    soil_quadrature(D, e, p, base, cap, margin, pos, rot, stype, prm, bf[BODY_F.radius],
-                                    bd[BODY_I.plane0], bd[BODY_I.n_planes], pr[PAIR.other], pt0, npt)
+                if not lowest_above_map(D, pr[PAIR.other], s, pos, rot, margin):
+                    soil_quadrature(D, slots, margin, s, Pose(pos=pos, rot=rot), pr[PAIR.other])
     else:  # a height map
         top = get(D.map_f, 0, pr[PAIR.other], MAP_F.top)
-        if within_reach_of_map(D, pr[PAIR.other], pos, bf[BODY_F.radius], margin):
+        if within_reach_of_map(D, pr[PAIR.other], pos, s.radius, margin):
             _pos, rot = body_pose(D, e, bi)
-            off, nx, ny, _soil0, dx, dy, x0, y0, o, rm, c_l, r_l = hm_local(D, pr[PAIR.other], pos, rot)
+            g, frame, local = hm_local(D, pr[PAIR.other], pos, rot)
+            o, rm, c_l, r_l = frame.pos, frame.rot, local.pos, local.rot
             if stype == SPHERE or stype == CAPSULE:
                 # exact sphere-swept segment (a sphere: zero length) against the triangles
                 p0 = c_l + r_l @ point_at(D.point, pt0)
                 p1 = c_l + r_l @ point_at(D.point, pt0 + npt - 1)
                 for k in range(npt):
                     pk = p0 if k == 0 else p1
-                    found, a, tn = hm_surface(D.heights, off, nx, ny, x0, y0, dx, dy, pk[0], pk[1])
+                    found, a, tn = hm_surface(D.heights, g, pk[0], pk[1])
                     if found:
                         below = tn.dot(a - pk)
                         if below > 0.0:  # the centre is inside the terrain: push out through the surface
-                            emit(D, e, p, base, cap,
-                                 o + rm @ (pk + tn * below), rm @ tn, below + infl, FEAT_BELOW + k, False)
+                            emit(D, slots, o + rm @ (pk + tn * below), rm @ tn, below + infl, FEAT_BELOW + k, False)
                 # only the part of the segment at most infl + margin above the map's highest sample can come
                 # that close to a triangle: the cells searched are those around that part (a capsule reaching
                 # down to the ground from high up searches the cells below its lower end, not its whole
@@ -497,26 +516,25 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
                     q1 = p1 + (p0 - p1) * ((p1[2] - z_cut) / (p1[2] - p0[2]))
                 lo = ti.min(q0, q1) - (infl + margin)
                 hi_ = ti.max(q0, q1) + (infl + margin)
-                ix0, ix1 = cell_range(lo[0], hi_[0], x0, dx, nx)
-                iy0, iy1 = cell_range(lo[1], hi_[1], y0, dy, ny)
+                ix0, ix1 = cell_range(lo[0], hi_[0], g.x0, g.dx, g.nx)
+                iy0, iy1 = cell_range(lo[1], hi_[1], g.y0, g.dy, g.ny)
                 if ti.min(p0[2], p1[2]) > z_cut:  # (the whole segment is too high)
                     ix1 = ix0 - 1
+                swept = Swept(p0=p0, p1=p1, infl=infl)
                 if stype == SPHERE and ix1 - ix0 < _WINDOW and iy1 - iy0 < _WINDOW:
-                    _sphere_map_contacts(D, e, p, base, cap, off, nx, ny, x0, y0, dx, dy, ix0, ix1, iy0, iy1, lo, hi_,
-                                         p0, infl, margin, o, rm)
+                    _sphere_map_contacts(D, slots, g, frame, ti.math.ivec4(ix0, ix1, iy0, iy1), lo, hi_, swept, margin)
                 else:
                     for iy in range(iy0, iy1 + 1):
                         for ix in range(ix0, ix1 + 1):
-                            if _cell_reaches(D.heights, off, nx, ix, iy, lo[2]):
+                            if _cell_reaches(D.heights, g.off, g.nx, ix, iy, lo[2]):
                                 for t in range(2):
-                                    if _box_reaches(lo, hi_, x0, y0, dx, dy, ix, iy, t):
-                                        _map_triangle_contacts(D, e, p, base, cap, off, nx, ny, x0, y0, dx, dy, ix,
-                                                               iy, t, p0, p1, lo[2], infl, margin, o, rm)
+                                    if _box_reaches(lo, hi_, g, ix, iy, t):
+                                        _map_triangle_contacts(D, slots, g, frame, ix, iy, t, swept, lo[2], margin)
             else:
-                # sample D.point of the shape against the triangle below each of them
+                # sample points of the shape against the triangle below each of them
                 down_b = r_l.transpose() @ vec3(0.0, 0.0, -1.0)
-                # the shape's box in the map frame from its sample D.point: terrain outside it, or below its lowest
-                # point, cannot poke in (cylinder rims: pad for the arcs between the rim D.point)
+                # the shape's box in the map frame from its sample points: terrain outside it, or below its lowest
+                # point, cannot poke in (cylinder rims: pad for the arcs between the rim points)
                 lo = c_l
                 hi_ = c_l
                 for k in range(sample_count(stype, npt)):
@@ -525,46 +543,39 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
                     if ok:
                         lo = ti.min(lo, pl)
                         hi_ = ti.max(hi_, pl)
-                    found, a, tn = hm_surface(D.heights, off, nx, ny, x0, y0, dx, dy, pl[0], pl[1])
+                    found, a, tn = hm_surface(D.heights, g, pl[0], pl[1])
                     if ok and found:
                         depth = tn.dot(a - pl)
                         if depth > -margin:
-                            emit(D, e, p, base, cap,
-                                 o + rm @ (pl + tn * depth), rm @ tn, depth, FEAT_POINT + k, False)
+                            emit(D, slots, o + rm @ (pl + tn * depth), rm @ tn, depth, FEAT_POINT + k, False)
                 # terrain samples that poke into the shape's underside along a ridge or at a peak: a
                 # sample whose depth is a maximum along x or y (>= both neighbours, > at least one)
                 pad = 0.08 * prm[0] if stype == CYLINDER else 0.0  # 1 - cos(pi / 8) of the radius
                 lo -= vec3(pad, pad, 0.0)
                 hi_ += vec3(pad, pad, 0.0)
                 z_low = lo[2]
-                pl0, npl = bd[BODY_I.plane0], bd[BODY_I.n_planes]
-                jx0, jx1 = vertex_range(lo[0], hi_[0], x0, dx, nx)
-                jy0, jy1 = vertex_range(lo[1], hi_[1], y0, dy, ny)
+                jx0, jx1 = vertex_range(lo[0], hi_[0], g.x0, g.dx, g.nx)
+                jy0, jy1 = vertex_range(lo[1], hi_[1], g.y0, g.dy, g.ny)
                 for jy in range(jy0, jy1 + 1):
                     for jx in range(jx0, jx1 + 1):
-                        if D.heights[off + jy * nx + jx] > z_low and not _planar_vertex(D.heights, off, nx, ny,
-                                                                                         jx, jy):
-                            depth, nb = vertex_depth(D.heights, off, nx, ny, x0, y0, dx, dy, jx, jy, c_l, r_l, stype,
-                                                     prm, D.plane, pl0, npl)
+                        if D.heights[g.off + jy * g.nx + jx] > z_low and not _planar_vertex(D.heights, g, jx, jy):
+                            depth, nb = vertex_depth(D, g, jx, jy, s, local)
                             n_l = -(r_l @ nb)
                             if depth > 0.0 and n_l[2] > 0.0:
                                 ridge = False
                                 for axis in range(2):
                                     ox = 1 - axis
                                     oy = axis
-                                    dm, _n0 = vertex_depth(D.heights, off, nx, ny, x0, y0, dx, dy, jx - ox,
-                                                           jy - oy, c_l, r_l, stype, prm, D.plane, pl0, npl)
-                                    dp, _n1 = vertex_depth(D.heights, off, nx, ny, x0, y0, dx, dy, jx + ox,
-                                                           jy + oy, c_l, r_l, stype, prm, D.plane, pl0, npl)
+                                    dm, _n0 = vertex_depth(D, g, jx - ox, jy - oy, s, local)
+                                    dp, _n1 = vertex_depth(D, g, jx + ox, jy + oy, s, local)
                                     if (depth >= dm - _RIDGE_TOL and depth >= dp - _RIDGE_TOL
                                             and (depth > dm + _RIDGE_TOL or depth > dp + _RIDGE_TOL)):
                                         ridge = True
                                 if ridge:
-                                    v = hm_vertex(D.heights, off, nx, x0, y0, dx, dy, jx, jy)
-                                    emit(D, e, p, base, cap,
-                                         o + rm @ v, rm @ n_l, depth * n_l[2], FEAT_VERTEX + jy * nx + jx, False)
-                ridge_edge_contacts(D.heights, off, nx, ny, x0, y0, dx, dy, o, rm, c_l, r_l, lo, hi_, stype, prm,
-                                    D.plane, pl0, npl, e, p, base, cap, D)
+                                    v = hm_vertex(D.heights, g, jx, jy)
+                                    emit(D, slots, o + rm @ v, rm @ n_l, depth * n_l[2], FEAT_VERTEX + jy * g.nx + jx,
+                                         False)
+                ridge_edge_contacts(D, slots, g, frame, s, local, lo, hi_)
 
 
 @ti.func
@@ -572,23 +583,16 @@ def collide_shape_pair(D: ti.template(), e, p, bi, bj, base, cap, margin_base, d
     """Contacts of bodies ``bi`` (the pair's body) and ``bj`` (its other side) into slots ``base`` to
     ``base + cap`` as pair ``p``; the speculative margin grows with both bodies' speeds."""
     putn(D.pair_count, e, p, PAIR_COUNT.count, ti.math.ivec2(0, 0))
-    bd = row(D.body_i, e, bi)
-    bf = row(D.body_f, e, bi)
-    bdj = row(D.body_i, e, bj)
-    bfj = row(D.body_f, e, bj)
+    slots = Slots(e=e, p=p, base=base, cap=cap)
+    si = shape_of(row(D.body_i, e, bi), row(D.body_f, e, bi))
+    sj = shape_of(row(D.body_i, e, bj), row(D.body_f, e, bj))
     pos, rot = body_pose(D, e, bi)
     posj, rotj = body_pose(D, e, bj)
-    margin = margin_base + dt * (body_sweep_speed(D, e, bi, bf[BODY_F.radius], pos)
-                                 + body_sweep_speed(D, e, bj, bfj[BODY_F.radius], posj))
-    prm = body_params(bf)
-    prmj = body_params(bfj)
-    infl = bf[BODY_F.inflation]
-    inflj = bfj[BODY_F.inflation]
-    if (pos - posj).norm() < bf[BODY_F.radius] + bfj[BODY_F.radius] + margin:
-        if infl > 0.0 or inflj > 0.0:
+    margin = margin_base + dt * (body_sweep_speed(D, e, bi, si.radius, pos)
+                                 + body_sweep_speed(D, e, bj, sj.radius, posj))
+    if (pos - posj).norm() < si.radius + sj.radius + margin:
+        if si.inflation > 0.0 or sj.inflation > 0.0:
             # a sphere or capsule: its centre points against the other shape's signed distance
-            collide_rounded(D.point, D.plane, e, p, base, cap, margin, pos, rot, bd, prm, infl, posj, rotj,
-                            bdj, prmj, inflj, D)
+            collide_rounded(D, slots, margin, si, Pose(pos=pos, rot=rot), sj, Pose(pos=posj, rot=rotj))
         else:
-            collide_polyhedral(D.point, D.plane, e, p, base, cap, margin, pos, rot, bd, prm, posj, rotj,
-                               bdj, prmj, D)
+            collide_polyhedral(D, slots, margin, si, Pose(pos=pos, rot=rot), sj, Pose(pos=posj, rot=rotj))

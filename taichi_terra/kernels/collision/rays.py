@@ -21,13 +21,14 @@ RAY_NONE, RAY_GROUND, RAY_HEIGHTMAP, RAY_BODY, RAY_LINK = 0, 1, 2, 3, 4
 
 
 @ti.func
-def _sample(D: ti.template(), e, off, soil0, nx, x0, y0, dx, dy, ix, iy):
-    """Map-frame vertex of sample (ix, iy), a soil bed's sinkage subtracted."""
-    k = iy * nx + ix
-    h = D.heights[off + k]
-    if soil0 >= 0:
-        h -= get(D.soil, e, soil0 + k, SOIL.sinkage)
-    return vec3(x0 + ix * dx, y0 + iy * dy, h)
+def _sample(D: ti.template(), e, g, ix, iy):
+    """Map-frame vertex of sample (ix, iy) of the map with grid ``g`` in env ``e``, a soil bed's sinkage
+    subtracted."""
+    k = iy * g.nx + ix
+    h = D.heights[g.off + k]
+    if g.soil0 >= 0:
+        h -= get(D.soil, e, g.soil0 + k, SOIL.sinkage)
+    return vec3(g.x0 + ix * g.dx, g.y0 + iy * g.dy, h)
 
 
 @ti.func
@@ -57,7 +58,8 @@ def ray_heightmap(D: ti.template(), e, m, o_w, d_w, t_max):
     org, rm = hm_pose(D, m)
     o = rm.transpose() @ (o_w - org)
     d = rm.transpose() @ d_w
-    off, nx, ny, soil0, dx, dy, x0, y0 = hm_grid(D, m)
+    g = hm_grid(D, m)
+    nx, ny, dx, dy, x0, y0 = g.nx, g.ny, g.dx, g.dy, g.x0, g.y0
     size = getn(D.map_f, 0, m, MAP_F.size, 2)
     # the part of the ray over the grid rectangle
     ta = 0.0
@@ -97,10 +99,10 @@ def ray_heightmap(D: ti.template(), e, m, o_w, d_w, t_max):
         steps = 0
         while not done and steps < nx + ny:
             steps += 1
-            a = _sample(D, e, off, soil0, nx, x0, y0, dx, dy, ix, iy)
-            b = _sample(D, e, off, soil0, nx, x0, y0, dx, dy, ix + 1, iy)
-            c = _sample(D, e, off, soil0, nx, x0, y0, dx, dy, ix + 1, iy + 1)
-            dd = _sample(D, e, off, soil0, nx, x0, y0, dx, dy, ix, iy + 1)
+            a = _sample(D, e, g, ix, iy)
+            b = _sample(D, e, g, ix + 1, iy)
+            c = _sample(D, e, g, ix + 1, iy + 1)
+            dd = _sample(D, e, g, ix, iy + 1)
             th = _ray_triangle(o, d, a, b, c, t_best)  # the cell's two triangles, split along a-c
             if th < t_best:
                 t_best = th
@@ -143,6 +145,28 @@ def ray_body(D: ti.template(), e, b, o_w, d_w, t_max):
     return t_best, n_w
 
 
+class RayArrays:
+    """The ray kernel's own arrays inside the kernel, as ``cast_one`` takes them: per (env, ray) the
+    ``origins`` [m], unit directions ``dirs`` and ``max_length`` [m] it reads, and the ``out_t`` [m], ``out_n``
+    and ``out_what`` (kind, index) it writes."""
+
+    def __init__(self, origins, dirs, max_length, out_t, out_n, out_what):
+        self.origins, self.dirs, self.max_length = origins, dirs, max_length
+        self.out_t, self.out_n, self.out_what = out_t, out_n, out_what
+
+
+@ti.dataclass
+class RayScene:
+    """What a ray can hit beside the maps' and bodies' own rows: ``n_bodies`` shapes (the first ``n_free`` on
+    free bodies, the rest on links), ``n_maps`` height maps, the ground plane (``ground`` != 0) at
+    ``ground_height`` [m]."""
+    n_bodies: ti.i32
+    n_free: ti.i32
+    n_maps: ti.i32
+    ground: ti.i32
+    ground_height: float
+
+
 def _cast_rays_kernel(trees: bool):
     """The ray kernel; ``trees`` compiles in the shapes on tree links (posed from ``FRAME`` in scratch_f)."""
 
@@ -155,9 +179,11 @@ def _cast_rays_kernel(trees: bool):
         """Cast ray r of env e from ``origins[e, r]`` along the unit ``dirs[e, r]`` up to ``max_length[e, r]``
         [m]."""
         for e, r in ti.ndrange(origins.shape[0], origins.shape[1]):
-            cast_one(e, r, origins, dirs, max_length, n_bodies, n_free, n_maps, ground, ground_height, out_t, out_n,
-                     out_what, StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q,
-                                        state_f=state_f, scratch_f=scratch_f))
+            cast_one(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, state_f=state_f,
+                              scratch_f=scratch_f),
+                     RayArrays(origins, dirs, max_length, out_t, out_n, out_what),
+                     RayScene(n_bodies=n_bodies, n_free=n_free, n_maps=n_maps, ground=ground,
+                              ground_height=ground_height), e, r)
 
     return cast_rays
 
@@ -173,14 +199,13 @@ def cast_rays_kernel(trees: bool):
 
 
 @ti.func
-def cast_one(e, r, origins: ti.template(), dirs: ti.template(), max_length: ti.template(), n_bodies, n_free, n_maps,
-             ground, ground_height, out_t: ti.template(), out_n: ti.template(), out_what: ti.template(),
-             D: ti.template()):
-    """Ray r of env e against the ground, the maps and the bodies (the first ``n_free`` free, the rest on
-    links)."""
-    o = origins[e, r]
-    d = dirs[e, r]
-    t_max = max_length[e, r]
+def cast_one(D: ti.template(), R: ti.template(), scene, e, r):
+    """Ray r of env e (its arrays in ``R``, :class:`RayArrays`) against what ``scene`` (:class:`RayScene`)
+    holds: the ground, the maps and the bodies."""
+    ground, ground_height = scene.ground, scene.ground_height
+    o = R.origins[e, r]
+    d = R.dirs[e, r]
+    t_max = R.max_length[e, r]
     t_best = t_max
     n_best = vec3(0.0, 0.0, 1.0)
     kind = RAY_NONE
@@ -192,22 +217,22 @@ def cast_one(e, r, origins: ti.template(), dirs: ti.template(), max_length: ti.t
             n_best = vec3(0.0, 0.0, 1.0)
             kind = RAY_GROUND
             index = 0
-    for m in range(n_maps):
+    for m in range(scene.n_maps):
         t, n = ray_heightmap(D, e, m, o, d, t_best)
         if t < t_best:
             t_best = t
             n_best = n
             kind = RAY_HEIGHTMAP
             index = m
-    for b in range(n_bodies):
+    for b in range(scene.n_bodies):
         t, n = ray_body(D, e, b, o, d, t_best)
         if t < t_best:
             t_best = t
             n_best = n
-            kind = RAY_BODY if b < n_free else RAY_LINK
+            kind = RAY_BODY if b < scene.n_free else RAY_LINK
             index = b
     if kind == RAY_NONE:
         t_best = ti.math.inf
-    out_t[e, r] = t_best
-    out_n[e, r] = n_best
-    out_what[e, r] = ti.math.ivec2(kind, index)
+    R.out_t[e, r] = t_best
+    R.out_n[e, r] = n_best
+    R.out_what[e, r] = ti.math.ivec2(kind, index)

@@ -5,7 +5,7 @@ other body (its ``a`` side) to its body.
 """
 import taichi as ti
 
-from ..common.arrays import BODY_I, plane_at, point_at
+from ..common.arrays import plane_at, point_at
 from ..common.layout import BOX, CYLINDER, FEAT_EDGE, FEAT_OTHER_POINT, FEAT_POINT
 from ..common.math import closest_point_segment, closest_points_segments, vec3
 from .manifold import clipped_face_contacts
@@ -16,22 +16,23 @@ _CLIP_TOL = 1e-9  # [m] a point this close to a reference-face side line is on i
 
 
 @ti.func
-def support(points: ti.template(), pt0, npt, stype, prm, pos, rot, n):
-    """Largest projection on the world direction ``n`` of a link's sample points [m] (for a cylinder,
-    including the rim points furthest along ``n``)."""
+def support(points: ti.template(), s, pos, rot, n):
+    """Largest projection on the world direction ``n`` of the sample points of shape ``s`` (:class:`Shape`) on a
+    link at ``pos``, ``rot`` [m] (for a cylinder, including the rim points furthest along ``n``)."""
     best = -1e300
     nb = rot.transpose() @ n
-    for k in range(sample_count(stype, npt)):
-        pb, ok = sample_point(points, pt0, npt, stype, prm, nb, k)
+    for k in range(sample_count(s.kind, s.n_points)):
+        pb, ok = sample_point(points, s.point0, s.n_points, s.kind, s.prm, nb, k)
         if ok:
             best = ti.max(best, nb.dot(pb))
     return best + n.dot(pos)
 
 
 @ti.func
-def deepest_on_segment(p0, p1, stype, prm, pos, rot, planes: ti.template(), pl0, npl):
-    """Parameter t in [0, 1] of the point of segment p0p1 (world) deepest in the shape (link at pos, rot):
+def deepest_on_segment(p0, p1, s, pos, rot, planes: ti.template()):
+    """Parameter t in [0, 1] of the point of segment p0p1 (world) deepest in shape ``s`` (link at pos, rot):
     the signed distance of a convex shape is convex along a segment, so a golden-section search finds it."""
+    stype, prm, pl0, npl = s.kind, s.prm, s.plane0, s.n_planes
     lo = 0.0
     hi = 1.0
     g = 0.6180339887498949
@@ -48,17 +49,19 @@ def deepest_on_segment(p0, p1, stype, prm, pos, rot, planes: ti.template(), pl0,
 
 
 @ti.func
-def collide_rounded(points: ti.template(), planes: ti.template(), e, p, base, cap, margin, pos, rot, bd, prm,
-                    infl, posj, rotj, bdj, prmj, inflj, D: ti.template()):
+def collide_rounded(D: ti.template(), slots, margin, si, pi, sj, pj):
     """Pairs with a sphere or capsule (a segment inflated by its radius; a sphere's segment has zero length).
     Two rounded shapes: the closest points of their segments, plus each end point against the other
     segment (parallel capsules rest on two points). A rounded shape against a box, cylinder or mesh: the
     segment's end points and its deepest interior point against that shape's signed distance. Normals point
-    from the pair's other body (j) to its body (i)."""
-    p0i = pos + rot @ point_at(points, bd[BODY_I.point0])
-    p1i = pos + rot @ point_at(points, bd[BODY_I.point0] + bd[BODY_I.n_points] - 1)
-    p0j = posj + rotj @ point_at(points, bdj[BODY_I.point0])
-    p1j = posj + rotj @ point_at(points, bdj[BODY_I.point0] + bdj[BODY_I.n_points] - 1)
+    from the pair's other body (j: shape ``sj`` at pose ``pj``) to its body (i: ``si`` at ``pi``); contacts go to
+    ``slots``."""
+    pos, rot, posj, rotj = pi.pos, pi.rot, pj.pos, pj.rot
+    infl, inflj = si.inflation, sj.inflation
+    p0i = pos + rot @ point_at(D.point, si.point0)
+    p1i = pos + rot @ point_at(D.point, si.point0 + si.n_points - 1)
+    p0j = posj + rotj @ point_at(D.point, sj.point0)
+    p1j = posj + rotj @ point_at(D.point, sj.point0 + sj.n_points - 1)
     if infl > 0.0 and inflj > 0.0:
         for k in range(5):
             ci = p0i
@@ -75,27 +78,25 @@ def collide_rounded(points: ti.template(), planes: ti.template(), e, p, base, ca
             sd = d - infl - inflj
             if sd < margin and d > 1e-12:
                 nw = (ci - cj) / d
-                emit(D, e, p, base, cap, ci - nw * infl, nw, -sd,
-                     FEAT_POINT + k, True)
+                emit(D, slots, ci - nw * infl, nw, -sd, FEAT_POINT + k, True)
     else:
         # the rounded side r against the polyhedral side s; sgn turns normals into "from j to i"
         r0, r1, rad = p0i, p1i, infl
-        s_type, s_prm, s_pos, s_rot, s_pl0, s_npl = bdj[BODY_I.shape], prmj, posj, rotj, bdj[BODY_I.plane0], bdj[BODY_I.n_planes]
+        s, s_pos, s_rot = sj, posj, rotj
         sgn = 1.0
         if infl == 0.0:
             r0, r1, rad = p0j, p1j, inflj
-            s_type, s_prm, s_pos, s_rot, s_pl0, s_npl = bd[BODY_I.shape], prm, pos, rot, bd[BODY_I.plane0], bd[BODY_I.n_planes]
+            s, s_pos, s_rot = si, pos, rot
             sgn = -1.0
-        t_deep = deepest_on_segment(r0, r1, s_type, s_prm, s_pos, s_rot, planes, s_pl0, s_npl)
+        t_deep = deepest_on_segment(r0, r1, s, s_pos, s_rot, D.plane)
         for k in range(3):
             t = 0.0 if k == 0 else (1.0 if k == 1 else t_deep)
             pw = r0 + (r1 - r0) * t
-            sd, ns = shape_sdf(s_type, s_prm, s_rot.transpose() @ (pw - s_pos), planes, s_pl0, s_npl)
+            sd, ns = shape_sdf(s.kind, s.prm, s_rot.transpose() @ (pw - s_pos), D.plane, s.plane0, s.n_planes)
             sd -= rad
             if sd < margin:
                 n_out = s_rot @ ns  # outward from the polyhedral side, towards the rounded one
-                emit(D, e, p, base, cap, pw - n_out * rad,
-                     sgn * n_out, -sd, FEAT_POINT + k, True)
+                emit(D, slots, pw - n_out * rad, sgn * n_out, -sd, FEAT_POINT + k, True)
 
 
 @ti.func
@@ -111,11 +112,13 @@ def box_face_towards(c, r, h, d):
 
 
 @ti.func
-def box_face_contacts(c_r, r_r, h_r, c_i, r_i, h_i, nr, n_pair, margin, e, p, base, cap, D: ti.template()):
-    """Contacts of an incident box face against a reference box face with outward normal ``nr``: the
-    incident face's corners clipped (Sutherland-Hodgman) to the reference face's rectangle, each kept point
-    with its depth below the reference face, emitted with the pair's normal ``n_pair`` (from its ``a`` side
-    to its body: ``nr`` when the reference box is the ``a`` side, ``-nr`` otherwise)."""
+def box_face_contacts(D: ti.template(), slots, margin, ref, h_r, inc, h_i, nr, n_pair):
+    """Contacts of an incident box face (box at pose ``inc``, half sizes ``h_i``) against a reference box face
+    (box at ``ref``, half sizes ``h_r``) with outward normal ``nr``: the incident face's corners clipped
+    (Sutherland-Hodgman) to the reference face's rectangle, each kept point with its depth below the reference
+    face, emitted into ``slots`` with the pair's normal ``n_pair`` (from its ``a`` side to its body: ``nr`` when
+    the reference box is the ``a`` side, ``-nr`` otherwise)."""
+    c_r, r_r, c_i, r_i = ref.pos, ref.rot, inc.pos, inc.rot
     ra, fc = box_face_towards(c_r, r_r, h_r, nr)  # reference face: outward normal closest to nr
     ua = (ra + 1) % 3
     va = (ra + 2) % 3
@@ -161,48 +164,50 @@ def box_face_contacts(c_r, r_r, h_r, c_i, r_i, h_i, nr, n_pair, margin, e, p, ba
         x = vec3(poly[k, 0], poly[k, 1], poly[k, 2])
         depth = -(x - fc).dot(nr)
         if depth > -margin:
-            emit(D, e, p, base, cap, x, n_pair, depth, FEAT_EDGE + 16 + k,
-                 False)
+            emit(D, slots, x, n_pair, depth, FEAT_EDGE + 16 + k, False)
 
 
 @ti.func
-def core_half(bd, prm, rot):
-    """Half of a body's core segment (world): a cylinder's axis from centre to cap, zero for other shapes."""
+def core_half(s, rot):
+    """Half of the core segment (world) of shape ``s`` on a link turned by ``rot``: a cylinder's axis from
+    centre to cap, zero for other shapes."""
     h = vec3(0.0, 0.0, 0.0)
-    if bd[BODY_I.shape] == CYLINDER:
-        h = vec3(rot[0, 2], rot[1, 2], rot[2, 2]) * prm[1]
+    if s.kind == CYLINDER:
+        h = vec3(rot[0, 2], rot[1, 2], rot[2, 2]) * s.prm[1]
     return h
 
 
 @ti.func
-def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base, cap, margin, pos, rot, bd, prm,
-                       posj, rotj, bdj, prmj, D: ti.template()):
+def collide_polyhedral(D: ti.template(), slots, margin, si, pi, sj, pj):
     """Boxes, cylinders and convex meshes: the contact normal is the face axis of least overlap (a
     separating-axis test over both shapes' face normals and the centre line), shared by all contacts of
     the pair; contacts are the sample points of each shape inside (or within the margin of) the other,
-    with their depth measured along that normal."""
+    with their depth measured along that normal. The body is shape ``si`` at pose ``pi``, the other ``sj`` at
+    ``pj``; contacts go to ``slots``."""
+    pos, rot, posj, rotj = pi.pos, pi.rot, pj.pos, pj.rot
+    prm, prmj = si.prm, sj.prm
     best = 1e300
     n = vec3(0.0, 0.0, 1.0)
-    n_axes = bdj[BODY_I.n_planes] + bd[BODY_I.n_planes] + 1
+    n_axes = sj.n_planes + si.n_planes + 1
     best_k = -1
     for k in range(n_axes):
         axis = vec3(0.0, 0.0, 0.0)
-        if k < bdj[BODY_I.n_planes]:
-            pl = plane_at(planes, bdj[BODY_I.plane0] + k)
+        if k < sj.n_planes:
+            pl = plane_at(D.plane, sj.plane0 + k)
             axis = rotj @ vec3(pl[0], pl[1], pl[2])
         elif k < n_axes - 1:
-            pl = plane_at(planes, bd[BODY_I.plane0] + k - bdj[BODY_I.n_planes])
+            pl = plane_at(D.plane, si.plane0 + k - sj.n_planes)
             axis = -(rot @ vec3(pl[0], pl[1], pl[2]))
         else:  # between the bodies' cores: a cylinder's axis segment, another shape's centre
-            on_i, on_j = closest_points_segments(pos - core_half(bd, prm, rot), pos + core_half(bd, prm, rot),
-                                                 posj - core_half(bdj, prmj, rotj), posj + core_half(bdj, prmj, rotj))
+            on_i, on_j = closest_points_segments(pos - core_half(si, rot), pos + core_half(si, rot),
+                                                 posj - core_half(sj, rotj), posj + core_half(sj, rotj))
             axis = on_i - on_j
             if axis.norm() <= 1e-9 * (pos - posj).norm():
                 axis = pos - posj
         if axis.norm() > 1e-12:
             axis = axis / axis.norm()
-            overlap = support(points, bdj[BODY_I.point0], bdj[BODY_I.n_points], bdj[BODY_I.shape], prmj, posj, rotj, axis) + \
-                support(points, bd[BODY_I.point0], bd[BODY_I.n_points], bd[BODY_I.shape], prm, pos, rot, -axis)
+            overlap = support(D.point, sj, posj, rotj, axis) + \
+                support(D.point, si, pos, rot, -axis)
             if overlap < best - 1e-12:
                 best = overlap
                 n = axis
@@ -211,7 +216,7 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
     # resting face contacts never flip to an edge), and then the pair touches edge on edge (crossed beams)
     edge_a = -1
     edge_b = -1
-    if bd[BODY_I.shape] == BOX and bdj[BODY_I.shape] == BOX:
+    if si.kind == BOX and sj.kind == BOX:
         best_face = best
         for k in range(9):
             a = k // 3
@@ -221,8 +226,8 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
                 axis = axis / axis.norm()
                 if axis.dot(pos - posj) < 0.0:
                     axis = -axis
-                overlap = support(points, bdj[BODY_I.point0], bdj[BODY_I.n_points], bdj[BODY_I.shape], prmj, posj, rotj, axis) + \
-                    support(points, bd[BODY_I.point0], bd[BODY_I.n_points], bd[BODY_I.shape], prm, pos, rot, -axis)
+                overlap = support(D.point, sj, posj, rotj, axis) + \
+                    support(D.point, si, pos, rot, -axis)
                 if overlap < best - 1e-12 and overlap < 0.95 * best_face - 1e-9:
                     best = overlap
                     n = axis
@@ -242,34 +247,30 @@ def collide_polyhedral(points: ti.template(), planes: ti.template(), e, p, base,
         ej = vec3(rotj[0, edge_a], rotj[1, edge_a], rotj[2, edge_a]) * prmj[edge_a]
         ei = vec3(rot[0, edge_b], rot[1, edge_b], rot[2, edge_b]) * prm[edge_b]
         _on_j, on_i = closest_points_segments(cj - ej, cj + ej, ci - ei, ci + ei)
-        emit(D, e, p, base, cap, on_i, n, best, FEAT_EDGE + edge_a * 3 + edge_b,
-             False)
-    elif best > -margin and bd[BODY_I.shape] == BOX and bdj[BODY_I.shape] == BOX and best_k < n_axes - 1:
+        emit(D, slots, on_i, n, best, FEAT_EDGE + edge_a * 3 + edge_b, False)
+    elif best > -margin and si.kind == BOX and sj.kind == BOX and best_k < n_axes - 1:
         # two boxes meeting face to face: the incident face clipped to the reference face (crossed beams
         # touch where neither has a corner inside the other)
-        if best_k < bdj[BODY_I.n_planes]:
-            box_face_contacts(posj, rotj, prmj, pos, rot, prm, n, n, margin, e, p, base, cap, D)
+        if best_k < sj.n_planes:
+            box_face_contacts(D, slots, margin, pj, prmj, pi, prm, n, n)
         else:
-            box_face_contacts(pos, rot, prm, posj, rotj, prmj, -n, n, margin, e, p, base, cap, D)
+            box_face_contacts(D, slots, margin, pi, prm, pj, prmj, -n, n)
     elif best > -margin:
-        found = clipped_face_contacts(points, planes, e, p, base, cap, margin, pos, rot, bd, prm, posj, rotj, bdj,
-                                      prmj, n, D)
+        found = clipped_face_contacts(D, slots, margin, si, pi, sj, pj, n)
         if found == 0:  # faces that do not overlap across the normal: each body's sample points inside the other
-            front_j = support(points, bdj[BODY_I.point0], bdj[BODY_I.n_points], bdj[BODY_I.shape], prmj, posj, rotj, n)
-            back_i = -support(points, bd[BODY_I.point0], bd[BODY_I.n_points], bd[BODY_I.shape], prm, pos, rot, -n)
+            front_j = support(D.point, sj, posj, rotj, n)
+            back_i = -support(D.point, si, pos, rot, -n)
             to_j = rot.transpose() @ (-n)
-            for k in range(sample_count(bd[BODY_I.shape], bd[BODY_I.n_points])):
-                pb, ok = sample_point(points, bd[BODY_I.point0], bd[BODY_I.n_points], bd[BODY_I.shape], prm, to_j, k)
+            for k in range(sample_count(si.kind, si.n_points)):
+                pb, ok = sample_point(D.point, si.point0, si.n_points, si.kind, prm, to_j, k)
                 pw = pos + rot @ pb
-                sd, _nj = shape_sdf(bdj[BODY_I.shape], prmj, rotj.transpose() @ (pw - posj), planes, bdj[BODY_I.plane0], bdj[BODY_I.n_planes])
+                sd, _nj = shape_sdf(sj.kind, prmj, rotj.transpose() @ (pw - posj), D.plane, sj.plane0, sj.n_planes)
                 if ok and sd < margin:
-                    emit(D, e, p, base, cap, pw, n, front_j - n.dot(pw),
-                         FEAT_POINT + k, True)
+                    emit(D, slots, pw, n, front_j - n.dot(pw), FEAT_POINT + k, True)
             to_i = rotj.transpose() @ n
-            for k in range(sample_count(bdj[BODY_I.shape], bdj[BODY_I.n_points])):
-                pb, ok = sample_point(points, bdj[BODY_I.point0], bdj[BODY_I.n_points], bdj[BODY_I.shape], prmj, to_i, k)
+            for k in range(sample_count(sj.kind, sj.n_points)):
+                pb, ok = sample_point(D.point, sj.point0, sj.n_points, sj.kind, prmj, to_i, k)
                 pw = posj + rotj @ pb
-                sd, _ni = shape_sdf(bd[BODY_I.shape], prm, rot.transpose() @ (pw - pos), planes, bd[BODY_I.plane0], bd[BODY_I.n_planes])
+                sd, _ni = shape_sdf(si.kind, prm, rot.transpose() @ (pw - pos), D.plane, si.plane0, si.n_planes)
                 if ok and sd < margin:
-                    emit(D, e, p, base, cap, pw, n, n.dot(pw) - back_i,
-                         FEAT_OTHER_POINT + k, True)
+                    emit(D, slots, pw, n, n.dot(pw) - back_i, FEAT_OTHER_POINT + k, True)

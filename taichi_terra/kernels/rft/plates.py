@@ -79,10 +79,10 @@ def medium_depth(D: ti.template(), e, m, point):
     depth = get(D.medium_f, e, m, MEDIUM_F.height) - point[2]
     hm = get(D.medium_i, e, m, MEDIUM_I.map)
     if hm >= 0:
-        off, nx, ny, _soil0, dx, dy, x0, y0 = hm_grid(D, hm)
+        g = hm_grid(D, hm)
         o, rm = hm_pose(D, hm)
         p = rm.transpose() @ (point - o)
-        found, a, n = hm_surface(D.heights, off, nx, ny, x0, y0, dx, dy, p[0], p[1])
+        found, a, n = hm_surface(D.heights, g, p[0], p[1])
         depth = -1.0
         if found:
             depth = a[2] - (n[0] * (p[0] - a[0]) + n[1] * (p[1] - a[1])) / n[2] - p[2]
