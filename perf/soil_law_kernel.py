@@ -8,7 +8,7 @@ traction opposite the end-of-step slip, and no power put into the body.
 
 import taichi as ti
 
-from taichi_terra.kernels.soil.law import soil_pressure, solve_soil_row
+from taichi_terra.kernels.soil.law import SoilPoint, soil_pressure, solve_soil_row
 
 N_POINTS = 32
 
@@ -42,7 +42,8 @@ def contact_law_run(n_steps: ti.i32, warm: ti.i32, mat_arr: ti.types.ndarray(), 
             lam = start
             for _ in range(3):  # a few sweeps of the isolated row
                 vloc = v_free + wmat @ lam
-                lam = solve_soil_row(wmat, lam, vloc, delta, s_p, j, area, b, dt, mat, True)
+                lam = solve_soil_row(wmat, lam, vloc, SoilPoint(delta=delta, s_p=s_p, j=j, area=area, b=b, rate=1.0),
+                                     dt, mat)
             v_end = v_free + wmat @ lam
             w_e = -v_end[0]
             delta_e = delta + dt * w_e

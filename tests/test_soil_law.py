@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import taichi as ti
 
-from taichi_terra.kernels.soil.law import (soil_pressure, soil_traction, solve_soil_normal, solve_soil_row,
-                                           solve_soil_shear)
+from taichi_terra.kernels.soil.law import (SoilPoint, soil_pressure, soil_traction, solve_soil_normal,
+                                           solve_soil_row, solve_soil_shear)
 from taichi_terra.terrain.soil import SOIL_FIELDS, SoilMaterial
 
 G = 9.81
@@ -97,13 +97,14 @@ def _traction_kernel(inp: ti.types.ndarray(), mats: ti.types.ndarray(), out: ti.
         vloc = ti.math.vec3(inp[i, 12], inp[i, 13], inp[i, 14])
         delta, s_p, j, area, b, dt, rate, kappa, h = (inp[i, 15], inp[i, 16], inp[i, 17], inp[i, 18], inp[i, 19],
                                                       inp[i, 20], inp[i, 21], inp[i, 22], inp[i, 23])
+        pt = SoilPoint(delta=delta, s_p=s_p, j=j, area=area, b=b, rate=rate)
         new = old
         for _ in range(200):  # the row's update repeated to its own fixed point (its normal and shear laws
             # are solved one after the other, and W couples them)
-            new = solve_soil_row(w, new, vloc + w @ (new - old), delta, s_p, j, area, b, dt, mat, rate)
+            new = solve_soil_row(w, new, vloc + w @ (new - old), pt, dt, mat)
         v_end = vloc + w @ (new - old)
         anchor = ti.math.vec2(new[1], new[2])
-        lam, k = soil_traction(v_end, delta, s_p, j, area, b, dt, mat, rate, anchor, kappa)
+        lam, k = soil_traction(v_end, pt, dt, mat, anchor, kappa)
         for a in ti.static(range(3)):
             out[i, a] = new[a]
             out[i, 3 + a] = v_end[a]
@@ -113,8 +114,8 @@ def _traction_kernel(inp: ti.types.ndarray(), mats: ti.types.ndarray(), out: ti.
         for c in ti.static(range(3)):
             dv = ti.math.vec3(0.0, 0.0, 0.0)
             dv[c] = h
-            up, _k1 = soil_traction(v_end + dv, delta, s_p, j, area, b, dt, mat, rate, anchor, kappa)
-            down, _k2 = soil_traction(v_end - dv, delta, s_p, j, area, b, dt, mat, rate, anchor, kappa)
+            up, _k1 = soil_traction(v_end + dv, pt, dt, mat, anchor, kappa)
+            down, _k2 = soil_traction(v_end - dv, pt, dt, mat, anchor, kappa)
             for a in ti.static(range(3)):
                 out[i, 18 + 3 * a + c] = -(up[a] - down[a]) / (2.0 * h)
 

@@ -527,7 +527,6 @@ def stage_free_velocities(D: ti.template(), e):
     sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
     dt = sf[SETTINGS_F.dt]
     for b in range(si[SETTINGS_I.n_free_bodies]):
-        bd = row(D.body_i, e, b)
         load = row(D.load, e, b)
         force = vec3(load[BODY_LOAD.force], load[BODY_LOAD.force + 1], load[BODY_LOAD.force + 2])
         torque = vec3(load[BODY_LOAD.torque], load[BODY_LOAD.torque + 1], load[BODY_LOAD.torque + 2])
@@ -535,9 +534,7 @@ def stage_free_velocities(D: ti.template(), e):
             if si[SETTINGS_I.n_plate_carriers] > 0:  # the RFT plates' load (kernels/rft/plates.py)
                 force += get3(D.plate_load, e, b, PLATE_LOAD.force)
                 torque += get3(D.plate_load, e, b, PLATE_LOAD.torque)
-        free_velocity(D.q, D.u, e, bd[BODY_I.q0], bd[BODY_I.u0], get(D.body_f, e, b, BODY_F.mass),
-                      get33(D.inertia, e, b, INERTIA.inertia), get33(D.link, e, b, LINK.inv_inertia), force, torque,
-                      _gravity(sf), dt)
+        free_velocity(D, e, b, force, torque, _gravity(sf), dt)
     if ti.static(D.trees):
         for t in range(si[SETTINGS_I.n_trees]):
             tree_free_velocity(D, e, t, dt)

@@ -7,7 +7,9 @@ trees add their own joint types and CRBA blocks beside this one.
 """
 import taichi as ti
 
+from ..common.arrays import BODY_F, BODY_I, INERTIA, LINK
 from ..common.math import quat_integrate, quat_to_mat, skew, vec3, vec4
+from ..common.schema import get, get33
 
 
 @ti.func
@@ -37,14 +39,16 @@ def link_inv_inertia(q: ti.template(), e, qs, inertia):
 
 
 @ti.func
-def free_velocity(q: ti.template(), u: ti.template(), e, qs, us, mass, inertia, inv_iw, force, torque,
-                  gravity, dt):
-    """``u* = u + dt M^-1 (tau - h)`` for one floating link, given its world inverse inertia ``inv_iw``
-    (:func:`free_body_velocity`)."""
-    v, w = link_velocity(u, e, us)
-    v_new, w_new = free_body_velocity(link_rotation(q, e, qs), v, w, mass, inertia, inv_iw, force, torque,
-                                      gravity, dt)
-    add_link_velocity(u, e, us, v_new - v, w_new - w)
+def free_velocity(D: ti.template(), e, b, force, torque, gravity, dt):
+    """``u* = u + dt M^-1 (tau - h)`` for free body ``b`` of env ``e`` under the world ``force`` [N] and
+    ``torque`` [N m] and ``gravity`` [m/s^2] over a step ``dt`` [s], with the world inverse inertia of the
+    step's start (``LINK.inv_inertia``; :func:`free_body_velocity`)."""
+    qs, us = get(D.body_i, e, b, BODY_I.q0), get(D.body_i, e, b, BODY_I.u0)
+    v, w = link_velocity(D.u, e, us)
+    v_new, w_new = free_body_velocity(link_rotation(D.q, e, qs), v, w, get(D.body_f, e, b, BODY_F.mass),
+                                      get33(D.inertia, e, b, INERTIA.inertia), get33(D.link, e, b, LINK.inv_inertia),
+                                      force, torque, gravity, dt)
+    add_link_velocity(D.u, e, us, v_new - v, w_new - w)
 
 
 @ti.func

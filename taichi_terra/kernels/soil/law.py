@@ -17,6 +17,20 @@ vec2 = ti.math.vec2
 SOIL_MAX_ITERATIONS = 60
 
 
+@ti.dataclass
+class SoilPoint:
+    """What the laws need of one soil quadrature point beside its velocity and impulse: ``delta``, how far the
+    body's underside lies below the undeformed surface at the start of the step [m]; the sample's plastic
+    sinkage ``s_p`` [m] and loaded slip ``j`` [m]; the point's ``area`` [m^2] and footprint width ``b`` [m];
+    ``rate``, how fast the sample's slip grows with the point's (:func:`slip_rate`)."""
+    delta: float
+    s_p: float
+    j: float
+    area: float
+    b: float
+    rate: float
+
+
 def _rel_tol():
     """Relative root tolerance: 1e-12 in f64, 1e-6 in f32 (evaluated at compile time)."""
     return 1e-12 if impl.get_runtime().default_fp == ti.f64 else 1e-6
@@ -271,16 +285,14 @@ def solve_soil_shear_at(lam_t_old, v_t_free, w_tt, j, area, dt, p_n, mat, rate):
 
 
 @ti.func
-def solve_soil_row(w, lam, vloc, delta, s_p, j, area, b, dt, mat, rate):
+def solve_soil_row(w, lam, vloc, pt, dt, mat):
     """One Gauss-Seidel update of a soil quadrature row (frame ``(n, t1, t2)``, ``n`` the bed's +z).
 
     ``w``: the 3x3 Delassus block, ``lam``: the row's current impulse, ``vloc``: the current relative
-    velocity in the frame (with ``lam`` applied), ``delta``: how far the body's underside lies below the
-    undeformed surface at the start of the step [m], ``s_p`` and ``j``: the sample's plastic sinkage and
-    loaded slip [m]; ``rate``: how fast the sample's slip grows with the point's (:func:`slip_rate`). The
-    normal law is solved first with the row's current tangential impulse (its root sought from the row's
-    current normal impulse), then the shear law under the new normal pressure; returns the new frame impulse
-    [N s]."""
+    velocity in the frame (with ``lam`` applied), ``pt``: the point (:class:`SoilPoint`). The normal law is
+    solved first with the row's current tangential impulse (its root sought from the row's current normal
+    impulse), then the shear law under the new normal pressure; returns the new frame impulse [N s]."""
+    delta, s_p, j, area, b, rate = pt.delta, pt.s_p, pt.j, pt.area, pt.b, pt.rate
     v_n_free = vloc[0] - w[0, 0] * lam[0]
     ln, _delta_e, _p, p_n = solve_soil_normal_from(delta, s_p, w[0, 0], v_n_free, area, b, dt, mat, lam[0])
     wt = ti.math.mat2([[w[1, 1], w[1, 2]], [w[2, 1], w[2, 2]]])
@@ -293,10 +305,11 @@ def solve_soil_row(w, lam, vloc, delta, s_p, j, area, b, dt, mat, rate):
 
 
 @ti.func
-def soil_traction(vloc, delta, s_p, j, area, b, dt, mat, rate, anchor, kappa):
-    """The same laws as :func:`solve_soil_row`, written for the velocity a soil point ENDS the step with:
-    returns ``(lam, k)``, the frame impulse ``lam`` [N s] the point transmits when its velocity at the end of
-    the step is ``vloc`` [m/s] (frame ``(n, t1, t2)``), and ``k = -d lam / d vloc`` [N s / (m/s)] (3x3).
+def soil_traction(vloc, pt, dt, mat, anchor, kappa):
+    """The same laws as :func:`solve_soil_row`, written for the velocity a soil point (``pt``,
+    :class:`SoilPoint`) ENDS the step with: returns ``(lam, k)``, the frame impulse ``lam`` [N s] the point
+    transmits when its velocity at the end of the step is ``vloc`` [m/s] (frame ``(n, t1, t2)``), and
+    ``k = -d lam / d vloc`` [N s / (m/s)] (3x3).
 
     ``lam_n = dt area (p(delta_e) + D max(w_e, 0))`` with ``w_e = -vloc[0]``, ``delta_e = delta + dt w_e``, and
     0 while ``delta_e`` stays above the rut floor ``max(s_p, 0)``. The shear impulse is bounded by the
@@ -307,6 +320,7 @@ def soil_traction(vloc, delta, s_p, j, area, b, dt, mat, rate, anchor, kappa):
     shear impulse and ``kappa`` [N s / (m/s)] > 0. A point is at the law's fixed point exactly when
     ``lam_t = anchor``: then it sticks (``v_t = 0``, ``|lam_t| <= S``) or slips with ``lam_t = -S v_t / |v_t|``.
     ``k`` includes the shear's dependence on ``lam_n`` (column 0 below the diagonal)."""
+    delta, s_p, j, area, b, rate = pt.delta, pt.s_p, pt.j, pt.area, pt.b, pt.rate
     lam = ti.math.vec3(0.0, 0.0, 0.0)
     k = ti.math.mat3(0.0)
     w_e = -vloc[0]

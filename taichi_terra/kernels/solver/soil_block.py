@@ -57,7 +57,7 @@ from ..common.layout import FEAT_SOIL, ROW_SOIL
 from ..common.math import skew, upper_solve6, vec3
 from ..common.schema import get, get3, getn, putn, row
 from ..soil.history import soil_point
-from ..soil.law import soil_traction
+from ..soil.law import SoilPoint, soil_traction
 from .links import spatial_impulse
 from .rows import row_geometry
 
@@ -150,9 +150,10 @@ def soil_pass(D: ti.template(), e, r0, r1, v, first, dt, stiffness):
             anchor = getn(D.row_f, e, r, ROW_F.anchor, 2)
         kappa = stiffness * 2.0 / (get(D.row_f, e, r, ROW_F.delassus + 4) +
                                          get(D.row_f, e, r, ROW_F.delassus + 8))
-        lam, kmat = soil_traction(vloc, st[SOIL.plastic] - get(D.contact, e, s, CONTACT.depth),
-                                  st[SOIL.plastic], st[SOIL.slip], get(D.contact, e, s, CONTACT.area),
-                                  width, dt, mat, get(D.row_f, e, r, ROW_F.slip_rate), anchor, kappa)
+        pt = SoilPoint(delta=st[SOIL.plastic] - get(D.contact, e, s, CONTACT.depth), s_p=st[SOIL.plastic],
+                       j=st[SOIL.slip], area=get(D.contact, e, s, CONTACT.area), b=width,
+                       rate=get(D.row_f, e, r, ROW_F.slip_rate))
+        lam, kmat = soil_traction(vloc, pt, dt, mat, anchor, kappa)
         putn(D.row_f, e, r, ROW_F.impulse, lam)
         summed += spatial_impulse(rb, frame @ lam)
         kw = frame @ kmat @ frame.transpose()  # A^T kw A, A = [-skew(r), I]
@@ -197,10 +198,12 @@ def newton_move(size, last, it, halvings, tolerance):
 
 
 @ti.func
-def _newton(D: ti.template(), e, r0, r1, vel, phi, dt, tolerance, stiffness, start, fresh):
-    """Newton's method on ``G`` from ``vel`` (module docstring) with a sticking point's shear ``stiffness``;
+def _newton(D: ti.template(), e, rows, vel, phi, dt, tolerance, stiffness, start, fresh):
+    """Newton's method on ``G`` from ``vel`` (module docstring) for rows ``rows[0]`` to ``rows[1] - 1``, with a
+    sticking point's shear ``stiffness``;
     ``fresh``: the rows' impulses are still those the block started from (their sum ``start`` and the shear
     anchors are taken from them in the first pass). Returns ``(total, start, converged)``."""
+    r0, r1 = rows[0], rows[1]
     total = vec6(0.0)
     v = vel
     converged = False
@@ -238,8 +241,8 @@ def soil_block(D: ti.template(), e, r0, r1, vel, phi, dt, tolerance):
     row's impulse; returns ``(total, converged)``: the change of the rows' summed spatial impulse (moment
     about the link's reference [N m s], impulse [N s]), which the caller pushes to the link, and whether
     Newton's method converged, with the stiff anchors or, failing that, the soft ones (module docstring)."""
-    total, start, converged = _newton(D, e, r0, r1, vel, phi, dt, tolerance, STICK_STIFFNESS, vec6(0.0), True)
+    rows = ti.math.ivec2(r0, r1)
+    total, start, converged = _newton(D, e, rows, vel, phi, dt, tolerance, STICK_STIFFNESS, vec6(0.0), True)
     if not converged:
-        total, start, converged = _newton(D, e, r0, r1, vel, phi, dt, tolerance, STICK_STIFFNESS_SAFE, start,
-                                          False)
+        total, start, converged = _newton(D, e, rows, vel, phi, dt, tolerance, STICK_STIFFNESS_SAFE, start, False)
     return total, converged

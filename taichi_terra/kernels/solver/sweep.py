@@ -29,7 +29,7 @@ from ..common.schema import get, get3, get33, put, putn, row
 from ..dynamics.bodies import carrier_joint
 from ..dynamics.free_body import add_link_velocity, link_velocity
 from ..soil.history import soil_point
-from ..soil.law import solve_soil_row
+from ..soil.law import SoilPoint, solve_soil_row
 from .block import contact_block_sweep, setup_contact_block
 from .contact import clamp_to_cone, solve_rigid_row
 from .limits import solve_joint_rows
@@ -156,9 +156,10 @@ def _solve_row(D: ti.template(), e, r, ri, s, w, lam, vloc, dt):
         if ri[ROW_I.kind] == ROW_SOIL:
             m = get(D.pair, e, ri[ROW_I.pair], PAIR.other)
             mat, st = soil_point(D, e, m, get(D.feature, e, s, FEATURE.now) - FEAT_SOIL)
-            new = solve_soil_row(w, lam, vloc, st[1] - get(D.contact, e, s, CONTACT.depth), st[1], st[2],
-                                 get(D.contact, e, s, CONTACT.area), get(D.row_f, e, r, ROW_F.width), dt, mat,
-                                 get(D.row_f, e, r, ROW_F.slip_rate))
+            pt = SoilPoint(delta=st[1] - get(D.contact, e, s, CONTACT.depth), s_p=st[1], j=st[2],
+                           area=get(D.contact, e, s, CONTACT.area), b=get(D.row_f, e, r, ROW_F.width),
+                           rate=get(D.row_f, e, r, ROW_F.slip_rate))
+            new = solve_soil_row(w, lam, vloc, pt, dt, mat)
         else:
             new = solve_rigid_row(w, lam, vloc, get(D.row_f, e, r, ROW_F.target), get(D.row_f, e, r, ROW_F.friction))
     else:
