@@ -7,6 +7,9 @@ change between steps. The model also fixes where every block of the per-env arra
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
 import taichi as ti
 
@@ -104,19 +107,44 @@ def _dof_structure(rows, nv: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return end, run, up
 
 
+@dataclass(frozen=True)
+class ModelParts:
+    """What a world holds, as :class:`Model` is built from it. ``shapes`` and ``body_materials`` (material
+    indices): the free bodies'; ``materials``: the world's material table; ``ground``: the ground plane or None;
+    ``heightmaps``: height maps and soil beds in the world's order; ``max_shape_pairs`` and
+    ``max_shape_contacts``: the shape-shape pool's limits (None: from the shapes); ``trees``: the articulated
+    systems; ``link_bodies``: the shapes on tree links as ``(tree index, link index, Shape, position, rotation,
+    material index, track index)`` (track -1: not a belt), placed after the free bodies; ``pins``:
+    :class:`~taichi_terra.bodies.pin.Pin` objects; ``tracks``: ``(tree index, link index, drive dofs within the
+    tree, gains, width)`` per track; ``plates``: ``(carrier, centroids, normals, areas)`` per plate set, its
+    carrier a free body's index or ``(tree index, link index)``, in the order of their plates; ``media``:
+    ``(GranularMedium, map index or -1)`` per medium."""
+    shapes: Sequence
+    materials: object
+    body_materials: Sequence
+    ground: object
+    heightmaps: Sequence
+    max_shape_pairs: int | None = None
+    max_shape_contacts: int | None = None
+    trees: Sequence = ()
+    link_bodies: Sequence = ()
+    pins: Sequence = ()
+    tracks: Sequence = ()
+    plates: Sequence = ()
+    media: Sequence = ()
+
+
 class Model:
     """The model arrays (``model_i``, ``model_f``, ``heights``; declared in ``kernels/common/arrays.py``) and
     the layouts of every array of the world: the row count of each block follows from the scene."""
 
-    def __init__(self, shapes, materials, body_materials, ground, heightmaps, max_shape_pairs=None,
-                 max_shape_contacts=None, trees=(), link_bodies=(), pins=(), tracks=(), plates=(), media=()):
-        """``shapes`` and ``body_materials``: the free bodies'; ``link_bodies``: the shapes on tree links as
-        ``(tree index, link index, Shape, position, rotation, material index, track index)`` (track -1: not
-        a belt), placed after the free bodies; ``pins``: :class:`~taichi_terra.bodies.pin.Pin` objects;
-        ``tracks``: ``(tree index, link index, drive dofs within the tree, gains, width)`` per track;
-        ``plates``: ``(carrier, centroids, normals, areas)`` per plate set, its carrier a free body's index or
-        ``(tree index, link index)``, in the order of their plates; ``media``: ``(GranularMedium, map index or
-        -1)`` per medium."""
+    def __init__(self, parts: ModelParts):
+        """The model of the world whose contents ``parts`` lists (:class:`ModelParts`)."""
+        (shapes, materials, body_materials, ground, heightmaps, max_shape_pairs, max_shape_contacts, trees,
+         link_bodies, pins, tracks, plates, media) = (
+            parts.shapes, parts.materials, parts.body_materials, parts.ground, parts.heightmaps,
+            parts.max_shape_pairs, parts.max_shape_contacts, parts.trees, parts.link_bodies, parts.pins,
+            parts.tracks, parts.plates, parts.media)
         self.real = np_real()
         n_free = len(shapes)
         self.n_free = n_free

@@ -397,7 +397,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         """Freeze the topology and allocate the model and state arrays (done by the first step)."""
         if self.built:
             return
-        from .model import Model
+        from .model import Model, ModelParts
         from .state import Control, Scratch, State
 
         default = self.materials.index(DEFAULT_MATERIAL)
@@ -409,9 +409,9 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
                 link_bodies.append((t, link, shape, pos, rot, default if k < 0 else mats[k],
                                     -1 if k < 0 else len(tracks) + k))
             tracks += [(t, link, dofs, gains, width) for link, dofs, gains, width in system.track_rows()]
-        model = Model([b.shape for b in self._bodies], self.materials, self._body_materials, self._ground,
-                      self._heightmaps, self._max_shape_pairs, self._max_shape_contacts, self._systems, link_bodies,
-                      self._pins, tracks, **self._plate_model_args())
+        model = Model(ModelParts([b.shape for b in self._bodies], self.materials, self._body_materials, self._ground,
+                                 self._heightmaps, self._max_shape_pairs, self._max_shape_contacts, self._systems,
+                                 link_bodies, self._pins, tracks, **self._plate_model_args()))
         ne, nb = self._n_envs, len(self._bodies)
         if nb:
             q0 = np.concatenate([d["q"] for d in self._init], axis=1)

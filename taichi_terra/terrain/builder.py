@@ -11,11 +11,11 @@ class TerrainBuilder:
     def add_heightmap(self, x_samples: int, y_samples: int, x_size: float, y_size: float, center_x: float,
                       center_y: float, heights, *, material: str = DEFAULT_MATERIAL, colors=None):
         """A static height map; ``heights[y * x_samples + x]`` [m]. See :class:`taichi_terra.HeightMap`."""
-        from .heightmap import HeightMap
+        from .heightmap import GridSpec, HeightMap
 
         self.materials.index(material)
         self._require_builder("adding a height map")
-        hm = HeightMap(self, len(self._heightmaps), x_samples, y_samples, x_size, y_size, center_x, center_y,
+        hm = HeightMap(self, len(self._heightmaps), GridSpec(x_samples, y_samples, x_size, y_size, center_x, center_y),
                        heights, material, colors)
         self._heightmaps.append(hm)
         return hm
@@ -73,10 +73,11 @@ class TerrainBuilder:
         """A soil bed (:class:`taichi_terra.DeformableTerrain`) with the layout and pose rules of a height
         map; ``material`` is a :class:`taichi_terra.SoilMaterial`. Bodies sink into it and leave ruts."""
         from .deformable import DeformableTerrain
+        from .heightmap import GridSpec
 
         self._require_builder("adding a deformable terrain")
-        bed = DeformableTerrain(self, len(self._heightmaps), x_samples, y_samples, x_size, y_size, center_x,
-                                center_y, heights, material)
+        bed = DeformableTerrain(self, len(self._heightmaps),
+                                GridSpec(x_samples, y_samples, x_size, y_size, center_x, center_y), heights, material)
         self._heightmaps.append(bed)
         return bed
 

@@ -32,16 +32,16 @@ class DeformableTerrain(HeightMap):
 
     is_soil = True
 
-    def __init__(self, world, index, x_samples, y_samples, x_size, y_size, center_x, center_y, heights, material):
+    def __init__(self, world, index, grid, heights, material):
         if not isinstance(material, SoilMaterial):
             raise TypeError(f"material must be a taichi_terra.SoilMaterial, got {type(material).__name__}")
-        super().__init__(world, index, x_samples, y_samples, x_size, y_size, center_x, center_y, heights, "default")
+        super().__init__(world, index, grid, heights, "default")
         if not np.all(np.isfinite(self._heights)):
             raise ValueError("heights of a soil bed must be finite")
         self.material = material
-        n = x_samples * y_samples
+        n = self._nx * self._ny
         self._init_state = np.zeros((world.n_envs, n, 4))  # used until the world is built
-        self._rev_before_build = np.zeros((world.n_envs, y_samples), np.int64)
+        self._rev_before_build = np.zeros((world.n_envs, self._ny), np.int64)
 
     @property
     def material(self) -> SoilMaterial:

@@ -12,22 +12,35 @@ The surface is one-sided: everything below it (along the frame's -z) is inside t
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..validation import as_vector, check_finite, check_int, check_positive, quat_to_matrix, rotation_to_quat
 from .updates import DEFAULT_COLOR, HeightMapUpdates
 
 
+@dataclass(frozen=True)
+class GridSpec:
+    """A height map's grid as its builder was given it: ``x_samples`` x ``y_samples`` samples over ``x_size`` x
+    ``y_size`` [m], centred at (``center_x``, ``center_y``) [m] in the map's frame (the module docstring)."""
+    x_samples: object
+    y_samples: object
+    x_size: object
+    y_size: object
+    center_x: object
+    center_y: object
+
+
 class HeightMap(HeightMapUpdates):
     """A static height map. Create it with :meth:`taichi_terra.World.add_heightmap`."""
 
-    def __init__(self, world, index: int, x_samples, y_samples, x_size, y_size, center_x, center_y, heights,
-                 material: str, colors=None):
-        nx = check_int("x_samples", x_samples, 2)
-        ny = check_int("y_samples", y_samples, 2)
-        self._x_size = check_positive("x_size", x_size)
-        self._y_size = check_positive("y_size", y_size)
-        self._center = (check_finite("center_x", center_x), check_finite("center_y", center_y))
+    def __init__(self, world, index: int, grid: GridSpec, heights, material: str, colors=None):
+        nx = check_int("x_samples", grid.x_samples, 2)
+        ny = check_int("y_samples", grid.y_samples, 2)
+        self._x_size = check_positive("x_size", grid.x_size)
+        self._y_size = check_positive("y_size", grid.y_size)
+        self._center = (check_finite("center_x", grid.center_x), check_finite("center_y", grid.center_y))
         try:
             h = np.array(heights, dtype=np.float64).reshape(-1)
         except (TypeError, ValueError) as exc:
