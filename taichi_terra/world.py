@@ -466,19 +466,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         checked and uploaded only when they changed since the last call.
         """
         n = n_steps if type(n_steps) is int and n_steps >= 1 else check_int("n_steps", n_steps, 1)
-        if type(self.solver) is not SolverConfig:
-            if not isinstance(self.solver, SolverConfig):
-                raise TypeError(f"world.solver must be a SolverConfig, got {type(self.solver).__name__}")
-        key = (self.solver.key(), self._gravity_key, None if self._ground is None else self._ground.height,
-               self._bounds, self._speed_limit)
-        changed = key != self._settings_key
-        if changed:
-            self.solver.validate()  # (before the build: a rejected call leaves the world editable)
-        self.build()
-        if changed:
-            if self._model.n_bodies or self._model.n_trees:
-                self._upload_params()
-            self._settings_key = key
+        self._sync_settings()
         if self._model.n_plates and not self._fused_plates():  # the RFT stage's own launch before each step
             # (kernels/rft/plates.py)
             plate_run, plate_args = self._plate_stage()
@@ -500,6 +488,24 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._steps += n
         if self.on_divergence == "raise" and (self._model.n_bodies or self._model.n_trees):
             self._raise_if_diverged()
+
+    def _sync_settings(self) -> None:
+        """Build the world if it is not, and bring the settings the kernels read (``solver``, gravity, the
+        ground's height, the divergence watch's bounds) to the device: the one place they are validated and
+        written, by :meth:`step` and by every query that runs a kernel. Validated only when one changed since
+        the last call, and before the build, so that a rejected setting leaves an unbuilt world editable."""
+        if type(self.solver) is not SolverConfig and not isinstance(self.solver, SolverConfig):
+            raise TypeError(f"world.solver must be a SolverConfig, got {type(self.solver).__name__}")
+        key = (self.solver.key(), self._gravity_key, None if self._ground is None else self._ground.height,
+               self._bounds, self._speed_limit)
+        changed = key != self._settings_key
+        if changed:
+            self.solver.validate()
+        self.build()
+        if changed:
+            if self._model.n_bodies or self._model.n_trees:
+                self._upload_params()
+            self._settings_key = key
 
     def _upload_params(self) -> None:
         """Write dt, gravity and the solver settings into the model's settings rows (the arrays are uploaded

@@ -320,6 +320,21 @@ def test_step_with_invalid_solver_leaves_unbuilt_world_editable():
     w.add_sphere(0.1, 1.0)  # still a builder
 
 
+def test_a_tree_query_validates_the_solver_settings_as_a_step_does():
+    """The queries that run a kernel on the trees (mass matrix, bias forces, frames) bring the settings to the
+    device as a step does, through the same check: an invalid setting raises there too, and nothing of it
+    reaches the kernels; set right again, the query runs."""
+    w = tt.World()
+    arm = w.add_articulated_system('<robot name="r"><link name="a"><inertial><mass value="1"/>'
+                                   '<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+                                   '</robot>', base="floating")
+    w.solver.tolerance = -1.0
+    with pytest.raises(ValueError, match="tolerance must be >= 0"):
+        arm.get_mass_matrix()
+    w.solver.tolerance = 1e-6
+    np.testing.assert_allclose(arm.get_mass_matrix(), np.eye(6))
+
+
 def test_restore_rejects_damaged_checkpoints_before_loading_anything():
     """A checkpoint with a missing or reshaped array, a bad time, or from a world with another time step
     raises and leaves the state as it was."""

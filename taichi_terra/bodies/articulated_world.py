@@ -73,11 +73,7 @@ class ArticulatedBuilder:
         """Fill the trees' frames, mass matrices and bias forces (scratch) for the current state."""
         from ..kernels.dynamics.tree import evaluate_trees
 
-        self.build()
-        key = (self.solver.key(), self._gravity_key, None if self._ground is None else self._ground.height)
-        if key != self._settings_key:
-            self._upload_params()
-            self._settings_key = key
+        self._sync_settings()  # (the bias forces read gravity; the settings are those a step would use)
         m, s = self._model, self._state
         evaluate_trees(m.model_i, m.model_f, s.q, s.u, self._control.control, self._scratch.scratch_f)
 
