@@ -46,7 +46,7 @@ def _stage_kernels():
     from taichi_terra.kernels.collision.broadphase import broadphase, reach
     from taichi_terra.kernels.common.arrays import ENV, SETTINGS_F, SETTINGS_I, StepData
     from taichi_terra.kernels.common.schema import get, put
-    from taichi_terra.kernels.step import find_contacts
+    from taichi_terra.kernels.step import stage_contacts
 
     nd = ti.types.ndarray()
 
@@ -75,7 +75,7 @@ def _stage_kernels():
     @ti.func
     def contacts_env(D: ti.template(), e, n):
         for _ in range(n):
-            find_contacts(D, e)
+            stage_contacts(D, e)
 
     def kernel(stage):
         @ti.kernel

@@ -2,42 +2,47 @@
 
 One thread per env runs its steps back to back; inside an env everything is serial and in a fixed order,
 so replays are bit-identical and an env's result does not depend on how many envs run beside it. A step
-is these stages, in order (``step_env``):
+runs these stages, in this order (:func:`stages_of`; each is the function ``stage_<name>`` below, and the
+stage's constant names it in the code):
 
-0. articulated trees: link frames and velocities; after the contacts (1), bias forces, the drives held at
-   their effort limit since the last step and, for a tree some row acts on this step, the mass matrix and
-   its factor with the implicit drive terms (a tree without rows
-   takes the articulated-body algorithm in stage 5 instead; ``dynamics/tree.py``, ``dynamics/tree_solve.py``);
-   then, on cpu, the RFT plates' forces and each carrier's load from those frames (``rft/plates.py``; the GPU
-   backends launch that stage before the step)
-1. contacts: every static pair's slots (a shape with the ground, a height map, a soil bed's quadrature
-   points; a tree link with several shapes loads each bed sample through its lowest one), the broadphase's
-   shape-shape pairs, then those pairs' contacts (``find_contacts``)
-2. link responses: the world inverse inertia and the inverse mass of every free body at the start of the step
-3. rows: one row per contact with its kind, sides, frame, offsets, Delassus block, target and friction
-   (``solver/rows.py``; later stages read the row's geometry from there); a contact on a track's belt also
-   pushes the belt's drives (``belts/rows.py``), and coincident contacts of one belt are merged
-4. impacts, in waves, with the velocities before this step's forces (``solver/impact.py``)
-5. free velocities ``u* = u + dt M^-1 (tau - h)`` (``dynamics/free_body.py``; trees: with their drives), the
-   RFT plates' loads among the applied forces (``rft/plates.py``); last, for a tree with pins, its pin
-   matrix and the responses of its links and dofs with rows, made those of the tree with its pins held
-   (``solver/pin_block.py``)
-6. warm starts from the last step's impulse of the same contact feature (``solver/sweep.py``), joint and pin
-7. projected Gauss-Seidel sweeps (``solver/sweep.py``), dispatching on the row kind: Coulomb contact, soil point, then the
-   trees' joint limit and friction rows (``solver/limits.py``), then the pins (``solver/pins.py``; a tree's
-   together, ``solver/pin_block.py``), then the sand rows of RFT media that act as rows (``solver/sand.py``,
-   built after stage 5); after them, the pins' share of what the rows pushed through held responses
-8. resting manifolds: the least tangential impulses that give the same motion (``solver/relax.py``)
-9. soil history (``soil/history.py``); the wrenches the joints transmitted (``dynamics/inverse.py``, trees
-   with inverse dynamics on)
-10. integration of the positions (tree joints: velocities clamped to their limits first); the pins' gaps
-    closed
-11. results and the warm-start cache: each row's world impulse and feature, this step's pair table
+- ``FRAMES``: the trees' link frames and velocities; on cpu, the RFT plates' forces and each carrier's load
+  from those frames (``rft/plates.py``; the GPU backends launch that stage before the step)
+- ``CONTACTS``: every static pair's slots (a shape with the ground, a height map, a soil bed's quadrature
+  points; a tree link with several shapes loads each bed sample through its lowest one), the broadphase's
+  shape-shape pairs, then those pairs' contacts (``collision/``)
+- ``TREE_FORCES``: which trees a row will act on; every tree's bias forces and the drives held at their
+  effort limit since the last step; for a tree some row acts on, the mass matrix and its factor with the
+  implicit drive terms (``dynamics/tree.py``, ``dynamics/tree_solve.py``)
+- ``ROWS``: the free bodies' world inverse inertias and inverse masses; one row per contact with its kind,
+  sides, frame, offsets, Delassus block, target and friction (``solver/rows.py``; a contact on a track's belt
+  takes the belt's direction, and coincident contacts of one belt are merged: ``belts/rows.py``); the trees'
+  joint-limit and friction rows (``solver/limits.py``); the pins' rows (``solver/pins.py``). Where they lie
+  is the step's :class:`Rows`, which every later stage takes
+- ``IMPACTS``: impacts, in waves, with the velocities before this step's forces (``solver/impact.py``)
+- ``FREE_VELOCITIES``: ``u* = u + dt M^-1 (tau - h)`` (``dynamics/free_body.py``; trees: with their drives,
+  by the articulated-body algorithm where no row acts), the RFT plates' loads among the applied forces; the
+  belts of a tree factored again here take their columns again (``belts/rows.py``)
+- ``RESPONSES`` (trees): the responses of the links and dofs the rows act on; the pins' columns
+- ``SAND_AND_PIN_BLOCKS``: the sand rows of RFT media that act as rows (``solver/sand.py``); each tree's pins
+  together, its rows pushing it as a system whose pins hold (``solver/pin_block.py``; last, since it changes
+  the responses the rows were made from)
+- ``WARM_STARTS``: each row, joint row and pin from the last step's impulse of the same feature
+  (``solver/sweep.py``)
+- ``SWEEPS``: projected Gauss-Seidel sweeps (``solver/sweep.py``), dispatching on the row kind: Coulomb
+  contact (a tree's loaded contacts together: ``solver/block.py``), soil point (a body's together:
+  ``solver/soil_block.py``), joint limit and friction (``solver/limits.py``), pin (``solver/pins.py``), sand
+  row (``solver/sand.py``)
+- ``REACTIONS``: the pins' share of what the rows pushed through held responses; the sand rows' loads; the
+  resting manifolds' least tangential impulses (``solver/relax.py``)
+- ``HISTORY``: soil history (``soil/history.py``); what the drives applied and the wrenches the joints
+  transmitted (``dynamics/inverse.py``, trees with inverse dynamics on)
+- ``INTEGRATION``: the positions (tree joints: velocities clamped to their limits first); the pins' gaps
+  closed; each row's world impulse and feature, the warm-start cache and this step's pair table
+  (:func:`store_results`)
 
 The kernel binds the arrays declared in ``common/arrays.py`` and nothing else.
 
-In the code each stage is a function (``stage_*``, listed in order by :func:`stages_of`). On cpu the step of
-articulated trees runs them in a few functions of their own, each calling the next (:func:`chain`), which cut
+On cpu the step of articulated trees runs the stages in a few functions of their own, each calling the next (:func:`chain`), which cut
 its compile to a third of what one function holding every stage took; the free-body step and the GPU backends
 inline them into the kernel. Both compute the same: the golden replays (``tests/test_golden.py``) pass bit for
 bit either way.
@@ -115,6 +120,20 @@ from .solver.sweep import sweep_rows, warm_start
 nd = ti.types.ndarray()
 
 
+@ti.dataclass
+class Rows:
+    """Where a step's solver rows lie (stage ``ROWS`` counts them): ``contacts`` contact and soil rows from 0,
+    then ``joints`` joint-limit and joint-friction rows, then the pins from :meth:`pin0`. The stages before
+    ``ROWS`` see zeros."""
+    contacts: ti.i32
+    joints: ti.i32
+
+    @ti.func
+    def pin0(self):
+        """The first pin row."""
+        return self.contacts + self.joints
+
+
 def env_spread(n_envs: int, arch: str, threads: int, serial: bool) -> int:
     """Iterations of the step kernel's env loop per env, all but the first of each env's empty.
 
@@ -136,7 +155,7 @@ def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int
     """The step kernel; ``serial`` runs the env loop on the calling thread (a single-env world on cpu: a
     parallel loop's launch costs about 130 us there, a serial one about 20 us); ``trees`` compiles the
     articulated-tree stages in (a world without trees does not pay their compile time); ``plates`` runs the RFT
-    stage inside each step (stage 0; on cpu every kernel has it and counts the plates' carriers at run time), so
+    stage inside each step (``FRAMES``; on cpu every kernel has it and counts the plates' carriers at run time), so
     ``step(n)`` stays one launch; ``lanes`` > 0 (vulkan) runs env ``i`` on thread ``i`` of that many
     (:func:`~.common.lanes.gpu_lanes`); ``split`` (with ``trees``) runs the stages in functions of their own
     (:func:`chain`; cpu: ``ti.real_func`` is for the LLVM backends, and cuda has not been measured with it) rather
@@ -285,8 +304,8 @@ def watch_env(D: ti.template(), e):
 
 
 @ti.func
-def find_contacts(D: ti.template(), e):
-    """Stage 1, contacts of env ``e``: every static pair in its own slots, then the broadphase's shape-shape
+def stage_contacts(D: ti.template(), e):
+    """``CONTACTS`` of env ``e``: every static pair in its own slots, then the broadphase's shape-shape
     pairs, each taking the next free slots of the shared pool."""
     n_static = get(D.settings_i, e, 0, SETTINGS_I.n_static_pairs)
     nb = get(D.settings_i, e, 0, SETTINGS_I.n_bodies)
@@ -347,42 +366,42 @@ def step_env(D: ti.template(), e, trees: ti.template(), plates: ti.template(), s
         first(D.model_i, D.model_f, D.heights, D.q, D.u, D.state_f, D.state_i, D.control, D.scratch_f, D.scratch_i,
               D.soil_rev, e, 0, 0)
     else:
-        n_rows, n_limits = 0, 0
+        rows = Rows(contacts=0, joints=0)
         for which in ti.static(stages_of(trees, plates)):
-            n_rows, n_limits = run_stage(D, e, which, n_rows, n_limits, plates)
+            rows = run_stage(D, e, which, rows, plates)
 
 
 @ti.func
-def run_stage(D: ti.template(), e, which: ti.template(), n_rows, n_limits, plates: ti.template()):
-    """Stage ``which`` of env ``e``; ``n_rows`` contact and soil rows and ``n_limits`` joint rows (stage
-    ``ROWS`` counts them; the stages before it get zeros). Returns the two counts for the next stage."""
+def run_stage(D: ti.template(), e, which: ti.template(), rows, plates: ti.template()):
+    """Stage ``which`` of env ``e`` with the step's ``rows`` (:class:`Rows`; stage ``ROWS`` counts them, the
+    stages before it get zeros). Returns the rows for the next stage."""
     if ti.static(which == FRAMES):
         stage_frames(D, e, plates)
     elif ti.static(which == CONTACTS):
-        find_contacts(D, e)
+        stage_contacts(D, e)
     elif ti.static(which == TREE_FORCES):
         stage_tree_forces(D, e)
     elif ti.static(which == ROWS):
-        n_rows, n_limits = stage_rows(D, e)
+        rows = stage_rows(D, e)
     elif ti.static(which == IMPACTS):
-        stage_impacts(D, e, n_rows)
+        stage_impacts(D, e, rows)
     elif ti.static(which == FREE_VELOCITIES):
         stage_free_velocities(D, e)
     elif ti.static(which == RESPONSES):
-        stage_responses(D, e, n_rows, n_limits)
+        stage_responses(D, e, rows)
     elif ti.static(which == SAND_AND_PIN_BLOCKS):
-        stage_sand_and_pin_blocks(D, e, n_rows, n_limits)
+        stage_sand_and_pin_blocks(D, e, rows)
     elif ti.static(which == WARM_STARTS):
-        stage_warm_starts(D, e, n_rows, n_limits)
+        stage_warm_starts(D, e, rows)
     elif ti.static(which == SWEEPS):
-        stage_sweeps(D, e, n_rows, n_limits)
+        stage_sweeps(D, e, rows)
     elif ti.static(which == REACTIONS):
-        stage_reactions(D, e, n_rows, n_limits)
+        stage_reactions(D, e, rows)
     elif ti.static(which == HISTORY):
-        stage_history(D, e, n_rows, n_limits)
+        stage_history(D, e, rows)
     else:
-        stage_integration(D, e, n_rows, n_limits)
-    return n_rows, n_limits
+        stage_integration(D, e, rows)
+    return rows
 
 
 #: the stages each function of a chain runs (``chain``), in order: the contacts; the trees' forces and the rows;
@@ -420,11 +439,12 @@ def _link(unit: tuple, trees: bool, plates: bool, features: tuple, then):
 @ti.func
 def _stages_then(D: ti.template(), e, unit: ti.template(), n_rows, n_limits, plates: ti.template(),
                  then: ti.template(), last: ti.template()):
+    rows = Rows(contacts=n_rows, joints=n_limits)  # (a compiled function takes scalars: the two counts)
     for which in ti.static(unit):
-        n_rows, n_limits = run_stage(D, e, which, n_rows, n_limits, plates)
+        rows = run_stage(D, e, which, rows, plates)
     if ti.static(not last):
         then(D.model_i, D.model_f, D.heights, D.q, D.u, D.state_f, D.state_i, D.control, D.scratch_f,
-             D.scratch_i, D.soil_rev, e, n_rows, n_limits)
+             D.scratch_i, D.soil_rev, e, rows.contacts, rows.joints)
     return 0
 
 
@@ -457,7 +477,7 @@ _CHAINS = {}
 
 @ti.func
 def stage_frames(D: ti.template(), e, plates: ti.template()):
-    """Stage 0: the trees' link frames and velocities; then, on cpu, the RFT plates' forces and each
+    """``FRAMES``: the trees' link frames and velocities; then, on cpu, the RFT plates' forces and each
     carrier's load from those frames, carrier by carrier (``rft/plates.py``)."""
     sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
     if ti.static(D.trees):
@@ -476,7 +496,7 @@ def _gravity(sf):
 
 @ti.func
 def stage_tree_forces(D: ti.template(), e):
-    """Stage 0b: bias forces of every tree; the mass matrix and its factor where a row acts on the tree."""
+    """``TREE_FORCES``: which trees a row will act on (:func:`mark_factored_trees`); bias forces of every tree; the mass matrix and its factor where a row acts on the tree."""
     sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
     dt = sf[SETTINGS_F.dt]
     n_trees = si[SETTINGS_I.n_trees]
@@ -492,9 +512,9 @@ def stage_tree_forces(D: ti.template(), e):
 
 @ti.func
 def stage_rows(D: ti.template(), e):
-    """Stages 2 and 3: the free bodies' world inverse inertias and inverse masses at the start of the step;
-    the contact and soil rows, then the trees' joint rows (limits, friction) and the pins. Returns the
-    number of contact and soil rows and of joint rows."""
+    """``ROWS``: the free bodies' world inverse inertias and inverse masses at the start of the step;
+    the contact and soil rows, then the trees' joint rows (limits, friction) and the pins. Returns where they
+    lie (:class:`Rows`)."""
     sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
     dt = sf[SETTINGS_F.dt]
     for b in range(si[SETTINGS_I.n_free_bodies]):  # (the bodies on tree links move with their trees)
@@ -507,22 +527,23 @@ def stage_rows(D: ti.template(), e):
     if ti.static(D.trees):
         n_limits = build_joint_rows(D, e, n_rows, si[SETTINGS_I.n_trees], dt, sf[SETTINGS_F.margin],
                                     sf[SETTINGS_F.slop], sf[SETTINGS_F.erp], sf[SETTINGS_F.max_push])
+    rows = Rows(contacts=n_rows, joints=n_limits)
     if ti.static(D.has_pins):
-        build_pin_rows(D, e, n_rows + n_limits, si[SETTINGS_I.n_pins])
-    return n_rows, n_limits
+        build_pin_rows(D, e, rows.pin0(), si[SETTINGS_I.n_pins])
+    return rows
 
 
 @ti.func
-def stage_impacts(D: ti.template(), e, n_rows):
-    """Stage 4: impacts, in waves, with the velocities before this step's forces."""
+def stage_impacts(D: ti.template(), e, rows):
+    """``IMPACTS``: impacts, in waves, with the velocities before this step's forces."""
     sf = row(D.settings_f, e, 0)
-    resolve_impacts(D, e, n_rows, sf[SETTINGS_F.dt], sf[SETTINGS_F.restitution_threshold],
+    resolve_impacts(D, e, rows.contacts, sf[SETTINGS_F.dt], sf[SETTINGS_F.restitution_threshold],
                     sf[SETTINGS_F.tolerance], get(D.settings_i, e, 0, SETTINGS_I.max_sweeps))
 
 
 @ti.func
 def stage_free_velocities(D: ti.template(), e):
-    """Stage 5: free velocities ``u* = u + dt M^-1 (tau - h)`` of the free bodies (with the RFT plates'
+    """``FREE_VELOCITIES``: ``u* = u + dt M^-1 (tau - h)`` of the free bodies (with the RFT plates'
     load among the applied forces) and of the trees (with their drives); the belts' drives."""
     sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
     dt = sf[SETTINGS_F.dt]
@@ -544,21 +565,21 @@ def stage_free_velocities(D: ti.template(), e):
 
 
 @ti.func
-def stage_responses(D: ti.template(), e, n_rows, n_limits):
-    """Stage 5, trees: the responses of the links and dofs the rows act on (a drive held at its effort limit
-    rebuilt its tree's factor in stage 5); the pins' columns, with the factors the sweeps will use."""
-    for r in range(n_rows):
+def stage_responses(D: ti.template(), e, rows):
+    """``RESPONSES`` (trees): the responses of the links and dofs the rows act on (a drive held at its effort limit
+    rebuilt its tree's factor in ``FREE_VELOCITIES``); the pins' columns, with the factors the sweeps will use."""
+    for r in range(rows.contacts):
         prepare_sides(D, e, get(D.row_i, e, r, ROW_I.side_a), get(D.row_i, e, r, ROW_I.side_b))
-    joint_row_responses(D, e, n_rows, n_limits)
+    joint_row_responses(D, e, rows.contacts, rows.joints)
     n_pins = _n_pins(D, e)
     if ti.static(D.has_pins):
         if n_pins > 0:
-            pin_columns(D, e, n_rows + n_limits, n_pins)
+            pin_columns(D, e, rows.pin0(), n_pins)
 
 
 @ti.func
-def stage_sand_and_pin_blocks(D: ti.template(), e, n_rows, n_limits):
-    """Stage 5, last: the sand rows of media whose resistance is a row (``solver/sand.py``); each tree's
+def stage_sand_and_pin_blocks(D: ti.template(), e, rows):
+    """``SAND_AND_PIN_BLOCKS``: the sand rows of media whose resistance is a row (``solver/sand.py``); each tree's
     pins together, its rows pushing it with its pins held (last: it changes the responses the rows above
     were made from)."""
     si = row(D.settings_i, e, 0)
@@ -568,19 +589,19 @@ def stage_sand_and_pin_blocks(D: ti.template(), e, n_rows, n_limits):
     if ti.static(D.has_pins):
         n_pins = si[SETTINGS_I.n_pins]
         if n_pins > 0 and si[SETTINGS_I.pin_block] != 0:
-            setup_pin_blocks(D, e, n_rows, n_limits, n_pins, si[SETTINGS_I.n_trees])
+            setup_pin_blocks(D, e, rows.contacts, rows.joints, n_pins, si[SETTINGS_I.n_trees])
 
 
 @ti.func
-def stage_warm_starts(D: ti.template(), e, n_rows, n_limits):
-    """Stage 6: warm starts of the contact and soil rows, the joint rows and the pins."""
+def stage_warm_starts(D: ti.template(), e, rows):
+    """``WARM_STARTS``: warm starts of the contact and soil rows, the joint rows and the pins."""
     si = row(D.settings_i, e, 0)
-    warm_start(D, e, n_rows, si[SETTINGS_I.n_static_pairs], si[SETTINGS_I.warm_start],
+    warm_start(D, e, rows.contacts, si[SETTINGS_I.n_static_pairs], si[SETTINGS_I.warm_start],
                si[SETTINGS_I.terrain_warm_start])
     if ti.static(D.trees):
-        warm_start_joint_rows(D, e, n_rows, n_limits, si[SETTINGS_I.warm_start])
+        warm_start_joint_rows(D, e, rows.contacts, rows.joints, si[SETTINGS_I.warm_start])
     if ti.static(D.has_pins):
-        warm_start_pins(D, e, n_rows + n_limits, si[SETTINGS_I.n_pins], si[SETTINGS_I.warm_start],
+        warm_start_pins(D, e, rows.pin0(), si[SETTINGS_I.n_pins], si[SETTINGS_I.warm_start],
                         si[SETTINGS_I.pin_block])
 
 
@@ -593,49 +614,49 @@ def _n_pins(D: ti.template(), e):
 
 
 @ti.func
-def stage_sweeps(D: ti.template(), e, n_rows, n_limits):
-    """Stage 7: projected Gauss-Seidel sweeps until the velocities settle to the tolerance."""
+def stage_sweeps(D: ti.template(), e, rows):
+    """``SWEEPS``: projected Gauss-Seidel sweeps until the velocities settle to the tolerance."""
     sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
     put(D.env, e, 0, ENV.sweeps,
-        sweep_rows(D, e, n_rows, n_limits, _n_pins(D, e), sf[SETTINGS_F.dt], sf[SETTINGS_F.erp],
+        sweep_rows(D, e, rows.contacts, rows.joints, _n_pins(D, e), sf[SETTINGS_F.dt], sf[SETTINGS_F.erp],
                    sf[SETTINGS_F.tolerance], si[SETTINGS_I.max_sweeps], si[SETTINGS_I.n_plate_carriers]))
 
 
 @ti.func
-def stage_reactions(D: ti.template(), e, n_rows, n_limits):
-    """Stages 7 and 8, after the sweeps: the pins' share of what the rows pushed through held columns; the
+def stage_reactions(D: ti.template(), e, rows):
+    """``REACTIONS``, after the sweeps: the pins' share of what the rows pushed through held columns; the
     sand rows' loads; the resting manifolds' least tangential impulses."""
     si = row(D.settings_i, e, 0)
     n_pins = _n_pins(D, e)
     if ti.static(D.has_pins):
         if n_pins > 0:
-            pin_reactions(D, e, n_rows + n_limits, n_pins, si[SETTINGS_I.n_trees], si[SETTINGS_I.pin_block])
+            pin_reactions(D, e, rows.pin0(), n_pins, si[SETTINGS_I.n_trees], si[SETTINGS_I.pin_block])
     if ti.static(D.has_rft):
         if si[SETTINGS_I.n_plate_carriers] > 0:
             finish_sand_rows(D, e, get(D.settings_f, e, 0, SETTINGS_F.dt))
-    relax_internal_friction(D, e, n_rows)
+    relax_internal_friction(D, e, rows.contacts)
 
 
 @ti.func
-def stage_history(D: ti.template(), e, n_rows, n_limits):
-    """Stage 9: soil history (loaded samples take the end-of-step sinkage, yield raises the permanent
+def stage_history(D: ti.template(), e, rows):
+    """``HISTORY``: soil history (loaded samples take the end-of-step sinkage, yield raises the permanent
     sinkage, slip accumulates; every other sample recovers its elastic part and forgets its slip); what
     the drives applied and the wrenches the joints transmitted (if asked for)."""
     sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
     dt = sf[SETTINGS_F.dt]
     if ti.static(D.has_soil):
         if si[SETTINGS_I.n_soil_samples] > 0:
-            commit_soil(D, e, si[SETTINGS_I.n_maps], n_rows, dt)
+            commit_soil(D, e, si[SETTINGS_I.n_maps], rows.contacts, dt)
     if ti.static(D.trees):
         n_trees = si[SETTINGS_I.n_trees]
         for t in range(n_trees):
             record_drive_forces(D, e, t, dt)
-        transmitted_wrenches(D, e, n_trees, n_rows, n_limits + _n_pins(D, e), dt, _gravity(sf))
+        transmitted_wrenches(D, e, n_trees, rows.contacts, rows.joints + _n_pins(D, e), dt, _gravity(sf))
 
 
 @ti.func
-def stage_integration(D: ti.template(), e, n_rows, n_limits):
-    """Stages 10 and 11: the positions integrated with the constrained velocities (tree joints: velocities
+def stage_integration(D: ti.template(), e, rows):
+    """``INTEGRATION``: the positions integrated with the constrained velocities (tree joints: velocities
     clamped to their limits first), the pins' gaps closed; each row's world impulse and feature, the
     warm-start cache."""
     si = row(D.settings_i, e, 0)
@@ -649,17 +670,17 @@ def stage_integration(D: ti.template(), e, n_rows, n_limits):
             tree_integrate(D, e, t, dt)
     if ti.static(D.has_pins):
         if n_pins > 0:  # close the gap the position update left at the pins
-            project_pins(D, e, n_rows + n_limits, n_pins, si[SETTINGS_I.n_trees])
-    store_results(D, e, n_rows, si[SETTINGS_I.n_static_pairs])
+            project_pins(D, e, rows.pin0(), n_pins, si[SETTINGS_I.n_trees])
+    store_results(D, e, rows.contacts, si[SETTINGS_I.n_static_pairs])
     if ti.static(D.trees):
-        store_joint_rows(D, e, n_rows, n_limits, si[SETTINGS_I.n_trees])
+        store_joint_rows(D, e, rows.contacts, rows.joints, si[SETTINGS_I.n_trees])
     if ti.static(D.has_pins):
-        store_pins(D, e, n_rows + n_limits, n_pins)
+        store_pins(D, e, rows.pin0(), n_pins)
 
 
 @ti.func
 def mark_factored_trees(D: ti.template(), e, n_trees, n_static, dt, margin):
-    """Stage 0b: ``TREE_STEP.factored`` of every tree, 1 where a row will act on it this step (a contact or
+    """Of ``TREE_FORCES``: ``TREE_STEP.factored`` of every tree, 1 where a row will act on it this step (a contact or
     soil point found on one of its links, a joint limit or friction row, a pin), so its rows need the
     factored mass matrix; a tree without any takes the articulated-body algorithm for its velocity update.
 
@@ -673,7 +694,7 @@ def mark_factored_trees(D: ti.template(), e, n_trees, n_static, dt, margin):
         for k in range(tr[TREE.n_joints]):
             limited, friction, _sign, _gap = joint_rows_of(D, e, tr[TREE.joint0] + k, dt, margin)
             columns += ti.cast(limited, ti.i32) + ti.cast(friction, ti.i32)
-        put(D.tree_step, e, t, TREE_STEP.inverse, columns)  # (the count of columns until the end)
+        put(D.tree_step, e, t, TREE_STEP.needed, columns)
     for p in range(n_static + get(D.env, e, 0, ENV.shape_pairs)):
         if get(D.pair_count, e, p, PAIR_COUNT.count) > 0:
             _kind, a, b, _base = pair_entry(D, e, p, n_static)
@@ -682,26 +703,26 @@ def mark_factored_trees(D: ti.template(), e, n_trees, n_static, dt, margin):
                 if link >= 0:
                     j = carrier_joint(D, e, link)
                     if j >= 0:
-                        add(D.tree_step, e, get(D.joint_i, e, j, JOINT_I.tree), TREE_STEP.inverse, 6)
+                        add(D.tree_step, e, get(D.joint_i, e, j, JOINT_I.tree), TREE_STEP.needed, 6)
     for p in range(get(D.settings_i, e, 0, SETTINGS_I.n_pins)):
         for side in ti.static(range(2)):
             j = get(D.pin_i, e, p, PIN_I.joint_b if side == 0 else PIN_I.joint_a)
             if j >= 0:
-                add(D.tree_step, e, get(D.joint_i, e, j, JOINT_I.tree), TREE_STEP.inverse, 6)
+                add(D.tree_step, e, get(D.joint_i, e, j, JOINT_I.tree), TREE_STEP.needed, 6)
     n_free = get(D.settings_i, e, 0, SETTINGS_I.n_free_bodies)
     for c in range(n_free, get(D.settings_i, e, 0, SETTINGS_I.n_plate_carriers)):  # links with a sand row
         if get3(D.plate_load, e, c, PLATE_LOAD.row_force).norm() + get3(D.plate_load, e, c,
                                                                          PLATE_LOAD.row_torque).norm() > 0.0:
-            add(D.tree_step, e, get(D.joint_i, e, c - n_free, JOINT_I.tree), TREE_STEP.inverse, 6)
+            add(D.tree_step, e, get(D.joint_i, e, c - n_free, JOINT_I.tree), TREE_STEP.needed, 6)
     for t in range(n_trees):
-        columns = get(D.tree_step, e, t, TREE_STEP.inverse)
+        columns = get(D.tree_step, e, t, TREE_STEP.needed)
         put(D.tree_step, e, t, TREE_STEP.factored, ti.cast(columns > 0, ti.i32))
         put(D.tree_step, e, t, TREE_STEP.inverse, ti.cast(3 * columns > get(D.tree, e, t, TREE.nv), ti.i32))
 
 
 @ti.func
 def store_results(D: ti.template(), e, n_rows, n_static):
-    """Stage 11: each solved row's world impulse and feature (what ``get_contacts`` reports and the next warm
+    """Of ``INTEGRATION``, last: each solved row's world impulse and feature (what ``get_contacts`` reports and the next warm
     start looks up); static slots beyond their pair's count forget theirs (-1); this step's pair table
     becomes the last step's."""
     for p in range(n_static):

@@ -1,5 +1,5 @@
-"""Stages 6 and 7 of the step (``kernels/step.py``): the warm start of the contact and soil rows, and the
-projected Gauss-Seidel sweeps over every row until the velocities settle.
+"""The step's ``WARM_STARTS`` and ``SWEEPS`` (``kernels/step.py``): the warm start of the contact and soil
+rows, and the projected Gauss-Seidel sweeps over every row until the velocities settle.
 
 The sweep dispatches on each row's kind: Coulomb contact (``contact.py``), soil point (``soil/law.py``), then
 the trees' joint limit and friction rows (``limits.py``), the pins (``pins.py``) and the sand rows of RFT
@@ -59,7 +59,7 @@ RHO_MAX = 0.75
 
 @ti.func
 def warm_start(D: ti.template(), e, n_rows, n_static, rigid_on, soil_on):
-    """Stage 6: each row starts from the last step's impulse of the same contact feature, projected on the
+    """``WARM_STARTS``: each row starts from the last step's impulse of the same contact feature, projected on the
     current cone (a soil row: kept only while compressive); a row that bounced in this step starts from its
     impact impulse instead."""
     walk_pair = -1
@@ -169,7 +169,7 @@ def _solve_row(D: ti.template(), e, r, ri, s, w, lam, vloc, dt):
 
 @ti.func
 def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, tolerance, max_sweeps, n_carriers):
-    """Stage 7: Gauss-Seidel sweeps over the contact rows, then the ``n_joint_rows`` joint rows
+    """``SWEEPS``: Gauss-Seidel sweeps over the contact rows, then the ``n_joint_rows`` joint rows
     (``solver/limits.py``), the ``n_pins`` pin rows and (with RFT plates, ``n_carriers > 0``) the sand rows
     (``solver/sand.py``), each row solved by the law of its kind, until the velocities have settled; returns
     the sweeps taken.
