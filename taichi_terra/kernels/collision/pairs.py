@@ -66,6 +66,10 @@ mat3 = ti.math.mat3
 _vec3 = ti.types.vector(3, float)
 _RIDGE_TOL = 1e-12  # [m] signed-distance tie tolerance of the ridge test
 _PLANAR_TOL = 1e-9  # [m] second differences of heights below this are a plane (_planar_vertex)
+#: how far a cylinder's rim bulges out beyond the chords between its stored rim points (``bodies/shapes.py``:
+#: ``CYLINDER_RIM_POINTS`` = 8 per rim, 45 degrees apart), as a share of its radius: 1 - cos(pi / 8) = 0.076,
+#: rounded up
+_RIM_SAGITTA = 0.08
 
 
 @ti.func
@@ -550,7 +554,7 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
                             emit(D, slots, o + rm @ (pl + tn * depth), rm @ tn, depth, FEAT_POINT + k, False)
                 # terrain samples that poke into the shape's underside along a ridge or at a peak: a
                 # sample whose depth is a maximum along x or y (>= both neighbours, > at least one)
-                pad = 0.08 * prm[0] if stype == CYLINDER else 0.0  # 1 - cos(pi / 8) of the radius
+                pad = _RIM_SAGITTA * prm[0] if stype == CYLINDER else 0.0
                 lo -= vec3(pad, pad, 0.0)
                 hi_ += vec3(pad, pad, 0.0)
                 z_low = lo[2]

@@ -32,7 +32,7 @@ import warnings
 
 import taichi as ti
 
-from .schema import Arena, Block, BlockRef, get3, getn
+from .schema import Arena, Block, BlockRef, RowView, get3, getn
 
 # --------------------------------------------------------------------------- model
 SETTINGS_I = Block("settings_i", [
@@ -212,7 +212,7 @@ ROW_F = Block("row", [("delassus", 9), ("impulse", 3), ("target", 1), ("bounce",
               "per row: Delassus block in the contact frame, impulse in the frame [N s], target normal velocity "
               "[m/s] (rigid rows), bounce target of this step's impact wave [m/s] (< 0: none), footprint "
               "width b of a soil row [m]; for contact and soil rows, the contact frame (n, t1, t2) as columns "
-              "(row by row; a pin row with response columns keeps its K = J M~^-1 J^T [1/kg] there), the "
+              "(row by row; a pin row with response columns keeps its K = J M~^-1 J^T [1/kg] there: PIN_ROW_F), the "
               "point's offsets from the references of side a and side b [m], and the friction "
               "and restitution coefficients of its material pair (0 for soil rows), fixed for the step once "
               "the rows are built; the row's velocity [m/s] (a joint row's: [m/s] or [rad/s], first entry) as "
@@ -225,8 +225,16 @@ ROW_I = Block("row", [("kind", 1), ("slot", 1), ("pair", 1), ("side_a", 1), ("si
                      ("block", 1), ("belt_a", 1), ("belt_b", 1)],
               "per row: kind (layout.py ROW_*), contact slot, pair, link of each side (-1: static), took an "
               "impact impulse this step (0/1), member of the contact block (solver/block.py; -1: not), the track "
-              "of each side's belt (-1: none); joint rows (solver/limits.py) and pins (solver/pins.py) say what "
-              "these mean for them")
+              "of each side's belt (-1: none); joint rows and pins name the columns they use their own way "
+              "(JOINT_ROW, PIN_ROW)")
+#: the columns of a joint-limit or joint-friction row (``solver/limits.py``): its dof within the tree, its joint
+#: row, the sign of its Jacobian (+1 at a lower limit, -1 at an upper; friction: +1) and its tree
+JOINT_ROW = RowView(ROW_I, "joint rows", dof="slot", joint="pair", sign="side_a", tree="side_b")
+#: the columns of a pin's row (``solver/pins.py``): the pin, the joint rows of the links its two ends are on
+#: (side a, side b; -1: the world); ``ROW_F``: a pin with response columns keeps its ``K = J M~^-1 J^T``
+#: [1/kg] where a contact keeps its frame
+PIN_ROW = RowView(ROW_I, "pin rows", pin="pair", joint_a="side_a", joint_b="side_b")
+PIN_ROW_F = RowView(ROW_F, "pin rows", k="frame")
 FRAME = Block("frame", [("position", 3), ("rotation", 9), ("anchor", 3), ("motion", 6),
                         ("velocity", 6), ("bias", 6)],
               "per tree joint, of the link it moves, at the start of the step: world origin [m] and rotation (row "
@@ -375,11 +383,12 @@ TREE_DOF = Block("tree_dof", [("bias", 1), ("applied", 1), ("rhs", 1), ("saturat
                  "(0: within it), and the articulated-body algorithm's pivot D = S^T I^A S + the joint's diagonal "
                  "terms of a 1-dof joint; whether its row of M~^-1 (TREE_INVERSE) is of the tree with its pins "
                  "held, and the impulse pushed through it since [N m s or N s] (solver/pin_block.py)")
-TREE_STEP = Block("tree_step", [("factored", 1), ("inverse", 1)],
+TREE_STEP = Block("tree_step", [("factored", 1), ("inverse", 1), ("needed", 1)],
                   "per tree: 1 when some row (a contact, soil point, joint limit or friction, or pin) acts on it "
                   "this step, so its mass matrix is built and factored; 0 when its velocity update takes the "
                   "articulated-body algorithm instead; 1 when the factor comes with all of M~^-1 "
-                  "(TREE_INVERSE), where the rows need more of its columns than that costs")
+                  "(TREE_INVERSE), where the rows need more of its columns than that costs; how many columns of "
+                  "M~^-1 the step's rows need (six per pair or pin side on one of its links, one per joint row)")
 SOIL_CLAIM = Block("soil_claim", [("slot", 1), ("joint", 1)],
                    "per soil-bed sample (worlds with articulated trees), during a step's contact search only: the "
                    "slot + 1 of the last quadrature point found at the sample (0: none) and the joint row of the "

@@ -59,6 +59,30 @@ class Block:
         return f"Block({self.name}, stride={self.stride})"
 
 
+class RowView:
+    """One row kind's names for columns of a block that several kinds of row share: each keyword names a column
+    of ``block`` (its offset becomes the attribute), so a joint row reads ``JOINT_ROW.dof`` where the block
+    calls the column ``slot``. The names must be new and the columns must exist.
+
+    Args:
+        block: the shared block.
+        doc: which rows the view is for, and what each name holds.
+        names: ``new name = column of block``.
+    """
+
+    def __init__(self, block: Block, doc: str = "", **names):
+        self.block, self.doc, self.names = block, doc, dict(names)
+        for new, col in names.items():
+            if col not in block.columns:
+                raise ValueError(f"view of block {block.name}: {col!r} is not one of its columns")
+            if new in ("block", "doc", "names"):
+                raise ValueError(f"view of block {block.name}: name {new!r} is reserved")
+            setattr(self, new, block.columns[col][0])
+
+    def __repr__(self) -> str:
+        return f"RowView({self.block.name}: {self.names})"
+
+
 class Arena:
     """One flat array of ``dtype`` holding ``blocks`` in order.
 

@@ -13,7 +13,7 @@ floating root transmits no wrench. Stored as the moment about the joint's anchor
 """
 import taichi as ti
 
-from ..common.arrays import FRAME, JOINT_I, LINK_DYN, ROW_F, ROW_I, TRACK_DRIVES, TRACK_F, TRACK_I, TREE
+from ..common.arrays import FRAME, JOINT_I, LINK_DYN, PIN_ROW, ROW_F, ROW_I, TRACK_DRIVES, TRACK_F, TRACK_I, TREE
 from ..common.layout import JOINT_REVOLUTE, ROW_CONTACT, ROW_PIN, ROW_SOIL
 from ..common.math import vec3
 from ..common.schema import get, get3, get33, getn, putn, row
@@ -80,7 +80,7 @@ def _add_belt_pull(D: ti.template(), e, k, amount):
 
 @ti.func
 def transmitted_wrenches(D: ti.template(), e, n_trees, n_rows, n_joint_rows, dt, gravity):
-    """Stage 9b (before the positions move): ``LINK_DYN.transmitted`` of every joint of the trees with
+    """Of the step's ``HISTORY`` (before the positions move): ``LINK_DYN.transmitted`` of every joint of the trees with
     inverse dynamics on, from this step's velocity change and the impulses of its ``n_rows`` contact rows
     and the pin rows among the next ``n_joint_rows``."""
     any_on = False
@@ -108,7 +108,7 @@ def transmitted_wrenches(D: ti.template(), e, n_trees, n_rows, n_joint_rows, dt,
                         _add_belt_pull(D, e, ri[ROW_I.belt_a], -get3(D.row_f, e, r, ROW_F.belt_a).dot(imp))
             elif kind == ROW_PIN:
                 if ti.static(D.has_pins):
-                    ja, jb, pa, pb = pin_ends(D, e, ri[ROW_I.pair])
+                    ja, jb, pa, pb = pin_ends(D, e, ri[PIN_ROW.pin])
                     imp = get3(D.row_f, e, r, ROW_F.impulse)
                     _add_external(D, e, jb, pb, imp)
                     _add_external(D, e, ja, pa, -imp)

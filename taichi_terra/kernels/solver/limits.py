@@ -7,8 +7,8 @@ A row of kind ``ROW_LIMIT`` acts on one dof ``d`` of a tree: its Jacobian is the
 mass matrix with the implicit drive terms) and an impulse ``lambda >= 0`` changes the velocities by
 ``sign lambda M~^-1 e_d``. Like a contact, a limit is speculative: a joint ``gap`` away from its limit may
 approach it by at most ``gap`` in the step (target ``sign u >= -gap / dt``), and a joint past it is pushed
-back by ``erp`` of the part beyond ``slop`` per step, at most ``max_push``. The row stores: ``ROW_I.pair``
-the joint row, ``ROW_I.slot`` its dof within the tree, ``ROW_I.side_a`` the sign, ``ROW_I.side_b`` the tree;
+back by ``erp`` of the part beyond ``slop`` per step, at most ``max_push``. The row stores (``JOINT_ROW``, the
+joint rows' names for ``ROW_I``'s columns): its joint row, its dof within the tree, the sign and the tree;
 ``ROW_F.delassus[0]`` W, ``ROW_F.target`` and ``ROW_F.impulse[0]``.
 
 **Friction** (``ROW_JOINT_FRICTION``): one row per joint with Coulomb friction ``F`` (URDF ``<dynamics
@@ -33,7 +33,8 @@ impulse clamped to this step's bound, a limit impulse kept only if it pushes fro
 """
 import taichi as ti
 
-from ..common.arrays import JOINT_F, JOINT_I, JOINT_STATE, ROW_F, ROW_I, TREE, TREE_DOF, TREE_INVERSE, TREE_STEP
+from ..common.arrays import (JOINT_F, JOINT_I, JOINT_ROW, JOINT_STATE, ROW_F, ROW_I, TREE, TREE_DOF, TREE_INVERSE,
+                             TREE_STEP)
 from ..common.layout import JOINT_REVOLUTE, ROW_JOINT_FRICTION, ROW_LIMIT
 from ..common.schema import add, get, put, row
 from ..dynamics.tree_solve import tree_inverse_columns
@@ -43,10 +44,10 @@ def _put_joint_row(D: ti.template(), e, r, kind, j, sign, t, target):
     """Write joint row ``r``: its kind, joint row ``j``, sign, tree ``t`` and target, with a zero impulse (its
     response comes with :func:`joint_row_responses`)."""
     put(D.row_i, e, r, ROW_I.kind, kind)
-    put(D.row_i, e, r, ROW_I.slot, get(D.joint_i, e, j, JOINT_I.dof))
-    put(D.row_i, e, r, ROW_I.pair, j)
-    put(D.row_i, e, r, ROW_I.side_a, sign)
-    put(D.row_i, e, r, ROW_I.side_b, t)
+    put(D.row_i, e, r, JOINT_ROW.dof, get(D.joint_i, e, j, JOINT_I.dof))
+    put(D.row_i, e, r, JOINT_ROW.joint, j)
+    put(D.row_i, e, r, JOINT_ROW.sign, sign)
+    put(D.row_i, e, r, JOINT_ROW.tree, t)
     put(D.row_i, e, r, ROW_I.impacted, 0)
     put(D.row_f, e, r, ROW_F.target, target)
     put(D.row_f, e, r, ROW_F.impulse, 0.0)
@@ -98,8 +99,8 @@ def joint_rows_of(D: ti.template(), e, j, dt, margin):
 @ti.func
 def _row_dof(D: ti.template(), e, r):
     """(tree, dof within the tree, sign) of joint row ``r``."""
-    return (get(D.row_i, e, r, ROW_I.side_b), get(D.row_i, e, r, ROW_I.slot),
-            ti.cast(get(D.row_i, e, r, ROW_I.side_a), float))
+    return (get(D.row_i, e, r, JOINT_ROW.tree), get(D.row_i, e, r, JOINT_ROW.dof),
+            ti.cast(get(D.row_i, e, r, JOINT_ROW.sign), float))
 
 
 @ti.func
@@ -118,9 +119,9 @@ def _push_dof(D: ti.template(), e, t, d, scale):
 def _group_of_four(D: ti.template(), e, r, end):
     """How many of the joint rows ``r ..`` (at most four, before ``end``) belong to row ``r``'s tree (a tree's
     rows are consecutive)."""
-    t = get(D.row_i, e, r, ROW_I.side_b)
+    t = get(D.row_i, e, r, JOINT_ROW.tree)
     count = 1
-    while count < 4 and r + count < end and get(D.row_i, e, r + count, ROW_I.side_b) == t:
+    while count < 4 and r + count < end and get(D.row_i, e, r + count, JOINT_ROW.tree) == t:
         count += 1
     return count
 
@@ -136,12 +137,12 @@ def joint_row_responses(D: ti.template(), e, r0, n):
         count = _group_of_four(D, e, r, r0 + n)
         dofs = ti.Vector([d, d, d, d])
         for a in ti.static(range(1, 4)):
-            dofs[a] = get(D.row_i, e, r + ti.min(a, count - 1), ROW_I.slot)
+            dofs[a] = get(D.row_i, e, r + ti.min(a, count - 1), JOINT_ROW.dof)
         if get(D.tree_step, e, t, TREE_STEP.inverse) == 0:  # (else the factor came with all of M~^-1)
             tree_inverse_columns(D, e, t, dofs)
         nv, m0 = get(D.tree, e, t, TREE.nv), get(D.tree, e, t, TREE.matrix0)
         for k in range(count):
-            dk = get(D.row_i, e, r + k, ROW_I.slot)
+            dk = get(D.row_i, e, r + k, JOINT_ROW.dof)
             put(D.row_f, e, r + k, ROW_F.delassus, get(D.tree_inverse, e, m0 + dk * nv + dk, TREE_INVERSE.inverse))
         r += count
 
@@ -204,7 +205,7 @@ def warm_start_joint_rows(D: ti.template(), e, r0, n, on):
     velocities per four columns of ``M~^-1``, not one per row."""
     r = r0
     while r < r0 + n:
-        t = get(D.row_i, e, r, ROW_I.side_b)
+        t = get(D.row_i, e, r, JOINT_ROW.tree)
         count = _group_of_four(D, e, r, r0 + n)
         dofs = ti.Vector([0, 0, 0, 0])
         pushes = ti.Vector([0.0, 0.0, 0.0, 0.0])  # (zero past the group's rows)
@@ -215,10 +216,10 @@ def warm_start_joint_rows(D: ti.template(), e, r0, n, on):
                 lam = 0.0
                 if on != 0:
                     if ri[ROW_I.kind] == ROW_LIMIT:
-                        lam = ti.max(0.0, sign * get(D.joint_state, e, ri[ROW_I.pair], JOINT_STATE.limit))
+                        lam = ti.max(0.0, sign * get(D.joint_state, e, ri[JOINT_ROW.joint], JOINT_STATE.limit))
                     else:
                         bound = get(D.row_f, e, r + a, ROW_F.target)
-                        lam = ti.min(ti.max(get(D.joint_state, e, ri[ROW_I.pair], JOINT_STATE.friction), -bound),
+                        lam = ti.min(ti.max(get(D.joint_state, e, ri[JOINT_ROW.joint], JOINT_STATE.friction), -bound),
                                      bound)
                 put(D.row_f, e, r + a, ROW_F.impulse, lam)
                 dofs[a], pushes[a] = d, sign * lam
@@ -238,6 +239,6 @@ def store_joint_rows(D: ti.template(), e, r0, n, n_trees):
         ri = row(D.row_i, e, r)
         lam = get(D.row_f, e, r, ROW_F.impulse)
         if ri[ROW_I.kind] == ROW_LIMIT:
-            put(D.joint_state, e, ri[ROW_I.pair], JOINT_STATE.limit, ti.cast(ri[ROW_I.side_a], float) * lam)
+            put(D.joint_state, e, ri[JOINT_ROW.joint], JOINT_STATE.limit, ti.cast(ri[JOINT_ROW.sign], float) * lam)
         else:
-            put(D.joint_state, e, ri[ROW_I.pair], JOINT_STATE.friction, lam)
+            put(D.joint_state, e, ri[JOINT_ROW.joint], JOINT_STATE.friction, lam)

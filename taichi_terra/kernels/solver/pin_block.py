@@ -10,7 +10,7 @@ and the next sweep starts over: the buggy's front wheels lost about 6 % of their
 For tree ``t`` with ``n`` pins that keep response columns (its loops and its pins to the world; a pin
 joining two trees keeps its row-by-row update) let ``J`` (3n x nv) map the tree's velocities to the
 pins' relative point velocities, ``G = M~^-1 J^T`` (``PIN_RESPONSE``) and ``K = J G`` (3n x 3n). Once per
-step, after the pins' columns (stage 5):
+step, after the pins' columns (``RESPONSES``):
 
 1. ``K`` is assembled from the links' response columns (block ``(i, k)`` sums ``+-A_s^T J_s B_u A_u`` over
    the two ends ``s`` of pin ``i`` and ``u`` of pin ``k``, ``B_u`` the response columns of the link at ``u``
@@ -42,8 +42,8 @@ sweeps. ``SolverConfig.pin_block = False`` (``SETTINGS_I.pin_block`` 0) leaves a
 """
 import taichi as ti
 
-from ..common.arrays import JOINT_I, LINK_DYN, LINK_RESPONSE, PIN_I, PIN_MATRIX, PIN_RESPONSE, PIN_STATE, \
-    PIN_VECTOR, ROW_F, ROW_I, TREE, TREE_DOF, TREE_INVERSE
+from ..common.arrays import JOINT_I, JOINT_ROW, LINK_DYN, LINK_RESPONSE, PIN_I, PIN_MATRIX, PIN_RESPONSE, \
+    PIN_STATE, PIN_VECTOR, ROW_F, ROW_I, TREE, TREE_DOF, TREE_INVERSE
 from ..common.math import vec3
 from ..common.schema import add, get, get3, getn, put, put33, putn, row
 from ..dynamics.bodies import (
@@ -282,7 +282,7 @@ def _hold_dof(D: ti.template(), e, t, d, n_pins):
 
 @ti.func
 def setup_pin_blocks(D: ti.template(), e, n_rows, n_limits, n_pins, n_trees):
-    """Stage 5, after the pins' response columns and every other response of the step: each tree's pin
+    """``SAND_AND_PIN_BLOCKS``, after the pins' response columns and every other response of the step: each tree's pin
     matrix, assembled and factored; the responses of the links with rows and the columns of the dofs with
     joint rows (limits, friction) held by the pins, and those rows' Delassus blocks made again."""
     held = False
@@ -299,9 +299,9 @@ def setup_pin_blocks(D: ti.template(), e, n_rows, n_limits, n_pins, n_trees):
             for d in range(tr[TREE.nv]):
                 put(D.tree_dof, e, tr[TREE.u0] + d, TREE_DOF.held, 0.0)
                 put(D.tree_dof, e, tr[TREE.u0] + d, TREE_DOF.pushed, 0.0)
-            for r in range(n_rows, n_rows + n_limits):  # (ROW_I.side_b: the tree, ROW_I.slot: the dof)
-                d = get(D.row_i, e, r, ROW_I.slot)
-                if get(D.row_i, e, r, ROW_I.side_b) == t:
+            for r in range(n_rows, n_rows + n_limits):
+                d = get(D.row_i, e, r, JOINT_ROW.dof)
+                if get(D.row_i, e, r, JOINT_ROW.tree) == t:
                     if get(D.tree_dof, e, tr[TREE.u0] + d, TREE_DOF.held) == 0.0:
                         _hold_dof(D, e, t, d, n_pins)
                     put(D.row_f, e, r, ROW_F.delassus,

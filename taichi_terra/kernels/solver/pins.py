@@ -13,7 +13,7 @@ response and takes no impulse). ``ROW_F.delassus`` holds ``K^+``, ``ROW_F.impuls
 
 A pin within one tree (a loop) or holding a tree to the world keeps its response columns ``G = M~^-1 J^T``
 (nv x 3, ``PIN_RESPONSE``) for the step, made with the factor the sweeps use (``pin_columns``, from its two
-links' response columns, with ``K = J G`` kept in ``ROW_F.frame``): an update then costs ``u += G dlambda``
+links' response columns, with ``K = J G`` kept in ``PIN_ROW_F.k``, a contact's ``ROW_F.frame``): an update then costs ``u += G dlambda``
 (3 nv operations) and its velocity change is ``K dlambda``, where it took a tree solve and a second velocity
 evaluation. A pin joining two trees solves with their factors, update by update. The pins with response
 columns of one tree are solved together, and the rows on its links push it with them held
@@ -29,6 +29,8 @@ import taichi as ti
 from ..common.arrays import (
     FRAME,
     JOINT_I,
+    PIN_ROW,
+    PIN_ROW_F,
     LINK_RESPONSE,
     PIN_F,
     PIN_I,
@@ -198,15 +200,15 @@ def pin_inverse_response(D: ti.template(), e, ja, jb, pa, pb):
 @ti.func
 def build_pin_rows(D: ti.template(), e, r0, n_pins):
     """Rows ``r0`` to ``r0 + n_pins - 1``: one per pin, with ``K^+`` (a pin with response columns gets it in
-    :func:`pin_columns`) and a zero impulse (the warm start comes with the other rows', in stage 6)."""
+    :func:`pin_columns`) and a zero impulse (the warm start comes with the other rows', in ``WARM_STARTS``)."""
     for k in range(n_pins):
         ja, jb, pa, pb = pin_ends(D, e, k)
         r = r0 + k
         put(D.row_i, e, r, ROW_I.kind, ROW_PIN)
         put(D.row_i, e, r, ROW_I.slot, -1)
-        put(D.row_i, e, r, ROW_I.pair, k)
-        put(D.row_i, e, r, ROW_I.side_a, ja)
-        put(D.row_i, e, r, ROW_I.side_b, jb)
+        put(D.row_i, e, r, PIN_ROW.pin, k)
+        put(D.row_i, e, r, PIN_ROW.joint_a, ja)
+        put(D.row_i, e, r, PIN_ROW.joint_b, jb)
         put(D.row_i, e, r, ROW_I.impacted, 0)
         if get(D.pin_i, e, k, PIN_I.response0) < 0:
             put33(D.row_f, e, r, ROW_F.delassus, pin_inverse_response(D, e, ja, jb, pa, pb))
@@ -216,7 +218,7 @@ def build_pin_rows(D: ti.template(), e, r0, n_pins):
 @ti.func
 def pin_columns(D: ti.template(), e, r0, n_pins):
     """For each pin with response columns (pin rows from ``r0``): ``G`` into ``PIN_RESPONSE``, with
-    ``K = J G`` (``ROW_F.frame``) and ``K^+`` (``ROW_F.delassus``), for the factors the sweeps will use.
+    ``K = J G`` (``PIN_ROW_F.k``) and ``K^+`` (``ROW_F.delassus``), for the factors the sweeps will use.
 
     Both come from the two links' response columns ``B = M~^-1 J_link^T`` (nv x 6) and spatial responses
     (``dynamics/bodies.py``, made ready here if no row needed them): with ``A = [skew(r); I]`` mapping a point
@@ -251,7 +253,7 @@ def pin_columns(D: ti.template(), e, r0, n_pins):
                 cross = map_b.transpose() @ link_cross_phi(D, e, ja, jb) @ map_a
                 kmat += map_b.transpose() @ link_phi(D, e, jb) @ map_b - cross - cross.transpose()
             kmat = 0.5 * (kmat + kmat.transpose())
-            put33(D.row_f, e, r0 + k, ROW_F.frame, kmat)
+            put33(D.row_f, e, r0 + k, PIN_ROW_F.k, kmat)
             put33(D.row_f, e, r0 + k, ROW_F.delassus, sym_pinv3(kmat, 1e-9))
 
 
@@ -305,7 +307,7 @@ def solve_pin_row(D: ti.template(), e, r, dt, erp):
     """One Gauss-Seidel update of pin row ``r``; returns the sweep's two convergence measures
     (``sweep.sweep_rows``): the change of the points' relative velocity [m/s] the update made, and the
     change of that velocity since the last sweep reached the row."""
-    k = get(D.row_i, e, r, ROW_I.pair)
+    k = get(D.row_i, e, r, PIN_ROW.pin)
     ja, jb, pa, pb = pin_ends(D, e, k)
     v = pin_velocity(D, e, ja, jb, pa, pb, False)
     net = (v - get3(D.row_f, e, r, ROW_F.seen)).norm()
@@ -317,7 +319,7 @@ def solve_pin_row(D: ti.template(), e, r, dt, erp):
         g0 = get(D.pin_i, e, k, PIN_I.response0)
         if g0 >= 0:
             pin_push_columns(D, e, k, g0, d)
-            change = (get33(D.row_f, e, r, ROW_F.frame) @ d).norm()
+            change = (get33(D.row_f, e, r, PIN_ROW_F.k) @ d).norm()
         else:
             pin_apply(D, e, ja, jb, pa, pb, d)
             change = (pin_velocity(D, e, ja, jb, pa, pb, False) - v).norm()
