@@ -193,3 +193,17 @@ def test_vulkan_loops_launch_a_power_of_two_threads_from_32_up_to_the_limit():
     assert [gpu_lanes(n) for n in (0, 1, 32, 33, 64, 1000, 4096, 4097)] == [32, 32, 32, 64, 64, 1024, 4096, 8192]
     assert gpu_lanes(MAX_LANES) == MAX_LANES
     assert gpu_lanes(MAX_LANES + 1) == 0  # (Taichi's own grid-stride loop)
+
+
+def test_a_row_view_gives_a_row_kind_its_own_names_for_existing_columns():
+    """A view names columns of the shared block (same offsets); a name for a column the block lacks, or a
+    reserved name, is refused."""
+    from taichi_terra.kernels.common.schema import RowView
+
+    assert (A.JOINT_ROW.dof, A.JOINT_ROW.joint, A.JOINT_ROW.sign, A.JOINT_ROW.tree) == (
+        A.ROW_I.slot, A.ROW_I.pair, A.ROW_I.side_a, A.ROW_I.side_b)
+    assert (A.PIN_ROW.pin, A.PIN_ROW_F.k) == (A.ROW_I.pair, A.ROW_F.frame)
+    with pytest.raises(ValueError, match="'nope' is not one of its columns"):
+        RowView(A.ROW_I, dof="nope")
+    with pytest.raises(ValueError, match="reserved"):
+        RowView(A.ROW_I, names="slot")
