@@ -79,7 +79,7 @@ class DivergenceWatch:
             if hm.is_soil:
                 rows = np.zeros((self._n_envs, hm.y_samples), np.int64)
                 rows[idx] = 1
-                self._bump_soil_rows(hm, rows)
+                self._soil.bump(hm, rows)
 
     def _raise_if_diverged(self) -> None:
         found = self.get_diverged()

@@ -24,6 +24,7 @@ from .divergence import DivergenceWatch
 from .materials import DEFAULT_MATERIAL, MaterialTable
 from .rays import RayCaster
 from .terrain.builder import TerrainBuilder
+from .terrain.soil_state import SoilStore
 from .validation import as_vector, check_env, check_finite, check_int, check_positive
 
 #: steps per kernel launch on vulkan, for worlds without and with soil beds. On lavapipe a ``break`` three loops
@@ -194,6 +195,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._heightmaps = []
         self._model = None
         self._state = None
+        self._soil = None  # the soil beds' state once built (terrain/soil_state.py)
         self._step_graph = None
         self._settings_key = None  # the solver settings, gravity and time step last validated and uploaded
         self._time = 0.0
@@ -322,68 +324,6 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._ground = Ground(h, material)
         return self._ground
 
-    # ---- soil state (used by DeformableTerrain)
-    def _soil_rows(self, bed) -> slice:
-        off = self._model.soil_offsets[bed.index]
-        return slice(off, off + bed.n_samples)
-
-    def _soil_state_get(self, bed, env) -> np.ndarray:
-        self._check_env(env)
-        if env is None:
-            raise TypeError("env must be an int here")
-        if not self.built:
-            return bed._init_state[int(env)].copy()
-        return self._state.block("state_f", "soil")[int(env), self._soil_rows(bed)].astype(np.float64)
-
-    def _soil_state_set(self, bed, rows: np.ndarray, env) -> None:
-        self._check_env(env)
-        target = slice(None) if env is None else int(env)
-        if not self.built:
-            before = bed._init_state[:, :, 0].copy()
-            bed._init_state[target] = rows
-            bed._rev_before_build += self._changed_rows(bed, before, bed._init_state[:, :, 0])
-            return
-        full = self._state.block("state_f", "soil")
-        before = full[:, self._soil_rows(bed), 0].copy()
-        full[target, self._soil_rows(bed)] = rows
-        self._state.set_block("state_f", "soil", None, full)
-        self._bump_soil_rows(bed, self._changed_rows(bed, before, full[:, self._soil_rows(bed), 0]))
-        self._open_soil_spans(bed, target)
-
-    def _open_soil_spans(self, bed, envs) -> None:
-        """Make the next step visit every sample of ``bed`` in ``envs`` once (the step's history pass otherwise
-        visits only the samples loaded in the step before; ``SOIL_SPAN``)."""
-        off = self._model.soil_row_offsets[bed.index]
-        span = self._state.block("state_i", "soil_span")
-        span[envs, off:off + bed.y_samples] = (0, bed.x_samples - 1, bed.x_samples, -1)
-        self._state.set_block("state_i", "soil_span", None, span)
-
-    @staticmethod
-    def _changed_rows(bed, before: np.ndarray, after: np.ndarray) -> np.ndarray:
-        """Per env and sample row of ``bed``: 1 where a sinkage (so a surface height) differs, else 0."""
-        diff = before.reshape(before.shape[0], bed.y_samples, bed.x_samples) != \
-            after.reshape(after.shape[0], bed.y_samples, bed.x_samples)
-        return diff.any(axis=2).astype(np.int64)
-
-    def _soil_rev_slice(self, bed) -> slice:
-        off = self._model.soil_row_offsets[bed.index]
-        return slice(off, off + bed.y_samples)
-
-    def _bump_soil_rows(self, bed, bump: np.ndarray) -> None:
-        """Advance the row revisions of ``bed`` by ``bump``, shape (n_envs, y_samples)."""
-        if np.any(bump):
-            rev = self._state.block("soil_rev", "row_revision", "revision")[..., 0]
-            rev[:, self._soil_rev_slice(bed)] += bump
-            self._state.set_block("soil_rev", "row_revision", "revision", rev[..., None])
-
-    def _soil_rev_get(self, bed, env) -> np.ndarray:
-        self._check_env(env)
-        if not self.built:
-            rev = bed._rev_before_build.copy()
-        else:
-            rev = self._state.block("soil_rev", "row_revision", "revision")[:, self._soil_rev_slice(bed), 0]
-        return rev if env is None else rev[int(env)]
-
     def _on_heightmap_data(self, hm) -> None:
         if self.built:
             self._model.update_heightmap_data(self._heightmaps)
@@ -448,14 +388,9 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         if self._vulkan:
             self._step_chunk = _VULKAN_SOIL_STEPS_PER_LAUNCH if beds else _VULKAN_STEPS_PER_LAUNCH
         self._sweep_axis = self._broadphase_axis(q0)
-        if beds:  # revisions advanced by soil-state edits made before the build
-            rev = np.zeros((ne, model.n_soil_rows, 1), np.int64)
-            for bed in beds:
-                off = model.soil_row_offsets[bed.index]
-                rev[:, off:off + bed.y_samples, 0] = bed._rev_before_build
-            self._state.set_block("soil_rev", "row_revision", "revision", rev)
-            for bed in beds:  # (the first step looks at every sample once)
-                self._open_soil_spans(bed, slice(None))
+        self._soil = SoilStore(model.soil_offsets, model.soil_row_offsets, self._state)
+        if beds:  # revisions advanced by soil-state edits made before the build; the first step sees every sample
+            self._soil.start(beds, ne)
         self._init = []
 
     def step(self, n_steps: int = 1) -> None:
@@ -647,7 +582,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         load(self._state, self._control, self._scratch, arrays)
         for hm in self._heightmaps:  # the surface may differ from the one drawn: every row is a new revision
             if hm.is_soil:
-                self._bump_soil_rows(hm, np.ones((self._n_envs, hm.y_samples), np.int64))
+                self._soil.bump(hm, np.ones((self._n_envs, hm.y_samples), np.int64))
         self._time = checkpoint.time
         self._steps = checkpoint.step_count
 

@@ -22,6 +22,7 @@ import numpy as np
 from .heightmap import HeightMap
 from ..validation import as_vector
 from .soil import SoilMaterial
+from .soil_state import changed_rows
 
 #: columns of the per-sample soil state array: total sinkage, plastic sinkage, slip, loaded in the last step
 SOIL_S, SOIL_SP, SOIL_J, SOIL_LOADED = range(4)
@@ -76,7 +77,9 @@ class DeformableTerrain(HeightMap):
         """One revision per sample row and env, advanced in every step (and by ``set_soil_state``,
         ``reset_soil`` and ``World.restore``) that changes a height of the row in that env; never cleared.
         Shape (n_envs, y_samples) for ``env=None`` and (y_samples,) for ``env=i``."""
-        return self._world._soil_rev_get(self, env)
+        self._world._check_env(env)
+        rev = self._world._soil.revisions(self) if self._world.built else self._rev_before_build.copy()
+        return rev if env is None else rev[int(env)]
 
     # ------------------------------------------------------------------ height edits
     def _reject_edit(self, name):
@@ -99,7 +102,10 @@ class DeformableTerrain(HeightMap):
     def get_soil_state(self, env: int = 0) -> dict:
         """Per-sample ``sinkage``, ``plastic_sinkage`` and ``shear`` (accumulated loaded slip) [m] of ``env``,
         each shape (x_samples * y_samples,)."""
-        st = self._world._soil_state_get(self, env)
+        self._world._check_env(env)
+        if env is None:
+            raise TypeError("env must be an int here")
+        st = self._world._soil.read(self, env) if self._world.built else self._init_state[int(env)].copy()
         return {"sinkage": st[:, SOIL_S].copy(), "plastic_sinkage": st[:, SOIL_SP].copy(),
                 "shear": st[:, SOIL_J].copy()}
 
@@ -113,11 +119,23 @@ class DeformableTerrain(HeightMap):
             raise ValueError("plastic_sinkage must satisfy 0 <= plastic_sinkage <= sinkage")
         if np.any(j < 0.0):
             raise ValueError("shear must be >= 0")
-        self._world._soil_state_set(self, np.stack([s, sp, j, np.zeros(n)], axis=1), env)
+        self._write_state(np.stack([s, sp, j, np.zeros(n)], axis=1), env)
 
     def reset_soil(self, env: int | None = None) -> None:
         """Return to the undeformed bed (all histories zero) in ``env`` or every env."""
-        self._world._soil_state_set(self, np.zeros((self.n_samples, 4)), env)
+        self._write_state(np.zeros((self.n_samples, 4)), env)
+
+    def _write_state(self, rows: np.ndarray, env) -> None:
+        """Set the soil state of ``env`` (None: every env) to ``rows`` (n_samples, 4); the rows whose heights
+        changed take a new revision (``terrain/soil_state.py``)."""
+        self._world._check_env(env)
+        target = slice(None) if env is None else int(env)
+        if self._world.built:
+            self._world._soil.write(self, rows, target)
+        else:
+            before = self._init_state[:, :, 0].copy()
+            self._init_state[target] = rows
+            self._rev_before_build += changed_rows(self, before, self._init_state[:, :, 0])
 
     def get_soil_step_stats(self, env: int = 0) -> dict:
         """The last step's soil contacts of ``env``: ``contacts`` (quadrature points near bodies, loaded
