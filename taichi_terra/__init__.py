@@ -20,7 +20,7 @@ __all__ = ["init", "is_initialized", "World", "SolverConfig", "Checkpoint", "Div
 _LAZY = {
     "World": ("world", "World"),
     "SolverConfig": ("world", "SolverConfig"),
-    "Checkpoint": ("world", "Checkpoint"),
+    "Checkpoint": ("checkpoints", "Checkpoint"),
     "DivergenceError": ("divergence", "DivergenceError"),
     "ContactSet": ("contacts", "ContactSet"),
     "Ground": ("world", "Ground"),

@@ -59,28 +59,6 @@ class DivergenceWatch:
             out[int(e)] = {"step": int(step[e]), "body": name, "what": _DIVERGED[int(what[e])]}
         return out
 
-    def reset_envs(self, envs, checkpoint) -> None:
-        """Put the envs ``envs`` (an index or a sequence of them) back to ``checkpoint`` (of this world), their
-        divergence report cleared with the rest of their state; the other envs keep theirs. The world's time
-        and step count are not changed (they are the other envs')."""
-        idx = np.atleast_1d(np.asarray(envs))
-        if idx.dtype.kind not in "iu" or idx.ndim != 1 or idx.size == 0:
-            raise TypeError(f"envs must be an env index or a non-empty sequence of them, got {envs!r}")
-        for e in idx:
-            self._check_env(int(e))
-        self._check_checkpoint(checkpoint)
-        from .state import load
-
-        current, arrays = self._checkpoint_arrays(checkpoint)
-        for name in current:
-            current[name][idx] = arrays[name][idx]
-        load(self._state, self._control, self._scratch, current)
-        for hm in self._heightmaps:  # (the reset envs' surfaces: every row a new revision)
-            if hm.is_soil:
-                rows = np.zeros((self._n_envs, hm.y_samples), np.int64)
-                rows[idx] = 1
-                self._soil.bump(hm, rows)
-
     def _raise_if_diverged(self) -> None:
         found = self.get_diverged()
         if found:

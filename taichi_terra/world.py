@@ -19,6 +19,7 @@ from .bodies.articulated_world import ArticulatedBuilder
 from .bodies.body import Body
 from .granular.builder import GranularBuilder
 from .body_state import BodyStateAccess
+from .checkpoints import Checkpoint, Checkpoints, check_fits
 from .contacts import ContactQueries, ContactSet  # noqa: F401  (ContactSet: public via world)
 from .divergence import DivergenceWatch
 from .materials import DEFAULT_MATERIAL, MaterialTable
@@ -121,16 +122,6 @@ class Ground:
     material: str
 
 
-@dataclass
-class Checkpoint:
-    """A copy of a world's per-env state; restore it into the same world (or one built identically)."""
-
-    arrays: dict
-    time: float
-    step_count: int
-    signature: tuple
-
-
 class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, ContactQueries, BodyStateAccess,
             DivergenceWatch):
     """A batch of ``n_envs`` independent copies of one scene.
@@ -196,6 +187,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._model = None
         self._state = None
         self._soil = None  # the soil beds' state once built (terrain/soil_state.py)
+        self._checkpoints = None  # checkpoints and env resets once built (checkpoints.py)
         self._step_graph = None
         self._settings_key = None  # the solver settings, gravity and time step last validated and uploaded
         self._time = 0.0
@@ -389,6 +381,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
             self._step_chunk = _VULKAN_SOIL_STEPS_PER_LAUNCH if beds else _VULKAN_STEPS_PER_LAUNCH
         self._sweep_axis = self._broadphase_axis(q0)
         self._soil = SoilStore(model.soil_offsets, model.soil_row_offsets, self._state)
+        self._checkpoints = Checkpoints(self._state, self._control, self._scratch, self._soil, beds, ne)
         if beds:  # revisions advanced by soil-state edits made before the build; the first step sees every sample
             self._soil.start(beds, ne)
         self._init = []
@@ -562,52 +555,27 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         """A copy of the per-env state (coordinates, velocities, loads, contacts, warm-start cache) and of what
         the last step reported (drive forces, joint wrenches, plate forces)."""
         self.build()
-        from .state import snapshot
-
-        return Checkpoint(snapshot(self._state, self._control, self._scratch), self._time, self._steps,
-                          self._signature())
+        return self._checkpoints.take(self._time, self._steps, self._signature())
 
     def restore(self, checkpoint: Checkpoint) -> None:
         """Return to a checkpoint; stepping on replays bit-for-bit on the same backend. A checkpoint that
         does not fit this world raises and changes nothing."""
-        self._check_checkpoint(checkpoint)
-        if not isinstance(checkpoint.time, float) or not np.isfinite(checkpoint.time):
-            raise ValueError(f"checkpoint.time must be a finite float, got {checkpoint.time!r}")
-        if isinstance(checkpoint.step_count, bool) or not isinstance(checkpoint.step_count, int) \
-                or checkpoint.step_count < 0:
-            raise ValueError(f"checkpoint.step_count must be an int >= 0, got {checkpoint.step_count!r}")
-        from .state import load
-
-        _current, arrays = self._checkpoint_arrays(checkpoint)
-        load(self._state, self._control, self._scratch, arrays)
-        for hm in self._heightmaps:  # the surface may differ from the one drawn: every row is a new revision
-            if hm.is_soil:
-                self._soil.bump(hm, np.ones((self._n_envs, hm.y_samples), np.int64))
-        self._time = checkpoint.time
-        self._steps = checkpoint.step_count
-
-    def _check_checkpoint(self, checkpoint) -> None:
-        """Raise unless ``checkpoint`` is a :class:`Checkpoint` of a world laid out as this one."""
-        if not isinstance(checkpoint, Checkpoint):
-            raise TypeError(f"checkpoint must be a Checkpoint, got {type(checkpoint).__name__}")
-        if checkpoint.signature != self._signature():
-            raise ValueError("checkpoint: it was taken from a world with a different layout "
-                             f"({checkpoint.signature} != {self._signature()})")
-
-    def _checkpoint_arrays(self, checkpoint) -> tuple[dict, dict]:
-        """The world's checkpointed arrays now and ``checkpoint``'s, after checking that every one of the
-        latter is there with the shape and dtype of the former (raises and changes nothing otherwise)."""
-        from .state import snapshot
-
+        check_fits(checkpoint, self._signature())  # (before the build: a rejected call leaves the world editable)
         self.build()
-        current = snapshot(self._state, self._control, self._scratch)
-        arrays = checkpoint.arrays if isinstance(checkpoint.arrays, dict) else {}
-        for name, ref in current.items():
-            got = arrays.get(name)
-            if not isinstance(got, np.ndarray) or got.shape != ref.shape or got.dtype != ref.dtype:
-                raise ValueError(f"checkpoint.arrays[{name!r}] is missing or has the wrong shape or dtype "
-                                 f"(expected {ref.shape} {ref.dtype})")
-        return current, arrays
+        self._time, self._steps = self._checkpoints.restore(checkpoint)
+
+    def reset_envs(self, envs, checkpoint: Checkpoint) -> None:
+        """Put the envs ``envs`` (an index or a sequence of them) back to ``checkpoint`` (of this world), their
+        divergence report cleared with the rest of their state; the other envs keep theirs. The world's time
+        and step count are not changed (they are the other envs')."""
+        idx = np.atleast_1d(np.asarray(envs))
+        if idx.dtype.kind not in "iu" or idx.ndim != 1 or idx.size == 0:
+            raise TypeError(f"envs must be an env index or a non-empty sequence of them, got {envs!r}")
+        for e in idx:
+            self._check_env(int(e))
+        check_fits(checkpoint, self._signature())
+        self.build()
+        self._checkpoints.reset_envs(idx, checkpoint)
 
     # ------------------------------------------------------------------ env indices (body_state.py holds the rest)
     def _check_env(self, env) -> None:
