@@ -1,5 +1,6 @@
 """What a world reports about its contacts after a step: the contact set of an env, dropped contacts and
-pairs, solver sweeps and the shape-shape pairs the broadphase found (a mixin of ``World``)."""
+pairs, solver sweeps and the shape-shape pairs the broadphase found. :class:`Contacts` reads them from the state
+arrays it is given at the world's build; :class:`ContactQueries` is the world's public face of it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -34,8 +35,18 @@ class ContactSet:
         return len(self.depths)
 
 
-class ContactQueries:
-    """Contact queries of :class:`taichi_terra.World` (they read the state the last step left)."""
+class Contacts:
+    """What the last step left about contacts, read from the state arrays: the contact set of an env, dropped
+    contacts and pairs, the solver's sweeps, the broadphase's shape-shape pairs and a soil bed's load.
+
+    Args:
+        model: the world's :class:`~taichi_terra.model.Model` (its static pairs and the links of its bodies).
+        state: the world's :class:`~taichi_terra.state.State`.
+        dt: the time step [s] (a contact's impulse over it is its force).
+    """
+
+    def __init__(self, model, state, dt: float):
+        self._model, self._state, self._dt = model, state, float(dt)
 
     def _pair_slots(self, env: int) -> list[tuple[int, int, int, int, str]]:
         """(first slot, count, body a, body b, label) of every pair of ``env`` with contacts in the last
@@ -57,18 +68,13 @@ class ContactQueries:
         n = int(self._state.block("state_i", "env", "shape_pairs")[env, 0, 0])
         return self._state.block("state_i", "shape_pair")[env, :n]
 
-    def get_contacts(self, env: int = 0) -> "ContactSet":
-        """The contacts of ``env`` found and solved in the last step."""
-        self._check_env(env)
-        if env is None:
-            raise TypeError("get_contacts needs one env index")
-        self.build()
-        s = self._state
-        contact = s.block("state_f", "contact")[env]
+    def contact_set(self, env: int) -> ContactSet:
+        """The contacts of env ``env`` found and solved in the last step."""
+        contact = self._state.block("state_f", "contact")[env]
         arrays = {name: contact[:, CONTACT.columns[name][0]:sum(CONTACT.columns[name])]
                   for name in ("position", "normal", "depth", "impulse", "merged")}
         idx, a_list, b_list, labels = [], [], [], []
-        for base, count, a, b, label in self._pair_slots(int(env)):
+        for base, count, a, b, label in self._pair_slots(env):
             idx.extend(range(base, base + count))
             a_list += [a] * count
             b_list += [b] * count
@@ -81,52 +87,34 @@ class ContactQueries:
                           [links.get(a) for a in a_list], [links.get(b) for b in b_list],
                           arrays["merged"][idx, 0] != 0.0)
 
-    def get_shape_pairs(self, env: int = 0) -> np.ndarray:
-        """The shape-shape pairs the broadphase kept in the last step for ``env``: body index pairs
-        (lower, higher), shape (k, 2), sorted; pairs whose bounding spheres, grown by the contact margin
-        and one step of motion, overlap."""
-        self._check_env(env)
-        if env is None:
-            raise TypeError("get_shape_pairs needs one env index")
-        self.build()
-        table = self._shape_pair_table(int(env))
+    def shape_pairs(self, env: int) -> np.ndarray:
+        """The broadphase's shape-shape pairs of env ``env`` in the last step, (k, 2) body indices."""
+        table = self._shape_pair_table(env)
         return np.ascontiguousarray(table[:, [SHAPE_PAIR.body, SHAPE_PAIR.other]].astype(np.int64))
 
-    def get_contact_overflow(self, env: int | None = None) -> np.ndarray | int:
-        """Contacts dropped in the last step because a pair's slots, or the pool shared by shape-shape
-        pairs (``max_shape_contacts``), were full; per env (or one env)."""
-        self._check_env(env)
-        self.build()
+    def contact_overflow(self) -> np.ndarray:
+        """Contacts dropped in the last step, per env."""
         counts = self._state.block("state_i", "pair_count", "dropped")[:, :, 0]
         n_dyn = self._state.block("state_i", "env", "shape_pairs")[:, 0, 0]
         n_static = self._model.n_pairs
-        total = np.array([counts[e, :n_static + n_dyn[e]].sum() for e in range(self._n_envs)], dtype=np.int64)
-        return total if env is None else int(total[int(env)])
+        return np.array([counts[e, :n_static + n_dyn[e]].sum() for e in range(counts.shape[0])], dtype=np.int64)
 
-    def get_pair_overflow(self, env: int | None = None) -> np.ndarray | int:
-        """Shape-shape pairs dropped in the last step because the pair table (``max_shape_pairs``) was
-        full; per env (or one env). The pairs of the lowest body indices are kept (of the one body whose
-        pairs cross the limit, those the sweep met first)."""
-        self._check_env(env)
-        self.build()
-        dropped = self._state.block("state_i", "env", "pairs_dropped")[:, 0, 0].astype(np.int64)
-        return dropped if env is None else int(dropped[int(env)])
+    def pair_overflow(self) -> np.ndarray:
+        """Shape-shape pairs dropped in the last step, per env."""
+        return self._state.block("state_i", "env", "pairs_dropped")[:, 0, 0].astype(np.int64)
 
-    def get_solver_sweeps(self, env: int | None = None) -> np.ndarray | int:
-        """Gauss-Seidel sweeps used in the last step, per env (or one env)."""
-        self._check_env(env)
-        self.build()
-        used = self._state.block("state_i", "env", "sweeps")[:, 0, 0]
-        return used if env is None else int(used[int(env)])
+    def sweeps(self) -> np.ndarray:
+        """Gauss-Seidel sweeps used in the last step, per env."""
+        return self._state.block("state_i", "env", "sweeps")[:, 0, 0]
 
-    def _soil_step_stats(self, bed, env) -> dict:
-        self._check_env(env)
-        self.build()
-        imps = self._state.block("state_f", "contact", "impulse")[int(env)]
-        nrms = self._state.block("state_f", "contact", "normal")[int(env)]
-        areas = self._state.block("state_f", "contact", "area")[int(env), :, 0]
+    def soil_step_stats(self, bed, env: int) -> dict:
+        """The last step's soil contacts on ``bed`` in env ``env``: their count, and the area [m^2] and normal
+        force [N] of the loaded ones."""
+        imps = self._state.block("state_f", "contact", "impulse")[env]
+        nrms = self._state.block("state_f", "contact", "normal")[env]
+        areas = self._state.block("state_f", "contact", "area")[env, :, 0]
         n_contacts, area, force = 0, 0.0, 0.0
-        for base, count, _a, _b, label in self._pair_slots(int(env)):
+        for base, count, _a, _b, label in self._pair_slots(env):
             if label != f"soil:{bed.index}":
                 continue
             for s in range(base, base + count):
@@ -136,3 +124,50 @@ class ContactQueries:
                     area += areas[s]
                     force += fn
         return {"contacts": n_contacts, "contact_area": area, "normal_force": force}
+
+
+class ContactQueries:
+    """The contact queries of :class:`taichi_terra.World` (they read the state the last step left, through the
+    world's :class:`Contacts`, made at its build)."""
+
+    def get_contacts(self, env: int = 0) -> "ContactSet":
+        """The contacts of ``env`` found and solved in the last step."""
+        self._check_env(env)
+        if env is None:
+            raise TypeError("get_contacts needs one env index")
+        self.build()
+        return self._contacts.contact_set(int(env))
+
+    def get_shape_pairs(self, env: int = 0) -> np.ndarray:
+        """The shape-shape pairs the broadphase kept in the last step for ``env``: body index pairs
+        (lower, higher), shape (k, 2), sorted; pairs whose bounding spheres, grown by the contact margin
+        and one step of motion, overlap."""
+        self._check_env(env)
+        if env is None:
+            raise TypeError("get_shape_pairs needs one env index")
+        self.build()
+        return self._contacts.shape_pairs(int(env))
+
+    def get_contact_overflow(self, env: int | None = None) -> np.ndarray | int:
+        """Contacts dropped in the last step because a pair's slots, or the pool shared by shape-shape
+        pairs (``max_shape_contacts``), were full; per env (or one env)."""
+        self._check_env(env)
+        self.build()
+        total = self._contacts.contact_overflow()
+        return total if env is None else int(total[int(env)])
+
+    def get_pair_overflow(self, env: int | None = None) -> np.ndarray | int:
+        """Shape-shape pairs dropped in the last step because the pair table (``max_shape_pairs``) was
+        full; per env (or one env). The pairs of the lowest body indices are kept (of the one body whose
+        pairs cross the limit, those the sweep met first)."""
+        self._check_env(env)
+        self.build()
+        dropped = self._contacts.pair_overflow()
+        return dropped if env is None else int(dropped[int(env)])
+
+    def get_solver_sweeps(self, env: int | None = None) -> np.ndarray | int:
+        """Gauss-Seidel sweeps used in the last step, per env (or one env)."""
+        self._check_env(env)
+        self.build()
+        used = self._contacts.sweeps()
+        return used if env is None else int(used[int(env)])

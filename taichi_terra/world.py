@@ -20,7 +20,7 @@ from .bodies.body import Body
 from .granular.builder import GranularBuilder
 from .body_state import BodyStateAccess
 from .checkpoints import Checkpoint, Checkpoints, check_fits
-from .contacts import ContactQueries, ContactSet  # noqa: F401  (ContactSet: public via world)
+from .contacts import Contacts, ContactQueries, ContactSet  # noqa: F401  (ContactSet: public via world)
 from .divergence import DivergenceWatch
 from .materials import DEFAULT_MATERIAL, MaterialTable
 from .rays import RayCaster
@@ -188,6 +188,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._state = None
         self._soil = None  # the soil beds' state once built (terrain/soil_state.py)
         self._checkpoints = None  # checkpoints and env resets once built (checkpoints.py)
+        self._contacts = None  # what the last step left about contacts, once built (contacts.py)
         self._step_graph = None
         self._settings_key = None  # the solver settings, gravity and time step last validated and uploaded
         self._time = 0.0
@@ -382,6 +383,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._sweep_axis = self._broadphase_axis(q0)
         self._soil = SoilStore(model.soil_offsets, model.soil_row_offsets, self._state)
         self._checkpoints = Checkpoints(self._state, self._control, self._scratch, self._soil, beds, ne)
+        self._contacts = Contacts(model, self._state, self._dt)
         if beds:  # revisions advanced by soil-state edits made before the build; the first step sees every sample
             self._soil.start(beds, ne)
         self._init = []

@@ -140,7 +140,12 @@ class DeformableTerrain(HeightMap):
     def get_soil_step_stats(self, env: int = 0) -> dict:
         """The last step's soil contacts of ``env``: ``contacts`` (quadrature points near bodies, loaded
         or not), ``contact_area`` [m^2] and ``normal_force`` [N] of the loaded ones."""
-        return self._world._soil_step_stats(self, env)
+        w = self._world
+        w._check_env(env)
+        if env is None:
+            raise TypeError("env must be an int here")
+        w.build()
+        return w._contacts.soil_step_stats(self, int(env))
 
     def sample_areas(self) -> np.ndarray:
         """Area [m^2] each sample stands for: its cell of half-spacings around it, cut at the border."""
