@@ -159,7 +159,8 @@ class PlanarStyle:
 
     Args:
         colors: ``None`` or a dict overriding entries of :data:`DEFAULT_COLORS` (RGB in [0, 1] by role:
-            ``static``, ``passive``, ``driven``, ``segment``, ``spin``, ``heading``, ``contact``).
+            ``static``, ``passive``, ``driven``, ``segment``, ``spin``, ``heading``, ``contact``); once checked,
+            the field holds every role's colour.
         show_contacts: draw contact points and normals (line length proportional to the force).
         force_scale: normal line length per newton [m/N], > 0; ``None``: the frame's largest force spans
             ``NORMAL_FRACTION`` (8 %) of the view height.
