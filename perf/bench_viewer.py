@@ -43,14 +43,14 @@ def main(argv=None) -> dict:
     args = p.parse_args(argv)
 
     import taichi_terra as tt
-    from taichi_terra.viewer import Viewer
+    from taichi_terra.viewer import Viewer, Window
 
     tt.init("cpu", "f64")
     scene_args = argparse.Namespace(envs=args.envs, seconds=args.repeats * args.frames / args.fps + 1.0)
     scene = load_scene().build(scene_args)
     world = scene.world
     steps = round(1.0 / (args.fps * world.dt))
-    viewer = Viewer(world, headless=True, width=args.width, height=args.height, camera=scene.camera,
+    viewer = Viewer(world, headless=True, window=Window(args.width, args.height), camera=scene.camera,
                     **scene.viewer_options)
     t0 = time.perf_counter()
     world.step(steps)
@@ -112,7 +112,7 @@ def robot_frames(n_envs: int, args) -> dict:
     import sys
 
     import taichi_terra as tt
-    from taichi_terra.viewer import Viewer
+    from taichi_terra.viewer import Annotations, Style, Viewer, Window
 
     sys.path.insert(0, str(ROOT / "scenes" / "assets"))
     import make_buggy
@@ -123,8 +123,8 @@ def robot_frames(n_envs: int, args) -> dict:
     q0 = buggy.system.get_generalized_coordinate()
     out = {"envs": n_envs}
     for show in ("visual", "collision"):
-        viewer = Viewer(world, headless=True, width=args.width, height=args.height, envs="all", show=show,
-                        overlay=False)
+        viewer = Viewer(world, headless=True, window=Window(args.width, args.height), envs="all",
+                        style=Style(show=show), annotations=Annotations(overlay=False))
         triangles = (viewer._n_idx["always"] + viewer._n_idx["visual" if show == "visual" else "collision"]) // 3
         times = []
         for k in range(10 + args.repeats * args.frames):

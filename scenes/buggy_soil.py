@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from taichi_terra.viewer import OrbitCamera, app
+from taichi_terra.viewer import OrbitCamera, Style, app
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "assets"))
 import make_buggy as mb  # noqa: E402
@@ -199,7 +199,7 @@ def build(args) -> app.Scene:
     camera = OrbitCamera(target=(-1.2, 0.3, 0.0), distance=10.0, yaw=math.radians(-58.0), pitch=math.radians(38.0))
     return app.Scene(world, camera=camera, envs=None if args.envs == 1 else "all", controller=controller,
                      control_period=CONTROL_PERIOD, report=report,
-                     viewer_options={"color_by": "sinkage", "color_range": 0.08})
+                     viewer_options={"style": Style(color_by="sinkage", color_range=0.08)})
 
 
 def main(argv=None) -> dict:

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from taichi_terra.viewer import OrbitCamera, app
+from taichi_terra.viewer import Annotations, OrbitCamera, app
 
 R_BALL = 0.06
 N_BALLS = 5
@@ -70,7 +70,7 @@ def build(args) -> app.Scene:
 
     camera = OrbitCamera(target=(0.0, -0.1, 0.1), distance=3.4, yaw=math.radians(30.0), pitch=math.radians(35.0))
     return app.Scene(world, camera=camera, envs=None if args.envs == 1 else "all", report=report,
-                     viewer_options={"show_contacts": True})
+                     viewer_options={"annotations": Annotations(show_contacts=True)})
 
 
 def main(argv=None) -> dict:

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from taichi_terra.viewer import OrbitCamera, app
+from taichi_terra.viewer import Annotations, OrbitCamera, app
 
 BODY = (0.30, 0.18, 0.05)  # [m]
 BODY_MASS = 2.84  # [kg]; six legs of 0.2 kg make 4.04
@@ -171,7 +171,8 @@ def build(args) -> app.Scene:
 
     camera = OrbitCamera(target=(0.1, 0.0, 0.05), distance=0.9, yaw=math.radians(-55.0), pitch=math.radians(22.0))
     return app.Scene(world, camera=camera, follow=robot, envs=None if args.envs == 1 else "all", report=report,
-                     controller=control, control_period=0.01, viewer_options={"frame_size": 0.06})
+                     controller=control, control_period=0.01,
+                     viewer_options={"annotations": Annotations(frame_size=0.06)})
 
 
 def main(argv=None) -> dict:

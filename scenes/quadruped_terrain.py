@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from taichi_terra.viewer import OrbitCamera, app
+from taichi_terra.viewer import OrbitCamera, Style, app
 
 URDF = Path(__file__).resolve().parent / "assets" / "quadruped.urdf"
 STAND = np.array([0.0, 0.6, -1.2])  # hip abduction, hip flexion, knee of every leg [rad]
@@ -114,7 +114,7 @@ def build(args) -> app.Scene:
     camera = OrbitCamera(target=(-0.1, 0.1, 0.0), distance=3.5, yaw=math.radians(-72.0), pitch=math.radians(30.0))
     return app.Scene(world, camera=camera, envs=None if args.envs == 1 else "all",
                      controller=controller, control_period=CONTROL_PERIOD, report=report,
-                     viewer_options={"color_by": "plastic_sinkage", "color_range": 0.02})
+                     viewer_options={"style": Style(color_by="plastic_sinkage", color_range=0.02)})
 
 
 def main(argv=None) -> dict:

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from taichi_terra.viewer import OrbitCamera, app
+from taichi_terra.viewer import OrbitCamera, Style, app
 
 BED_X, BED_Y, SPACING = 3.0, 1.6, 0.025
 G = 9.81
@@ -70,7 +70,7 @@ def build(args) -> app.Scene:
 
     camera = OrbitCamera(target=(0.1, 0.05, 0.0), distance=3.1, yaw=math.radians(-62.0), pitch=math.radians(33.0))
     return app.Scene(world, camera=camera, envs=None if args.envs == 1 else "all", controller=controller,
-                     viewer_options={"color_by": "sinkage", "color_range": 0.03}, report=report)
+                     viewer_options={"style": Style(color_by="sinkage", color_range=0.03)}, report=report)
 
 
 def main(argv=None) -> dict:

@@ -213,6 +213,8 @@ def test_bad_world_arguments(kwargs, err, match):
     (lambda w: w.add_circle(1.0, kind="static", mass=3.0), ValueError, "immovable"),
     (lambda w: w.add_circle(1.0, kinematics="diff", wheelbase=1.0), ValueError, "wheelbase"),
     (lambda w: w.add_circle(1.0, position=(0, 1, 2)), ValueError, "position"),
+    (lambda w: w.add_circle(1.0, colour="red"), TypeError, "unknown object option.*colour"),
+    (lambda w: w.add_rectangle(1.0, 1.0, kinematics="acker", wheelbase=0.0), ValueError, "wheelbase"),
     (lambda w: w.add_linestring([(0, 0), (1, 0)], kind="passive"), ValueError, "area"),
     (lambda w: w.add_linestring([(0, 0), (0, 0)]), ValueError, "distinct"),
     (lambda w: w.add_compound([]), ValueError, "parts"),

@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from taichi_terra.viewer import PlanarViewer, app
+from taichi_terra.viewer import PlanarStyle, PlanarViewer, Window, app
 
 pytestmark = pytest.mark.needs("vulkan")  # (GGUI renders through Vulkan)
-from taichi_terra.viewer.planar_viewer import CIRCLE_SIDES, DEFAULT_COLORS
+from taichi_terra.viewer.options import DEFAULT_COLORS
+from taichi_terra.viewer.planar_viewer import CIRCLE_SIDES
 
 W, H = 160, 120
 CAM = (0.0, 0.5, 1.0)
@@ -96,7 +97,7 @@ def centroid(m):
 
 
 def view(world, **kwargs):
-    opts = {"headless": True, "width": W, "height": H, "camera": CAM, "background": BG, **kwargs}
+    opts = {"headless": True, "window": Window(W, H, background=BG), "camera": CAM, **kwargs}
     return PlanarViewer(world, **opts)
 
 
@@ -264,29 +265,42 @@ def test_scene_runner_draws_a_planar_world_with_the_planar_viewer(tmp_path):
     world = StubWorld(demo_scene())
     args = app.parse(app.parser("stub"), ["--headless", "--quiet", "--seconds", "1", "--fps", "10", "--width", "96",
                                           "--height", "64", "--still", str(tmp_path / "a.png")])
-    out = app.run(lambda a: app.Scene(world=world, viewer_options={"show_contacts": False}), args, "stub")
+    scene = app.Scene(world=world, viewer_options={"style": PlanarStyle(show_contacts=False)})
+    out = app.run(lambda a: scene, args, "stub")
     assert out["frames"] == 10 and out["steps"] == 100
     with Image.open(tmp_path / "a.png") as im:
         assert im.size == (96, 64) and mask(np.asarray(im.convert("RGB")), DEFAULT_COLORS["driven"]).sum() > 10
 
 
 def test_bad_arguments_name_themselves():
+    """Each bad option raises naming itself, before the viewer takes the window: the viewer made first still
+    draws the same image afterwards."""
     world = StubWorld(demo_scene())
-    cases = [({"width": 0}, "width"), ({"height": 10 ** 5}, "height"), ({"width": 100.0}, "width"),
-             ({"env": 1}, "env"), ({"envs": [0, 0]}, "envs"), ({"envs": "some"}, "envs"),
-             ({"camera": (0.0, 0.0)}, "camera"), ({"camera": (0.0, 0.0, -1.0)}, "camera"),
-             ({"camera": "top"}, "camera"), ({"colors": {"driven": (2.0, 0.0, 0.0)}}, "colors"),
-             ({"colors": {"robot": (1.0, 0.0, 0.0)}}, "colors"), ({"colors": {"static": "grey"}}, "colors"),
-             ({"background": (0.0, 0.0)}, "background"), ({"follow": types.SimpleNamespace(index=9)}, "follow"),
-             ({"follow": "robot"}, "follow"), ({"tile_spacing": (1.0, -1.0)}, "tile_spacing"),
-             ({"force_scale": 0.0}, "force_scale")]
-    for kwargs, word in cases:
-        with pytest.raises(ValueError, match=word):
-            PlanarViewer(world, headless=True, **kwargs)
+    good = view(world)
+    before = good.capture()
+    cases = [(lambda: {"window": Window(width=0)}, "width"), (lambda: {"window": Window(height=10 ** 5)}, "height"),
+             (lambda: {"window": Window(width=100.0)}, "width"), (lambda: {"window": Window(title=3)}, "title"),
+             (lambda: {"window": Window(background=(0.0, 0.0))}, "background"),
+             (lambda: {"window": (200, 150)}, "window"), (lambda: {"env": 1}, "env"),
+             (lambda: {"envs": [0, 0]}, "envs"), (lambda: {"envs": "some"}, "envs"),
+             (lambda: {"camera": (0.0, 0.0)}, "camera"), (lambda: {"camera": (0.0, 0.0, -1.0)}, "camera"),
+             (lambda: {"camera": "top"}, "camera"),
+             (lambda: {"style": PlanarStyle(colors={"driven": (2.0, 0.0, 0.0)})}, "colors"),
+             (lambda: {"style": PlanarStyle(colors={"robot": (1.0, 0.0, 0.0)})}, "colors"),
+             (lambda: {"style": PlanarStyle(colors={"static": "grey"})}, "colors"),
+             (lambda: {"style": PlanarStyle(force_scale=0.0)}, "force_scale"),
+             (lambda: {"style": {"show_contacts": False}}, "style"),
+             (lambda: {"follow": types.SimpleNamespace(index=9)}, "follow"), (lambda: {"follow": "robot"}, "follow"),
+             (lambda: {"tile_spacing": (1.0, -1.0)}, "tile_spacing")]
+    for make, word in cases:
+        with pytest.raises((ValueError, TypeError), match=word):
+            PlanarViewer(world, headless=True, **make())
     with pytest.raises(TypeError, match="world"):
         PlanarViewer(object(), headless=True)
     with pytest.raises(TypeError, match="env"):
         PlanarViewer(world, headless=True, env="0")
+    assert np.array_equal(good.capture(), before)
+    good.close()
 
 
 WINDOW_SCRIPT = textwrap.dedent("""
@@ -294,9 +308,9 @@ WINDOW_SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {tests!r})
     import taichi_terra as tt
     from test_planar_viewer import StubWorld, demo_scene
-    from taichi_terra.viewer import PlanarViewer
+    from taichi_terra.viewer import PlanarViewer, Window
     tt.init()
-    viewer = PlanarViewer(StubWorld(demo_scene()), width=200, height=150)
+    viewer = PlanarViewer(StubWorld(demo_scene()), window=Window(200, 150))
     for _ in range(5):
         assert viewer.handle_input() == {{"step_once": False}}  # no input arrives on the virtual display
         viewer.show()

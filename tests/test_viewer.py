@@ -11,7 +11,7 @@ from PIL import Image
 
 import taichi_terra as tt
 from taichi_terra.terrain.heightmap import DEFAULT_COLOR
-from taichi_terra.viewer import OrbitCamera, Recorder, Viewer
+from taichi_terra.viewer import Annotations, OrbitCamera, Recorder, Style, Viewer, Window
 from taichi_terra.viewer.viewer import PALETTE
 
 pytestmark = pytest.mark.needs("vulkan")  # (GGUI renders through Vulkan)
@@ -47,8 +47,8 @@ def test_terrain_and_bodies_appear_where_the_projection_puts_them():
         x = -0.6 + 0.3 * k
         body.set_position(np.array([[x, 0.2, z], [-x, -0.2, z]]))
     cam = OrbitCamera(target=(0.9, 0.0, 0.0), distance=3.6, yaw=-math.pi / 2, pitch=math.radians(70.0))
-    viewer = Viewer(world, headless=True, width=W, height=H, envs="all", tile_spacing=(1.8, 1.8), camera=cam,
-                    overlay=False, background=BG)
+    viewer = Viewer(world, headless=True, window=Window(W, H, background=BG), envs="all", tile_spacing=(1.8, 1.8),
+                    camera=cam, annotations=Annotations(overlay=False))
     img = viewer.capture()
     assert img.shape == (H, W, 3) and img.dtype == np.uint8
     offsets = [np.zeros(3), np.array([1.8, 0.0, 0.0])]
@@ -67,7 +67,8 @@ def test_terrain_and_bodies_appear_where_the_projection_puts_them():
     assert np.abs(chroma(pixel(img, corner + [3.0, -3.0])) - chroma(MAP_COLOR)).max() < 0.05
     assert np.array_equal(pixel(img, corner + [-3.0, 3.0]), np.array(BG))
     # one env alone: the env's own poses, untiled
-    single = Viewer(world, headless=True, width=W, height=H, env=1, camera=cam, overlay=False, background=BG)
+    single = Viewer(world, headless=True, window=Window(W, H, background=BG), env=1, camera=cam,
+                    annotations=Annotations(overlay=False))
     img1 = single.capture()
     ball = bodies[0].get_position(1) + [0.0, 0.0, 0.07]
     assert np.abs(chroma(pixel(img1, cam.project(ball, W, H)[0])) - chroma(PALETTE[0])).max() < 0.05
@@ -96,10 +97,11 @@ def test_contacts_forces_and_overlay_are_drawn():
     c = world.get_contacts(0)
     assert c.impulses[:, 2].sum() / world.dt == pytest.approx(2.0 * 9.81, rel=1e-3)
     cam = OrbitCamera(target=(0.0, 0.0, 0.2), distance=1.5, yaw=-math.pi / 2, pitch=math.radians(10.0))
-    opts = {"headless": True, "width": W, "height": H, "camera": cam, "background": BG}
-    plain = Viewer(world, overlay=False, **opts).capture()
+    opts = {"headless": True, "window": Window(W, H, background=BG), "camera": cam}
+    plain = Viewer(world, annotations=Annotations(overlay=False), **opts).capture()
     scale = 0.35 / (2.0 * 9.81 / len(c))  # each arrow 0.35 m long, rising 0.15 m above the box's top
-    arrows = Viewer(world, overlay=False, show_forces=True, force_scale=scale, **opts).capture()
+    arrows = Viewer(world, annotations=Annotations(overlay=False, show_forces=True, force_scale=scale),
+                    **opts).capture()
     force = c.impulses[0] / world.dt
     tip = c.positions[0] + scale * force * (0.33 / (scale * force[2]))  # the arrow's point 0.33 m up
     col, row = np.round(cam.project(tip, W, H)[0]).astype(int)
@@ -110,7 +112,7 @@ def test_contacts_forces_and_overlay_are_drawn():
     assert np.all(near(plain) == 1.0)  # background only
     blue = [np.abs(chroma(px) - chroma((0.1, 0.2, 0.9))).max() < 0.05 for px in near(arrows)]
     assert sum(blue) >= 3
-    overlay = Viewer(world, overlay=True, **opts)
+    overlay = Viewer(world, annotations=Annotations(overlay=True), **opts)
     with_text = overlay.capture()
     assert np.any(with_text[:20, :40] != plain[:20, :40])
     assert np.array_equal(with_text[-20:, -40:], plain[-20:, -40:])
@@ -134,8 +136,8 @@ def test_partial_row_updates_equal_a_full_upload_and_ruts_change_colour(rut_worl
     colour (reference: the colour map, base -> rut colour as plastic sinkage goes 0 -> color_range)."""
     world, bed, plate = rut_world
     cam = OrbitCamera(target=(0.0, 0.0, 0.0), distance=1.6, yaw=-math.pi / 2, pitch=math.radians(70.0))
-    opts = {"headless": True, "width": W, "height": H, "camera": cam, "overlay": False, "color_by": "plastic_sinkage",
-                "color_range": 0.004, "background": BG}
+    opts = {"headless": True, "window": Window(W, H, background=BG), "camera": cam,
+            "annotations": Annotations(overlay=False), "style": Style(color_by="plastic_sinkage", color_range=0.004)}
     follower = Viewer(world, **opts)
     before = follower.capture()
     full_rows = bed.y_samples
@@ -168,7 +170,7 @@ def test_partial_row_updates_equal_a_full_upload_and_ruts_change_colour(rut_worl
 
 def test_recorder_writes_gif_and_png_frames(tmp_path, rut_world):
     world, _bed, _plate = rut_world
-    viewer = Viewer(world, headless=True, width=64, height=48, overlay=False)
+    viewer = Viewer(world, headless=True, window=Window(64, 48), annotations=Annotations(overlay=False))
     gif = Recorder(tmp_path / "a.gif", fps=12.5)
     frames = Recorder(tmp_path / "frames", fps=12.5)
     for _ in range(3):
@@ -191,16 +193,30 @@ def test_bad_viewer_and_recorder_input(tmp_path, monkeypatch, rut_world):
     world, _bed, _plate = rut_world
     other = tt.World()
     stranger = other.add_sphere(0.1, 1.0)
-    cases = [({"width": 0}, "width"), ({"height": 10 ** 5}, "height"), ({"env": 1}, "env"),
-             ({"envs": [0, 0]}, "envs"), ({"envs": "some"}, "envs"), ({"color_by": "depth"}, "color_by"),
-             ({"color_range": 0.0}, "color_range"), ({"sinkage_scale": -1.0}, "sinkage_scale"),
-             ({"follow": stranger}, "follow"), ({"camera": "top"}, "camera"), ({"rut_color": (2, 0, 0)}, "rut_color"),
-             ({"tile_spacing": (1.0, -1.0)}, "tile_spacing"), ({"frame_size": 0.0}, "frame_size")]
-    for kwargs, word in cases:
+    good = Viewer(world, headless=True, window=Window(64, 48), annotations=Annotations(overlay=False))
+    before = good.capture()
+    cases = [(lambda: {"window": Window(width=0)}, "width"), (lambda: {"window": Window(height=10 ** 5)}, "height"),
+             (lambda: {"window": Window(64, True)}, "height"), (lambda: {"window": Window(title=None)}, "title"),
+             (lambda: {"window": Window(background=(0, 0, 2))}, "background"),
+             (lambda: {"window": {"width": 64}}, "window"), (lambda: {"env": 1}, "env"),
+             (lambda: {"envs": [0, 0]}, "envs"), (lambda: {"envs": "some"}, "envs"),
+             (lambda: {"style": Style(color_by="depth")}, "color_by"),
+             (lambda: {"style": Style(color_range=0.0)}, "color_range"),
+             (lambda: {"style": Style(sinkage_scale=-1.0)}, "sinkage_scale"),
+             (lambda: {"style": Style(rut_color=(2, 0, 0))}, "rut_color"),
+             (lambda: {"style": Style(show="mesh")}, "show"), (lambda: {"style": "visual"}, "style"),
+             (lambda: {"annotations": Annotations(force_scale=-1.0)}, "force_scale"),
+             (lambda: {"annotations": Annotations(frame_size=0.0)}, "frame_size"),
+             (lambda: {"annotations": Style()}, "annotations"),
+             (lambda: {"follow": stranger}, "follow"), (lambda: {"camera": "top"}, "camera"),
+             (lambda: {"tile_spacing": (1.0, -1.0)}, "tile_spacing")]
+    for make, word in cases:
         with pytest.raises((ValueError, TypeError), match=word):
-            Viewer(world, headless=True, **kwargs)
+            Viewer(world, headless=True, **make())
     with pytest.raises(TypeError, match="world"):
         Viewer("world", headless=True)
+    assert np.array_equal(good.capture(), before)  # a rejected viewer did not take the window over
+    good.close()
     (tmp_path / "dir.gif").mkdir()
     for path, word in ((tmp_path / "a.avi", "unsupported"), (tmp_path / "missing" / "a.gif", "does not exist"),
                        ("/proc/a.gif", "not writable"), (tmp_path / "dir.gif", "is a folder")):
@@ -258,12 +274,12 @@ def test_viewer_reports_its_colours_tiles_and_overlay(rut_world):
     and the overlay's rectangle, which holds the text and nothing outside it changes when it is turned on."""
     world, bed, plate = rut_world
     cam = OrbitCamera(target=(0.0, 0.0, 0.0), distance=2.0, yaw=-math.pi / 2, pitch=math.radians(50.0))
-    plain = Viewer(world, headless=True, width=W, height=H, camera=cam, overlay=False)
+    plain = Viewer(world, headless=True, window=Window(W, H), camera=cam, annotations=Annotations(overlay=False))
     assert np.allclose(plain.body_colors, [PALETTE[plate.index]])
     assert plain.tile_offsets.shape == (1, 3) and not plain.tile_offsets.any()
     assert plain.overlay_box is None
     base = plain.capture()
-    text = Viewer(world, headless=True, width=W, height=H, camera=cam, overlay=True)
+    text = Viewer(world, headless=True, window=Window(W, H), camera=cam, annotations=Annotations(overlay=True))
     x0, y0, x1, y1 = text.overlay_box
     assert (x0, y0) == (0, 0) and 0 < x1 <= W and 0 < y1 <= H
     img = text.capture()
@@ -282,7 +298,7 @@ def test_recorder_writes_mp4_with_ffmpeg(tmp_path, rut_world):
     import subprocess
 
     world, _bed, _plate = rut_world
-    viewer = Viewer(world, headless=True, width=64, height=48, overlay=False)
+    viewer = Viewer(world, headless=True, window=Window(64, 48), annotations=Annotations(overlay=False))
     rec = Recorder(tmp_path / "a.mp4", fps=12.0)
     for _ in range(5):
         viewer.camera.orbit(0.1, 0.0)
@@ -306,7 +322,8 @@ def test_belts_are_drawn_with_tread_marks_that_move_with_the_belt():
     world = tt.World()
     conveyor = world.add_articulated_system(CONVEYOR, base="fixed")
     cam = OrbitCamera(target=(0.0, 0.0, 0.5), distance=2.2, yaw=0.0, pitch=math.radians(89.0))
-    viewer = Viewer(world, headless=True, width=480, height=360, camera=cam, overlay=False, background=BG)
+    viewer = Viewer(world, headless=True, window=Window(480, 360, background=BG), camera=cam,
+                    annotations=Annotations(overlay=False))
 
     def marked(image):
         return (np.abs(image.astype(float) - 255.0 * np.asarray(TREAD_COLOR)).max(axis=2) <= 2.0)
@@ -337,7 +354,8 @@ def test_belt_contacts_are_coloured_by_their_traction():
     tau[[robot.get_generalized_velocity_index(j) for j in ("left_sprocket", "right_sprocket")]] = 40.0
     robot.set_generalized_force(tau)
     world.step(10)
-    viewer = Viewer(world, headless=True, width=W, height=H, overlay=False, show_contacts=True)
+    viewer = Viewer(world, headless=True, window=Window(W, H),
+                    annotations=Annotations(show_contacts=True, overlay=False))
     _pts, forces, colors = viewer._contact_arrays()
     c = world.get_contacts(0)
     low, high = np.asarray(TRACTION_COLORS[0]), np.asarray(TRACTION_COLORS[1])
@@ -365,7 +383,8 @@ def test_a_track_with_visual_false_draws_no_belt():
     for text in (urdf, ET.tostring(bare, encoding="unicode")):
         world = tt.World()
         robot = world.add_articulated_system(text, position=(0.0, 0.0, 0.2))
-        viewer = Viewer(world, headless=True, width=W, height=H, camera=cam, overlay=False, background=BG)
+        viewer = Viewer(world, headless=True, window=Window(W, H, background=BG), camera=cam,
+                        annotations=Annotations(overlay=False))
         images.append(viewer.capture())
         if text is urdf:
             belts = [b for t in robot.get_tracks() for b in t["collision_bodies"]]
@@ -385,8 +404,8 @@ def test_a_diverged_env_is_drawn_empty_and_named_in_the_overlay():
     world.step(3)
     assert list(world.get_diverged()) == [1]
     cam = OrbitCamera(target=(0.9, 0.0, 0.0), distance=3.6, yaw=-math.pi / 2, pitch=math.radians(70.0))
-    viewer = Viewer(world, headless=True, width=W, height=H, envs="all", tile_spacing=(1.8, 1.8), camera=cam,
-                    overlay=False, background=BG)
+    viewer = Viewer(world, headless=True, window=Window(W, H, background=BG), envs="all", tile_spacing=(1.8, 1.8),
+                    camera=cam, annotations=Annotations(overlay=False))
     img = viewer.capture()
     top = [0.0, 0.0, 0.2]
     assert np.abs(chroma(pixel(img, cam.project(top, W, H)[0])) - chroma(PALETTE[0])).max() < 0.05

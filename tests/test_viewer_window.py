@@ -8,13 +8,13 @@ import pytest
 SCRIPT = textwrap.dedent("""
     import numpy as np
     import taichi_terra as tt
-    from taichi_terra.viewer import Viewer
+    from taichi_terra.viewer import Viewer, Window
     tt.init()
     world = tt.World()
     world.add_ground()
     ball = world.add_sphere(0.1, 1.0)
     ball.set_position([0.0, 0.0, 0.5])
-    viewer = Viewer(world, width=200, height=150, follow=ball)
+    viewer = Viewer(world, window=Window(200, 150), follow=ball)
     for _ in range(5):
         assert viewer.handle_input() == {"step_once": False}  # no input arrives on the virtual display
         world.step(20)

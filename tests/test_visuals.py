@@ -240,11 +240,12 @@ def test_each_visual_shows_its_colour_where_its_ray_lands(package, robot_world):
     """Reference: the rays of the module docstring. The body, the merged head and the wheel in their URDF
     colours, the tail (mesh not found) as its collision sphere in the palette's colour; then the body turned a
     quarter about z and moved: the head, on its fixed joint, goes with it."""
-    from taichi_terra.viewer import OrbitCamera, Viewer
+    from taichi_terra.viewer import Annotations, OrbitCamera, Viewer, Window
 
     world, system = robot_world
     cam = OrbitCamera(target=(0.0, 0.0, 0.2), distance=0.9, yaw=math.pi / 2 - 0.6, pitch=math.radians(40.0))
-    viewer = Viewer(world, headless=True, width=W, height=H, camera=cam, overlay=False, background=BG)
+    viewer = Viewer(world, headless=True, window=Window(W, H, background=BG), camera=cam,
+                    annotations=Annotations(overlay=False))
     counts = _check_picture(package, world, system, viewer, cam)
     assert all(counts.get(k, 0) >= 4 for k in (0, 1, 2, "tail", "ground")), counts
     np.testing.assert_allclose(viewer.visual_colors, [BLUE, YELLOW, GREEN])
@@ -260,7 +261,7 @@ def test_each_visual_shows_its_colour_where_its_ray_lands(package, robot_world):
 def test_show_toggles_between_visuals_collision_shapes_and_both(package, robot_world):
     """The body's top shows the URDF's blue with visuals, the palette's first colour with collision shapes; the
     v key cycles the modes; "both" draws the collision shapes' edges over the visuals."""
-    from taichi_terra.viewer import OrbitCamera, Viewer
+    from taichi_terra.viewer import Annotations, OrbitCamera, Style, Viewer, Window
     from taichi_terra.viewer.viewer import PALETTE
 
     world, system = robot_world
@@ -268,8 +269,8 @@ def test_show_toggles_between_visuals_collision_shapes_and_both(package, robot_w
     q[:7] = [0.0, 0.0, 0.2, 1.0, 0.0, 0.0, 0.0]
     system.set_generalized_coordinate(q)
     cam = OrbitCamera(target=(0.0, 0.0, 0.2), distance=0.9, yaw=-math.pi / 2, pitch=math.radians(60.0))
-    viewer = Viewer(world, headless=True, width=W, height=H, camera=cam, overlay=False, background=BG,
-                    show="collision")
+    viewer = Viewer(world, headless=True, window=Window(W, H, background=BG), camera=cam,
+                    style=Style(show="collision"), annotations=Annotations(overlay=False))
     top = cam.project([-0.05, -0.03, 0.25], W, H)[0]
     images = {}
     for mode in ("collision", "both", "visual"):
@@ -287,14 +288,14 @@ def test_show_toggles_between_visuals_collision_shapes_and_both(package, robot_w
     assert viewer.showing == "collision"
     viewer.close()
     with pytest.raises(ValueError, match="show must be one of"):
-        Viewer(world, headless=True, width=W, height=H, show="visuals")
+        Viewer(world, headless=True, window=Window(W, H), style=Style(show="visuals"))
 
 
 @pytest.mark.needs("vulkan")
 def test_an_unreadable_visual_mesh_is_an_error_naming_the_file(tmp_path):
     """A visual mesh that exists but is not a mesh stops the viewer with the file's name (the world was built
     without reading it)."""
-    from taichi_terra.viewer import Viewer
+    from taichi_terra.viewer import Viewer, Window
 
     bad = tmp_path / "bad.stl"
     bad.write_bytes(b"solid nonsense\n")
@@ -305,7 +306,7 @@ def test_an_unreadable_visual_mesh_is_an_error_naming_the_file(tmp_path):
                                  .replace("package://robo/meshes/wheel.dae", str(bad))
                                  .replace("package://robo/meshes/missing.stl", str(bad)))
     with pytest.raises(ValueError, match=f"cannot read visual mesh file '{bad}'"):
-        Viewer(world, headless=True, width=W, height=H)
+        Viewer(world, headless=True, window=Window(W, H))
 
 
 # ---------------------------------------------------------------- the scenes' robots
@@ -372,7 +373,7 @@ def test_a_mesh_without_a_urdf_colour_is_drawn_in_its_own(tmp_path, package):
     drawn in its file's colour; an .stl, which has none, in the palette's."""
     import trimesh
 
-    from taichi_terra.viewer import OrbitCamera, Viewer
+    from taichi_terra.viewer import Annotations, OrbitCamera, Viewer, Window
     from taichi_terra.viewer.viewer import PALETTE
 
     colours = {"ply": (0.8, 0.1, 0.6), "obj": (0.1, 0.6, 0.8), "dae": (0.9, 0.6, 0.1), "stl": None}
@@ -391,7 +392,8 @@ def test_a_mesh_without_a_urdf_colour_is_drawn_in_its_own(tmp_path, package):
     world = tt.World()
     system = world.add_articulated_system(tmp_path / "boxes.urdf", base="fixed", position=(0.0, 0.0, 0.05))
     cam = OrbitCamera(target=(0.3, 0.0, 0.0), distance=1.0, yaw=-math.pi / 2, pitch=math.radians(60.0))
-    viewer = Viewer(world, headless=True, width=W, height=H, camera=cam, overlay=False, background=BG)
+    viewer = Viewer(world, headless=True, window=Window(W, H, background=BG), camera=cam,
+                    annotations=Annotations(overlay=False))
     img = viewer.capture().astype(float) / 255.0
     for k, rgb in enumerate(colours.values()):
         expected = PALETTE[0] if rgb is None else rgb  # (every box is on the root link: depth 0)

@@ -44,6 +44,62 @@ def _unit(name: str, value) -> float:
     return v
 
 
+#: the keyword options of every ``add_*`` method (:meth:`World.add_geometry` documents them), by what they set:
+#: where the object starts, how it moves, its body, and its label
+PLACEMENT_OPTIONS = ("position", "angle")
+DRIVE_OPTIONS = ("kind", "kinematics", "wheelbase")
+BODY_OPTIONS = ("mass", "inertia", "friction", "restitution")
+OBJECT_OPTIONS = (*PLACEMENT_OPTIONS, *DRIVE_OPTIONS, *BODY_OPTIONS, "name")
+
+
+def _drive(options: dict) -> tuple:
+    """The object's ``kind``, ``kinematics`` and wheelbase [m] (1 unless given) from its options, checked."""
+    kind, kinematics, wheelbase = (options.get(key) for key in DRIVE_OPTIONS)
+    if kinematics is not None and kinematics not in KINEMATICS:
+        raise ValueError(f"kinematics must be one of {sorted(KINEMATICS)} or None, got {kinematics!r}")
+    kind = kind if kind is not None else ("driven" if kinematics is not None else "passive")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
+    if (kind == "driven") != (kinematics is not None):
+        raise ValueError(f"kinematics is required for a driven object and not allowed for a {kind} one "
+                         f"(kind={kind!r}, kinematics={kinematics!r})")
+    if wheelbase is not None and kinematics != "acker":
+        raise ValueError("wheelbase applies to 'acker' kinematics only")
+    return kind, kinematics, 1.0 if wheelbase is None else check_positive("wheelbase", wheelbase)
+
+
+def _mass_and_inertia(kind: str, props, mass, inertia) -> tuple:
+    """Mass [kg] and inertia about the centre of mass [kg m^2] of an object of ``kind`` whose pieces have the
+    mass properties ``props``: inf for a static one; ``mass`` (default 1) and ``inertia`` (default: a uniform
+    body of this shape) checked otherwise."""
+    if kind == "static":
+        if mass is not None and not (isinstance(mass, numbers.Real) and math.isinf(mass) and mass > 0):
+            raise ValueError("mass: a static object is immovable; leave mass unset (or inf)")
+        if inertia is not None:
+            raise ValueError("inertia: a static object is immovable; leave inertia unset")
+        return math.inf, math.inf
+    if props.area <= 0.0:
+        raise ValueError(f"a {kind} object needs an area (mass spreads over it); line strings are static")
+    m = check_positive("mass", 1.0 if mass is None else mass)
+    I = props.inertia(m) if inertia is None else check_positive("inertia", inertia)
+    precision, largest, tiny = real_limits()
+    if not (tiny <= m <= largest and tiny <= I <= largest):
+        raise ValueError(f"mass={m!r} kg gives an inertia {I!r} kg m^2; both must lie between {tiny:.3g} "
+                         f"and {largest:.3g} to be finite and invertible in {precision}")
+    return m, I
+
+
+def _start_pose(options: dict, n_envs: int) -> np.ndarray:
+    """The pose (x [m], y [m], heading [rad], steering angle 0) the object starts at in every env, shape
+    (n_envs, 4), from its options ``position`` (default (0, 0)) and ``angle`` (default 0), checked."""
+    position = options.get("position", (0.0, 0.0))
+    pos = as_float_array("position", position)
+    if pos.shape != (2,) or not np.all(np.isfinite(pos)):
+        raise ValueError(f"position must be 2 finite numbers (x, y) [m], got {position!r}")
+    ang = check_finite("angle", options.get("angle", 0.0))
+    return np.tile([pos[0], pos[1], ang, 0.0], (n_envs, 1))
+
+
 class World:
     """A batched 2D world of static, passive and driven objects in position-based contact.
 
@@ -84,12 +140,12 @@ class World:
     def add_circle(self, radius: float, **options) -> PlanarObject:
         """A disc of ``radius`` [m] centred on its body frame. Options as in :meth:`add_geometry`."""
         r = check_positive("radius", radius)
-        return self._add("circle", lambda: [circle_piece((0.0, 0.0), r)], **options)
+        return self._add("circle", lambda: [circle_piece((0.0, 0.0), r)], options)
 
     def add_rectangle(self, width: float, height: float, **options) -> PlanarObject:
         """A ``width`` x ``height`` [m] rectangle centred on its body frame, width along the heading."""
         w, h = check_positive("width", width) / 2, check_positive("height", height) / 2
-        return self._add("rectangle", lambda: geometry_pieces("rectangle", shapely.box(-w, -h, w, h)), **options)
+        return self._add("rectangle", lambda: geometry_pieces("rectangle", shapely.box(-w, -h, w, h)), options)
 
     def add_polygon(self, vertices, **options) -> PlanarObject:
         """A simple polygon from its (n, 2) vertices [m] in the body frame, convex or not (a non-convex one is
@@ -97,7 +153,7 @@ class World:
         v = as_float_array("vertices", vertices)
         if v.ndim != 2 or v.shape[1] != 2 or v.shape[0] < 3 or not np.all(np.isfinite(v)):
             raise ValueError(f"vertices must be a finite (n >= 3, 2) array, got shape {v.shape}")
-        return self._add("polygon", lambda: geometry_pieces("vertices", shapely.Polygon(v)), **options)
+        return self._add("polygon", lambda: geometry_pieces("vertices", shapely.Polygon(v)), options)
 
     def add_linestring(self, points, **options) -> PlanarObject:
         """A wall along the (n, 2) points [m] (a closed pen repeats its first point last); static only."""
@@ -111,7 +167,7 @@ class World:
             return out
 
         options.setdefault("kind", "static")
-        return self._add("linestring", pieces, **options)
+        return self._add("linestring", pieces, options)
 
     def add_compound(self, parts, **options) -> PlanarObject:
         """One rigid object made of several parts (shapely polygons or line strings, or ``("circle", (cx, cy),
@@ -122,7 +178,7 @@ class World:
         if not parts:
             raise ValueError("parts must not be empty")
         return self._add("compound", lambda: [p for i, part in enumerate(parts)
-                                              for p in geometry_pieces(f"parts[{i}]", part)], **options)
+                                              for p in geometry_pieces(f"parts[{i}]", part)], options)
 
     def add_geometry(self, geometry, **options) -> PlanarObject:
         """Any shapely geometry in the body frame (polygons, line strings, or collections of them).
@@ -137,7 +193,7 @@ class World:
             kinematics: 'diff', 'omni' or 'acker' (driven only); wheelbase: [m] > 0 (acker, default 1).
             name: a label (default: '<shape><index>').
         """
-        return self._add("geometry", lambda: geometry_pieces("geometry", geometry), **options)
+        return self._add("geometry", lambda: geometry_pieces("geometry", geometry), options)
 
     def add_grid_map(self, occupancy, resolution: float, origin=(0.0, 0.0), *, friction=None,
                      name: str | None = None) -> PlanarObject:
@@ -157,50 +213,29 @@ class World:
         pieces = [p for seg in grid.segments for p in line_pieces(seg)]
         if not pieces:
             raise ValueError(f"resolution={res!r} m: the occupied cells' sides are too short to make segments")
-        return self._add("map", pieces, kind="static", friction=friction, name=name, _grid=grid)
+        return self._add("map", pieces, {"kind": "static", "friction": friction, "name": name}, grid)
 
-    def _add(self, shape: str, pieces, *, kind=None, position=(0.0, 0.0), angle=0.0, mass=None, friction=None,
-             restitution=None, inertia=None, kinematics=None, wheelbase=None, name=None, _grid=None):
+    def _add(self, shape: str, pieces, options: dict, grid=None) -> PlanarObject:
+        """Add an object of ``shape`` made of ``pieces`` (a list, or a callable that makes it), with the keyword
+        ``options`` of :meth:`add_geometry` (a dict, each checked before anything is added); ``grid``: the
+        boundary of an occupancy map."""
         if self._built:
             raise RuntimeError("the world is built (it has stepped); add objects before the first step")
-        if kinematics is not None and kinematics not in KINEMATICS:
-            raise ValueError(f"kinematics must be one of {sorted(KINEMATICS)} or None, got {kinematics!r}")
-        kind = kind if kind is not None else ("driven" if kinematics is not None else "passive")
-        if kind not in KINDS:
-            raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
-        if (kind == "driven") != (kinematics is not None):
-            raise ValueError(f"kinematics is required for a driven object and not allowed for a {kind} one "
-                             f"(kind={kind!r}, kinematics={kinematics!r})")
+        unknown = sorted(set(options) - set(OBJECT_OPTIONS))
+        if unknown:
+            raise TypeError(f"unknown object option(s) {unknown}; the options are {', '.join(OBJECT_OPTIONS)}")
+        kind, kinematics, wheelbase = _drive(options)
         pieces, props = _finite_pieces(shape, pieces)
-        if kind == "static":
-            if mass is not None and not (isinstance(mass, numbers.Real) and math.isinf(mass) and mass > 0):
-                raise ValueError("mass: a static object is immovable; leave mass unset (or inf)")
-            if inertia is not None:
-                raise ValueError("inertia: a static object is immovable; leave inertia unset")
-            m = I = math.inf
-        else:
-            if props.area <= 0.0:
-                raise ValueError(f"a {kind} object needs an area (mass spreads over it); line strings are static")
-            m = check_positive("mass", 1.0 if mass is None else mass)
-            I = props.inertia(m) if inertia is None else check_positive("inertia", inertia)
-            precision, largest, tiny = real_limits()
-            if not (tiny <= m <= largest and tiny <= I <= largest):
-                raise ValueError(f"mass={m!r} kg gives an inertia {I!r} kg m^2; both must lie between {tiny:.3g} "
-                                 f"and {largest:.3g} to be finite and invertible in {precision}")
-        if wheelbase is not None and kinematics != "acker":
-            raise ValueError("wheelbase applies to 'acker' kinematics only")
-        pos = as_float_array("position", position)
-        if pos.shape != (2,) or not np.all(np.isfinite(pos)):
-            raise ValueError(f"position must be 2 finite numbers (x, y) [m], got {position!r}")
-        ang = check_finite("angle", angle)
+        mass, inertia = _mass_and_inertia(kind, props, options.get("mass"), options.get("inertia"))
+        pose = _start_pose(options, self.n_envs)
+        friction, restitution, name = options.get("friction"), options.get("restitution"), options.get("name")
         index = len(self._specs)
-        pose = np.tile([pos[0], pos[1], ang, 0.0], (self.n_envs, 1))
         spec = ObjectSpec(
             name=str(name) if name is not None else f"{shape}{index}", kind=kind, pieces=pieces, props=props,
-            mass=m, inertia=I, friction=self.friction if friction is None else _nonneg("friction", friction),
+            mass=mass, inertia=inertia, friction=self.friction if friction is None else _nonneg("friction", friction),
             restitution=self.restitution if restitution is None else _unit("restitution", restitution),
-            kinematics=kinematics, wheelbase=1.0 if wheelbase is None else check_positive("wheelbase", wheelbase),
-            grid=_grid, pose=pose, velocity=np.zeros((self.n_envs, 3)), command=np.zeros((self.n_envs, 2)))
+            kinematics=kinematics, wheelbase=wheelbase, grid=grid, pose=pose, velocity=np.zeros((self.n_envs, 3)),
+            command=np.zeros((self.n_envs, 2)))
         self._specs.append(spec)
         obj = PlanarObject(self, index, spec)
         self.objects.append(obj)

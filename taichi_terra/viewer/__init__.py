@@ -1,8 +1,11 @@
-"""GGUI viewers (3D, and 2D for planar worlds), offscreen capture and recording for taichi_terra worlds
-(the physics never imports it)."""
+"""GGUI viewers (3D, and 2D for planar worlds), their options, offscreen capture and recording for taichi_terra
+worlds (the physics never imports it)."""
 from .camera import OrbitCamera
+from .options import Annotations, PlanarStyle, Style, Window
 from .planar_viewer import PlanarViewer
 from .recorder import Recorder
-from .viewer import COLOR_MODES, Viewer
+from .terrain_layer import COLOR_MODES
+from .viewer import Viewer
 
-__all__ = ["COLOR_MODES", "OrbitCamera", "PlanarViewer", "Recorder", "Viewer"]
+__all__ = ["COLOR_MODES", "Annotations", "OrbitCamera", "PlanarStyle", "PlanarViewer", "Recorder", "Style", "Viewer",
+           "Window"]

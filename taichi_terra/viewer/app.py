@@ -26,7 +26,7 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 ARCHS = ("cpu", "cuda", "vulkan", "gpu")
 
@@ -45,8 +45,11 @@ class Scene:
         control_period: if set, the controller is also called every ``control_period`` simulated seconds
             [s], > 0, within a frame's steps (rounded to whole steps, at least one), so that what it does does
             not depend on ``--fps`` (a gait's PD targets).
-        viewer_options: further keyword arguments of the viewer: :class:`~taichi_terra.viewer.Viewer`, or
-            :class:`~taichi_terra.viewer.PlanarViewer` for a planar world (``world.is_planar``).
+        viewer_options: further keyword arguments of the viewer: :class:`~taichi_terra.viewer.Viewer` (e.g.
+            ``style``, ``annotations``, ``tile_spacing``; the command line's ``--show`` replaces the ``show`` of
+            its ``style``), or :class:`~taichi_terra.viewer.PlanarViewer` for a planar world (``world.is_planar``;
+            e.g. ``style``). The runner gives the viewer its ``headless``, ``window`` (size and title from the
+            command line), ``envs``, ``camera`` and ``follow`` itself.
         report: called as ``report(world)`` at the end; returns text printed as the scene's result.
     """
 
@@ -144,6 +147,7 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str, *, on_finish
 
     import taichi_terra as tt
 
+    from .options import Style, Window, option
     from .planar_viewer import PlanarViewer
     from .recorder import Recorder
     from .viewer import Viewer
@@ -169,10 +173,12 @@ def run(scene_build: Callable, args: argparse.Namespace, name: str, *, on_finish
     recorder = Recorder(args.record, args.fps) if args.record is not None else None
     planar = getattr(world, "is_planar", False)
     viewer_class = PlanarViewer if planar else Viewer  # 2D view of a planar world
-    options = dict(scene.viewer_options) if planar else {"show": getattr(args, "show", "visual"),
-                                                         **scene.viewer_options}
-    viewer = viewer_class(world, width=args.width, height=args.height, headless=args.headless, envs=scene.envs,
-                          camera=scene.camera, follow=scene.follow, title=f"taichi_terra: {name}", **options)
+    options = dict(scene.viewer_options)
+    if not planar:  # --show picks the link look, over the scene's own Style
+        options["style"] = replace(option("style", options.get("style"), Style), show=getattr(args, "show", "visual"))
+    window = Window(args.width, args.height, title=f"taichi_terra: {name}")
+    viewer = viewer_class(world, headless=args.headless, window=window, envs=scene.envs, camera=scene.camera,
+                          follow=scene.follow, **options)
     start = world.checkpoint()
     t_begin = world.time
 

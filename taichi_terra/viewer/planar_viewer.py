@@ -1,6 +1,6 @@
 """2D GGUI viewer for a planar world (one with ``world.is_planar``): an interactive window, or offscreen frames.
 
-    viewer = PlanarViewer(world, headless=True, width=640, height=480)
+    viewer = PlanarViewer(world, headless=True, window=Window(640, 480))
     world.step(100)
     image = viewer.capture()          # uint8, shape (480, 640, 3)
 
@@ -24,31 +24,15 @@ import numpy as np
 from ..validation import as_vector, check_env, check_positive
 from . import window as _window
 from .base import WindowViewer
-from .viewer import Viewer, _rgb
+from .options import PlanarStyle, Window, option
+from .viewer import Viewer
 
-#: colours by role, RGB in [0, 1]; ``colors=`` overrides any of them
-DEFAULT_COLORS = {"static": (0.35, 0.35, 0.37), "passive": (0.88, 0.62, 0.32), "driven": (0.2, 0.45, 0.85),
-                  "segment": (0.15, 0.15, 0.15), "spin": (0.45, 0.27, 0.1), "heading": (0.05, 0.08, 0.25),
-                  "contact": (0.9, 0.1, 0.1)}
+BACKGROUND = (0.96, 0.96, 0.94)  # the default of Window(background=None)
 CIRCLE_SIDES = 24  # polygon sides of a drawn circle
 LINE_PX = 2.0  # line width [pixels]
 CONTACT_PX = 3.0  # contact point radius [pixels]
 NORMAL_FRACTION = 0.08  # automatic force scale: the largest force's normal line spans this much of the view height
 _OFF = -10.0  # canvas coordinate of unused buffer slots (off screen: canvas draws cannot take a count)
-
-
-def _parse_colors(colors) -> dict:
-    if colors is None:
-        return dict(DEFAULT_COLORS)
-    if not isinstance(colors, dict) or not set(colors) <= set(DEFAULT_COLORS):
-        raise ValueError(f"colors must be None or a dict with keys from {sorted(DEFAULT_COLORS)}, got {colors!r}")
-    out = dict(DEFAULT_COLORS)
-    for key, value in colors.items():
-        try:
-            out[key] = _rgb(f"colors[{key!r}]", value)
-        except TypeError as exc:
-            raise ValueError(f"colors[{key!r}] must be an RGB triple in [0, 1], got {value!r}") from exc
-    return out
 
 
 def _rows(data: dict, key: str, *shape) -> np.ndarray:
@@ -61,48 +45,43 @@ class PlanarViewer(WindowViewer):
 
     Args:
         world: a planar world (``is_planar`` true, ``n_envs``, ``draw_data(env)``; see the module docstring).
-        width, height: image size [pixels], each in [16, 8192].
         headless: render offscreen (no display needed); read frames with :meth:`capture`.
+        window: a :class:`Window`: image size [pixels], title and background (``None``: 960 x 540 pixels on an
+            off-white background).
         env: the env shown (and followed) [index].
         envs: ``None`` (show ``env`` alone), ``"all"``, or a sequence of env indices drawn side by side in a grid
             of tiles (``ceil(sqrt(n))`` columns, filled left to right, then downwards).
+        tile_spacing: distance between tile centres [m], (x, y); ``None``: 1.1 times the scene's extent.
         camera: ``(cx, cy, half_height)`` [m]: the view centre and half the visible height; ``None`` frames the
             scene's ``bounds`` (all tiles) with a 5 % margin.
         follow: an object with an ``index`` attribute (an object of the world): the view centres on its pose in
             the shown env; ``None`` does not follow.
-        title: window title.
-        show_contacts: draw contact points and normals (line length proportional to the force).
-        background: RGB in [0, 1].
-        colors: ``None`` or a dict overriding entries of :data:`DEFAULT_COLORS`.
-        tile_spacing: distance between tile centres [m], (x, y); ``None``: 1.1 times the scene's extent.
-        force_scale: normal line length per newton [m/N]; ``None``: the frame's largest force spans
-            ``NORMAL_FRACTION`` of the view height.
+        style: a :class:`PlanarStyle`: colours by role, whether contacts are drawn and the force scale of their
+            normal lines (``None``: the defaults).
 
     Attributes ``camera`` (the view, a (3,) array (cx, cy, half_height) [m], recentred every frame while
-    following), ``follow``, ``show_contacts`` and ``paused`` may be changed between frames; :meth:`select_env`
-    changes the shown env.
+    following), ``follow``, ``show_contacts``, ``force_scale`` [m/N] and ``paused`` may be changed between
+    frames; :meth:`select_env` changes the shown env.
     """
 
-    def __init__(self, world, *, width: int = 960, height: int = 540, headless: bool = False, env: int = 0,
-                 envs=None, camera=None, follow=None, title: str = "taichi_terra", show_contacts: bool = True,
-                 background=(0.96, 0.96, 0.94), colors=None, tile_spacing=None, force_scale=None):
+    def __init__(self, world, *, headless: bool = False, window: Window | None = None, env: int = 0, envs=None,
+                 tile_spacing=None, camera=None, follow=None, style: PlanarStyle | None = None):
         if not getattr(world, "is_planar", False) or not callable(getattr(world, "draw_data", None)):
             raise TypeError(f"world must be a planar world (is_planar, draw_data), got {type(world).__name__}")
-        for name, value in (("width", width), ("height", height)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 16 <= value <= 8192:
-                raise ValueError(f"{name} must be an int in [16, 8192] pixels, got {value!r}")
-        self.world, self.width, self.height, self.headless = world, int(width), int(height), bool(headless)
+        window = option("window", window, Window)
+        style = option("style", style, PlanarStyle)
+        self.world, self.width, self.height, self.headless = world, window.width, window.height, bool(headless)
         self._check_env(env)
         self._envs = Viewer._parse_envs(world, env, envs)
         self.env = int(env)
-        self.colors = _parse_colors(colors)
-        self.background = _rgb("background", background)
+        self.colors = dict(style.colors)
+        self.background = window.background if window.background is not None else BACKGROUND
         if tile_spacing is not None:
             tile_spacing = as_vector("tile_spacing", tile_spacing, 2)
             if tile_spacing.min() <= 0.0:
                 raise ValueError("tile_spacing must be two positive distances [m]")
-        self.force_scale = None if force_scale is None else check_positive("force_scale", force_scale)
-        self.show_contacts = bool(show_contacts)
+        self.force_scale = style.force_scale
+        self.show_contacts = style.show_contacts
         self.paused = False
         self.stats = {"frames": 0}  # frames drawn
         self._layout(tile_spacing)
@@ -115,7 +94,7 @@ class PlanarViewer(WindowViewer):
                 raise ValueError(f"follow must be None or an object with an int index in [0, {n_obj}), got {follow!r}")
             self.follow = follow
         self._buffers = {}  # name -> (capacity, vertex field, colour field or None)
-        self._window = _window.acquire(self, title, self.width, self.height, self.headless)
+        self._window = _window.acquire(self, window.title, self.width, self.height, self.headless)
         self._mouse = None
 
     # ------------------------------------------------------------------ setup

@@ -1,13 +1,13 @@
 """GGUI viewer for a :class:`taichi_terra.World`: an interactive window, or offscreen frames.
 
-    viewer = tt.viewer.Viewer(world, headless=True, width=640, height=480)
+    viewer = tt.viewer.Viewer(world, headless=True, window=tt.viewer.Window(640, 480))
     world.step(100)
     image = viewer.capture()          # uint8, shape (480, 640, 3)
 
 It draws the ground plane, height maps and soil beds (per-vertex colour; a bed can be coloured by its
-sinkage or plastic sinkage, heights true to scale unless ``sinkage_scale`` exaggerates the ruts), every
+sinkage or plastic sinkage, heights true to scale unless ``Style.sinkage_scale`` exaggerates the ruts), every
 body's shape, every articulated link posed by its link frame (``links.py``) as its URDF visuals, its
-collision shapes or both (``show``; a link without visuals, or whose visual mesh file was not found, as its
+collision shapes or both (``Style.show``; a link without visuals, or whose visual mesh file was not found, as its
 collision shapes), each track's belt with tread marks that move with the belt's travel, optionally the link
 frames as small axes, the contact points and force arrows, and an overlay with the simulation time, steps per
 second and real-time factor. A batched world shows one env or a tiled grid of envs.
@@ -23,14 +23,15 @@ import time
 
 import numpy as np
 
-from ..validation import as_vector, check_finite, check_positive
+from ..validation import as_vector
 from . import window as _window
 from .base import WindowViewer
 from .camera import OrbitCamera
 from .links import SYSTEM_COLORS, LinkShapes, axis_lines
+from .options import SHOW_MODES, Annotations, Style, Window, option
 from .overlay import OverlayLayer
 from .sand_layer import SandLayer
-from .terrain_layer import COLOR_MODES, TerrainLayer, _field, _index_field
+from .terrain_layer import TerrainLayer, _field, _index_field
 from .tessellate import tessellate, tessellate_visual
 
 #: body colours, cycled by body index
@@ -43,15 +44,7 @@ TREAD_COLOR = (0.92, 0.85, 0.55)  # the tread marks that show a belt's motion
 TRACTION_COLORS = ((0.2, 0.8, 0.3), (0.95, 0.45, 0.05))  # a belt contact without, and at full, traction
 FORCE_COLOR = (0.1, 0.2, 0.9)
 AXIS_COLORS = ((0.9, 0.1, 0.1), (0.1, 0.75, 0.1), (0.1, 0.2, 0.9))  # a link frame's x, y, z axes
-#: what the viewer draws of articulated links (``Viewer(show=...)``; the ``v`` key cycles through them)
-SHOW_MODES = ("visual", "collision", "both")
-
-
-def _rgb(name, value) -> tuple:
-    c = as_vector(name, value, 3)
-    if c.min() < 0.0 or c.max() > 1.0:
-        raise ValueError(f"{name} must be an RGB triple with values in [0, 1], got {tuple(c)}")
-    return tuple(float(v) for v in c)
+BACKGROUND = (0.88, 0.91, 0.95)  # the default of Window(background=None)
 
 
 def _identity_transform():
@@ -69,54 +62,39 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
 
     Args:
         world: the :class:`taichi_terra.World` to draw (built here if it was not yet).
-        width, height: image size [pixels], each in [16, 8192].
         headless: render offscreen (no display needed); read frames with :meth:`capture`.
+        window: a :class:`Window`: image size [pixels], title and background (``None``: 960 x 540 pixels).
         env: the env shown (and followed) [index].
         envs: ``None`` (show ``env`` alone), ``"all"``, or a sequence of env indices drawn side by side
             in a grid of tiles.
         tile_spacing: distance between tile centres [m], (x, y); ``None`` fits the scene.
-        color_by: how soil beds are coloured: ``"base"``, ``"sinkage"`` or ``"plastic_sinkage"``
-            (the base colour blends into ``rut_color`` as the value goes from 0 to ``color_range``).
-        color_range: sinkage that gets the full ``rut_color`` [m], > 0.
-        rut_color: RGB in [0, 1].
-        sinkage_scale: vertical exaggeration of soil sinkage (1: true to scale), >= 0.
-        show_contacts, show_forces: draw contact points and contact-force arrows.
-        force_scale: arrow length per newton [m/N], > 0.
-        show_frames: draw every articulated link's frame as three small axes (x red, y green, z blue).
-        show: what articulated links look like: ``"visual"`` (their URDF ``<visual>`` shapes and meshes in
-            their URDF colours, else a mesh file's own colours (vertex or face colours, its texture sampled at
-            its vertices), else the palette's; a link without visuals, or with a visual mesh file that was not
-            found, as its collision shapes), ``"collision"`` (the shapes the physics collides) or ``"both"``
-            (the visuals, with the collision shapes as wireframes over them).
-        frame_size: length of those axes [m], > 0 (``None``: 4 % of the scene's size).
+        camera: an :class:`OrbitCamera`; ``None`` frames the whole scene.
         follow: a body or an articulated system (its root link) the camera target follows (in the shown
             env), or ``None``.
-        camera: an :class:`OrbitCamera`; ``None`` frames the whole scene.
-        overlay: draw the text overlay (time, steps per second, real-time factor).
-        background: RGB in [0, 1].
+        style: a :class:`Style`: how links look (``show``) and how soil beds are coloured and scaled
+            (``None``: the defaults).
+        annotations: an :class:`Annotations`: contact points, force arrows, link frames and the text overlay
+            (``None``: the overlay alone).
+
+    What the options set becomes attributes that may be changed between frames: ``color_by``, ``color_range``
+    [m], ``rut_color``, ``sinkage_scale``, ``show_contacts``, ``show_forces``, ``force_scale`` [m/N],
+    ``show_frames``, ``frame_size`` [m], ``overlay``, ``background``, and ``showing`` (the link look).
     """
 
-    def __init__(self, world, *, width: int = 960, height: int = 540, headless: bool = False, env: int = 0,
-                 envs=None, tile_spacing=None, color_by: str = "sinkage", color_range: float = 0.05,
-                 rut_color=(0.22, 0.16, 0.45), sinkage_scale: float = 1.0, show_contacts: bool = False,
-                 show_forces: bool = False, force_scale: float = 1e-3, show_frames: bool = False,
-                 frame_size: float | None = None, follow=None, camera=None, overlay: bool = True,
-                 background=(0.88, 0.91, 0.95), title: str = "taichi_terra", show: str = "visual"):
+    def __init__(self, world, *, headless: bool = False, window: Window | None = None, env: int = 0, envs=None,
+                 tile_spacing=None, camera=None, follow=None, style: Style | None = None,
+                 annotations: Annotations | None = None):
         from ..world import World
 
         if not isinstance(world, World):
             raise TypeError(f"world must be a taichi_terra.World, got {type(world).__name__}")
-        for name, value in (("width", width), ("height", height)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 16 <= value <= 8192:
-                raise ValueError(f"{name} must be an int in [16, 8192] pixels, got {value!r}")
+        window = option("window", window, Window)
+        style = option("style", style, Style)
+        annotations = option("annotations", annotations, Annotations)
         world._check_env(env)
         if env is None:
             raise TypeError("env must be an int")
         self._envs = self._parse_envs(world, env, envs)
-        if show not in SHOW_MODES:
-            raise ValueError(f"show must be one of {SHOW_MODES}, got {show!r}")
-        if color_by not in COLOR_MODES:
-            raise ValueError(f"color_by must be one of {COLOR_MODES}, got {color_by!r}")
         if tile_spacing is not None:
             tile_spacing = as_vector("tile_spacing", tile_spacing, 2)
             if tile_spacing.min() <= 0.0:
@@ -125,20 +103,16 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
             raise ValueError("follow must be a body or an articulated system of this world (or None)")
         if camera is not None and not isinstance(camera, OrbitCamera):
             raise TypeError(f"camera must be an OrbitCamera or None, got {type(camera).__name__}")
-        sinkage_scale = check_finite("sinkage_scale", sinkage_scale)
-        if sinkage_scale < 0.0:
-            raise ValueError(f"sinkage_scale must be >= 0, got {sinkage_scale}")
-        self.color_range = check_positive("color_range", color_range)
-        self.force_scale = check_positive("force_scale", force_scale)
-        frame_size = None if frame_size is None else check_positive("frame_size", frame_size)
-        self.rut_color = _rgb("rut_color", rut_color)
-        self.background = _rgb("background", background)
-        self.world, self.width, self.height, self.headless = world, int(width), int(height), bool(headless)
+        self.color_range, self.force_scale = style.color_range, annotations.force_scale
+        frame_size = annotations.frame_size
+        self.rut_color = style.rut_color
+        self.background = window.background if window.background is not None else BACKGROUND
+        self.world, self.width, self.height, self.headless = world, window.width, window.height, bool(headless)
         self.env = int(env)
-        self.color_by, self.sinkage_scale = color_by, sinkage_scale
-        self.show_contacts, self.show_forces, self.overlay = bool(show_contacts), bool(show_forces), bool(overlay)
-        self.show_frames = bool(show_frames)
-        self._show = show
+        self.color_by, self.sinkage_scale = style.color_by, style.sinkage_scale
+        self.show_contacts, self.show_forces = annotations.show_contacts, annotations.show_forces
+        self.overlay, self.show_frames = annotations.overlay, annotations.show_frames
+        self._show = style.show
         #: distance between a belt's tread marks [m]
         self.belt_spacing = 0.06
         self.follow = follow
@@ -159,7 +133,7 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         self._clock = (time.perf_counter(), world.time, world._steps)
         self._rates = (0.0, 0.0)
         self._diverged_at, self._diverged_cache = -1, {}
-        self._window = _window.acquire(self, title, self.width, self.height, self.headless)
+        self._window = _window.acquire(self, window.title, self.width, self.height, self.headless)
         self._mouse = None
 
     # ------------------------------------------------------------------ setup

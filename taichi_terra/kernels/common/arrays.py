@@ -446,7 +446,7 @@ def offset_column(arena: Arena, block: Block) -> int:
 
 
 # --------------------------------------------------------------------------- what kernels take
-warnings.filterwarnings("ignore", message=".*non-taichi function \"(StepData|BlockRef|PlanarModel|RayArrays)\"")
+warnings.filterwarnings("ignore", message=".*non-taichi function \"(StepData|BlockRef|PlanarData|RayArrays)\"")
 
 
 #: the parts of the step a kernel variant may leave out, each where no world of that variant uses it: ``soil``

@@ -89,13 +89,13 @@ vec2 = ti.math.vec2
 
 
 @ti.func
-def drive_velocity(e, k, pose: ti.template(), cmd: ti.template(), obj_i: ti.template()):
+def drive_velocity(D: ti.template(), e, k):
     """World-frame velocity [m/s] the drive of object ``k`` is commanding (zero for undriven objects)."""
     v = vec2(0.0, 0.0)
-    if row(obj_i, 0, k)[OI_KIND] == DRIVEN:
-        q, u = pose[e, k], cmd[e, k]
+    if row(D.obj_i, 0, k)[OI_KIND] == DRIVEN:
+        q, u = D.pose[e, k], D.cmd[e, k]
         c, s = ti.cos(q[POSE_HEADING]), ti.sin(q[POSE_HEADING])
-        if row(obj_i, 0, k)[OI_KIN] == KIN_OMNI:
+        if row(D.obj_i, 0, k)[OI_KIN] == KIN_OMNI:
             v = rot(c, s, u[0], u[1])
         else:
             v = vec2(c * u[0], s * u[0])
@@ -103,32 +103,31 @@ def drive_velocity(e, k, pose: ti.template(), cmd: ti.template(), obj_i: ti.temp
 
 
 @ti.func
-def candidates(e, nk, cap, margin, pose: ti.template(), obj_i: ti.template(), obj_f: ti.template(),
-               map_i: ti.template(), map_f: ti.template(), pair_i: ti.template(), pair_f: ti.template()):
+def candidates(D: ti.template(), e, nk, cap, margin):
     """Pairs whose bounding circles (a grid map: its bucket grid's box) come within ``margin``; returns the
     count kept and the count dropped because the table was full."""
     n, dropped = 0, 0
     for a in range(nk):
-        ca, ra = com_of(e, a, pose, obj_f), row(obj_f, 0, a)[OF_BOUND]
+        ca, ra = com_of(D, e, a), row(D.obj_f, 0, a)[OF_BOUND]
         for b in range(a + 1, nk):
-            if row(obj_f, 0, a)[OF_INV_M] + row(obj_f, 0, b)[OF_INV_M] > 0.0:
+            if row(D.obj_f, 0, a)[OF_INV_M] + row(D.obj_f, 0, b)[OF_INV_M] > 0.0:
                 near = False
-                ma, mb = row(obj_i, 0, a)[OI_MAP], row(obj_i, 0, b)[OI_MAP]
+                ma, mb = row(D.obj_i, 0, a)[OI_MAP], row(D.obj_i, 0, b)[OI_MAP]
                 if ma >= 0 or mb >= 0:
-                    m, c, r = ma, com_of(e, b, pose, obj_f), row(obj_f, 0, b)[OF_BOUND] + margin
+                    m, c, r = ma, com_of(D, e, b), row(D.obj_f, 0, b)[OF_BOUND] + margin
                     if mb >= 0:
                         m, c, r = mb, ca, ra + margin
-                    mf = row(map_f, 0, m)
-                    mi = row(map_i, 0, m)
+                    mf = row(D.map_f, 0, m)
+                    mi = row(D.map_i, 0, m)
                     x0, y0 = mf[MAP_F.origin], mf[MAP_F.origin + 1]
                     x1, y1 = x0 + mf[MAP_F.cell] * mi[MAP_I.nx], y0 + mf[MAP_F.cell] * mi[MAP_I.ny]
                     near = c[0] + r >= x0 and c[0] - r <= x1 and c[1] + r >= y0 and c[1] - r <= y1
                 else:
-                    near = (com_of(e, b, pose, obj_f) - ca).norm() <= ra + row(obj_f, 0, b)[OF_BOUND] + margin
+                    near = (com_of(D, e, b) - ca).norm() <= ra + row(D.obj_f, 0, b)[OF_BOUND] + margin
                 if near:
                     if n < cap:
-                        pair_i[e, n] = ti.Vector([a, b, 0, n])
-                        pair_f[e, n] = ti.Vector([0.0] * 12)
+                        D.pair_i[e, n] = ti.Vector([a, b, 0, n])
+                        D.pair_f[e, n] = ti.Vector([0.0] * 12)
                         n += 1
                     else:
                         dropped += 1
@@ -136,79 +135,78 @@ def candidates(e, nk, cap, margin, pose: ti.template(), obj_i: ti.template(), ob
 
 
 @ti.func
-def keep_near(e, n, pair_i: ti.template()):
+def keep_near(D: ti.template(), e, n):
     """Compact the pair table to the pairs flagged near, in order; returns their count."""
     kept = 0
     for p in range(n):
-        if pair_i[e, p][PI_FLAGS] == F_NEAR:
-            pair_i[e, kept] = ti.Vector([pair_i[e, p][PI_A], pair_i[e, p][PI_B], 0, kept])
+        if D.pair_i[e, p][PI_FLAGS] == F_NEAR:
+            D.pair_i[e, kept] = ti.Vector([D.pair_i[e, p][PI_A], D.pair_i[e, p][PI_B], 0, kept])
             kept += 1
     return kept
 
 
 @ti.func
-def anchored_order(e, nk, n, obj_f: ti.template(), pair_i: ti.template(), order_tmp: ti.template(),
-                   obj_s: ti.template()):
+def anchored_order(D: ti.template(), e, nk, n):
     """Sort the pairs by (lower, higher) contact-graph level, levels counted from immovable objects; stable.
 
     Levels come from relaxing the edges until nothing changes (breadth-first distances); the sort is two
     stable counting passes (by the higher level, then the lower), written to the pairs' order column."""
     unreached = nk + 1
     for k in range(nk):
-        obj_s[e, k][OS_LEVEL] = 0 if row(obj_f, 0, k)[OF_INV_M] <= 0.0 else unreached
+        D.obj_s[e, k][OS_LEVEL] = 0 if row(D.obj_f, 0, k)[OF_INV_M] <= 0.0 else unreached
     changed = True
     for _ in range(nk + 2):  # (levels settle within nk passes; a bounded loop, see the module docstring)
         if changed:
             changed = False
             for p in range(n):
-                a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
-                la, lb = obj_s[e, a][OS_LEVEL], obj_s[e, b][OS_LEVEL]
+                a, b = D.pair_i[e, p][PI_A], D.pair_i[e, p][PI_B]
+                la, lb = D.obj_s[e, a][OS_LEVEL], D.obj_s[e, b][OS_LEVEL]
                 if la + 1 < lb:
-                    obj_s[e, b][OS_LEVEL] = la + 1
+                    D.obj_s[e, b][OS_LEVEL] = la + 1
                     changed = True
                 elif lb + 1 < la:
-                    obj_s[e, a][OS_LEVEL] = lb + 1
+                    D.obj_s[e, a][OS_LEVEL] = lb + 1
                     changed = True
     for sort_pass in range(2):  # by the higher level, then (stably) by the lower one
         for lvl in range(nk + 2):
-            obj_s[e, lvl][OS_COUNT] = 0
+            D.obj_s[e, lvl][OS_COUNT] = 0
         for i in range(n):
-            p = i if sort_pass == 0 else order_tmp[e, i]
-            la, lb = obj_s[e, pair_i[e, p][PI_A]][OS_LEVEL], obj_s[e, pair_i[e, p][PI_B]][OS_LEVEL]
+            p = i if sort_pass == 0 else D.order_tmp[e, i]
+            la, lb = D.obj_s[e, D.pair_i[e, p][PI_A]][OS_LEVEL], D.obj_s[e, D.pair_i[e, p][PI_B]][OS_LEVEL]
             key = ti.max(la, lb) if sort_pass == 0 else ti.min(la, lb)
-            obj_s[e, key][OS_COUNT] += 1
+            D.obj_s[e, key][OS_COUNT] += 1
         running = 0
         for lvl in range(nk + 2):
-            count = obj_s[e, lvl][OS_COUNT]
-            obj_s[e, lvl][OS_COUNT] = running
+            count = D.obj_s[e, lvl][OS_COUNT]
+            D.obj_s[e, lvl][OS_COUNT] = running
             running += count
         for i in range(n):
-            p = i if sort_pass == 0 else order_tmp[e, i]
-            la, lb = obj_s[e, pair_i[e, p][PI_A]][OS_LEVEL], obj_s[e, pair_i[e, p][PI_B]][OS_LEVEL]
+            p = i if sort_pass == 0 else D.order_tmp[e, i]
+            la, lb = D.obj_s[e, D.pair_i[e, p][PI_A]][OS_LEVEL], D.obj_s[e, D.pair_i[e, p][PI_B]][OS_LEVEL]
             key = ti.max(la, lb) if sort_pass == 0 else ti.min(la, lb)
-            pos = obj_s[e, key][OS_COUNT]
-            obj_s[e, key][OS_COUNT] = pos + 1
+            pos = D.obj_s[e, key][OS_COUNT]
+            D.obj_s[e, key][OS_COUNT] = pos + 1
             if sort_pass == 0:
-                order_tmp[e, pos] = p
+                D.order_tmp[e, pos] = p
             else:
-                pair_i[e, pos][PI_ORDER] = p
+                D.pair_i[e, pos][PI_ORDER] = p
 
 
 @ti.func
-def free_motion(e, k, direction, cone, obj_s: ti.template(), blk: ti.template(), blk_next: ti.template()):
+def free_motion(D: ti.template(), e, k, direction, cone):
     """The part of a wanted move ``direction`` that object ``k``'s blockers this sweep allow, and the
     separation one unit of it buys (its component along ``direction``). Against the most opposing blocker the
     move is projected onto the blocker's surface; a passive body (``cone`` >= 0, its friction) sticks instead
     when the push stays inside the friction cone of the mean coefficient."""
     best, normal, mu_blocker = -1e30, vec2(0.0, 0.0), 0.0
-    j = obj_s[e, k][OS_BLOCK]
-    for _ in range(blk_next.shape[1]):  # (the list holds each blocker once)
+    j = D.obj_s[e, k][OS_BLOCK]
+    for _ in range(D.blk_next.shape[1]):  # (the list holds each blocker once)
         if j >= 0:
-            u = blk[e, j]
+            u = D.blk[e, j]
             into = direction[0] * u[0] + direction[1] * u[1]
             if into >= best:  # the list runs newest first: ">=" keeps the earliest of equal blockers
                 best, normal, mu_blocker = into, vec2(u[0], u[1]), u[2]
-            j = blk_next[e, j]
+            j = D.blk_next[e, j]
     motion, gain = direction, 1.0
     if best > 0.0:
         motion = direction - best * normal
@@ -221,34 +219,33 @@ def free_motion(e, k, direction, cone, obj_s: ti.template(), blk: ti.template(),
 
 
 @ti.func
-def load(e, start, direction, n, obj_f: ti.template(), pair_i: ti.template(), pair_f: ti.template(),
-         obj_s: ti.template(), env_i: ti.template()):
+def load(D: ti.template(), e, start, direction, n):
     """Ground friction [N] a push along ``direction`` on passive body ``start`` must overcome: its own and that
     of every touching passive body ahead of it in that direction, recursively."""
-    stamp = env_i[e][EI_STAMP] + 1
-    env_i[e][EI_STAMP] = stamp
-    obj_s[e, start][OS_SEEN] = stamp
-    obj_s[e, 0][OS_STACK] = start
+    stamp = D.env_i[e][EI_STAMP] + 1
+    D.env_i[e][EI_STAMP] = stamp
+    D.obj_s[e, start][OS_SEEN] = stamp
+    D.obj_s[e, 0][OS_STACK] = start
     top = 1
     total = 0.0
-    for _ in range(obj_s.shape[1]):  # (each object is pushed once: at most this many pops)
+    for _ in range(D.obj_s.shape[1]):  # (each object is pushed once: at most this many pops)
         if top > 0:
             top -= 1
-            cur = obj_s[e, top][OS_STACK]
-            total += row(obj_f, 0, cur)[OF_TRACTION]
+            cur = D.obj_s[e, top][OS_STACK]
+            total += row(D.obj_f, 0, cur)[OF_TRACTION]
             for p in range(n):
-                if pair_i[e, p][PI_FLAGS] & F_TOUCHING:
-                    a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
-                    nrm = vec2(pair_f[e, p][PF_TNX], pair_f[e, p][PF_TNY])  # from b toward a
+                if D.pair_i[e, p][PI_FLAGS] & F_TOUCHING:
+                    a, b = D.pair_i[e, p][PI_A], D.pair_i[e, p][PI_B]
+                    nrm = vec2(D.pair_f[e, p][PF_TNX], D.pair_f[e, p][PF_TNY])  # from b toward a
                     other = -1
                     if a == cur:
                         other = b
                     elif b == cur:
                         other, nrm = a, -nrm
                     # nrm points from other to cur: pushing cur along direction drives it into other when they oppose
-                    if other >= 0 and obj_s[e, other][OS_SEEN] != stamp and direction.dot(nrm) < -EPS:
-                        obj_s[e, other][OS_SEEN] = stamp
-                        obj_s[e, top][OS_STACK] = other
+                    if other >= 0 and D.obj_s[e, other][OS_SEEN] != stamp and direction.dot(nrm) < -EPS:
+                        D.obj_s[e, other][OS_SEEN] = stamp
+                        D.obj_s[e, top][OS_STACK] = other
                         top += 1
     return total
 
@@ -263,34 +260,31 @@ def lever(r, nrm):
 
 
 @ti.func
-def separate(e, p, nrm, depth, point, n, nblk, params: ti.template(), pose: ti.template(), vel: ti.template(),
-             cmd: ti.template(), obj_i: ti.template(), obj_f: ti.template(), piece_i: ti.template(),
-             lv: ti.template(), wv: ti.template(), pair_i: ti.template(), pair_f: ti.template(),
-             obj_s: ti.template(), blk: ti.template(), blk_next: ti.template(), env_i: ti.template()):
+def separate(D: ti.template(), e, p, nrm, depth, point, n, nblk):
     """Remove the overlap of pair ``p`` (normal from b toward a); returns (moved, blockers used)."""
-    a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
-    fa, fb = row(obj_f, 0, a), row(obj_f, 0, b)
-    kind_a, kind_b = row(obj_i, 0, a)[OI_KIND], row(obj_i, 0, b)[OI_KIND]
-    d = depth + get(params, 0, 0, P_SLOP)
-    moved = d > get(params, 0, 0, P_MOVE_TOL)  # otherwise the pair only rests against each other
+    a, b = D.pair_i[e, p][PI_A], D.pair_i[e, p][PI_B]
+    fa, fb = row(D.obj_f, 0, a), row(D.obj_f, 0, b)
+    kind_a, kind_b = row(D.obj_i, 0, a)[OI_KIND], row(D.obj_i, 0, b)[OI_KIND]
+    d = depth + get(D.params, 0, 0, P_SLOP)
+    moved = d > get(D.params, 0, 0, P_MOVE_TOL)  # otherwise the pair only rests against each other
     cone_a = fa[OF_MU] if kind_a == PASSIVE else -1.0
     cone_b = fb[OF_MU] if kind_b == PASSIVE else -1.0
-    move_a, gain_a = free_motion(e, a, nrm, cone_a, obj_s, blk, blk_next)
-    move_b, gain_b = free_motion(e, b, -nrm, cone_b, obj_s, blk, blk_next)
+    move_a, gain_a = free_motion(D, e, a, nrm, cone_a)
+    move_b, gain_b = free_motion(D, e, b, -nrm, cone_b)
     share_a, share_b = fa[OF_INV_M] * gain_a, fb[OF_INV_M] * gain_b
-    lever_a = lever(point - com_of(e, a, pose, obj_f), nrm)
-    lever_b = lever(point - com_of(e, b, pose, obj_f), nrm)
+    lever_a = lever(point - com_of(D, e, a), nrm)
+    lever_b = lever(point - com_of(D, e, b), nrm)
     turn_a, turn_b = fa[OF_INV_I] * lever_a * lever_a, fb[OF_INV_I] * lever_b * lever_b
     # a driver whose traction covers the load ahead keeps its motion and heading (unless the body cannot move
     # away); one that cannot push it stalls: the body is immovable to it
     if kind_a == DRIVEN and kind_b == PASSIVE and fb[OF_INV_M] > 0.0:
-        if fa[OF_TRACTION] >= load(e, b, -nrm, n, obj_f, pair_i, pair_f, obj_s, env_i):
+        if fa[OF_TRACTION] >= load(D, e, b, -nrm, n):
             if share_b > 0.0:
                 share_a, turn_a = 0.0, 0.0
         else:
             share_b, turn_b = 0.0, 0.0
     if kind_b == DRIVEN and kind_a == PASSIVE and fa[OF_INV_M] > 0.0:
-        if fb[OF_TRACTION] >= load(e, a, nrm, n, obj_f, pair_i, pair_f, obj_s, env_i):
+        if fb[OF_TRACTION] >= load(D, e, a, nrm, n):
             if share_a > 0.0:
                 share_b, turn_b = 0.0, 0.0
         else:
@@ -298,15 +292,15 @@ def separate(e, p, nrm, depth, point, n, nblk, params: ti.template(), pose: ti.t
     total = share_a + turn_a + share_b + turn_b
     moved_any = False
     if total > 0.0:
-        flags = pair_i[e, p][PI_FLAGS]
+        flags = D.pair_i[e, p][PI_FLAGS]
         if moved:
             moved_any = True
             scale = d / total
-            pair_f[e, p][PF_IMP] += scale
+            D.pair_f[e, p][PF_IMP] += scale
             flags |= F_PUSHED
             bounce = 0.5 * (fa[OF_REST] + fb[OF_REST])
             if bounce > 0.0 and not (flags & F_BOUNCE):
-                rel = vec2(vel[e, a][0] - vel[e, b][0], vel[e, a][1] - vel[e, b][1])
+                rel = vec2(D.vel[e, a][0] - D.vel[e, b][0], D.vel[e, a][1] - D.vel[e, b][1])
                 approach = rel.dot(nrm)
                 if approach < 0.0:
                     flags |= F_BOUNCE
@@ -314,9 +308,9 @@ def separate(e, p, nrm, depth, point, n, nblk, params: ti.template(), pose: ti.t
                         flags |= F_FREE_A
                     if share_b + turn_b > 0.0:
                         flags |= F_FREE_B
-                    pair_f[e, p][PF_BNX] = nrm[0]
-                    pair_f[e, p][PF_BNY] = nrm[1]
-                    pair_f[e, p][PF_TARGET] = -bounce * approach
+                    D.pair_f[e, p][PF_BNX] = nrm[0]
+                    D.pair_f[e, p][PF_BNY] = nrm[1]
+                    D.pair_f[e, p][PF_TARGET] = -bounce * approach
             for side in range(2):  # translate by the share, turn by the arm, about the centre of mass
                 k = a if side == 0 else b
                 delta = scale * fa[OF_INV_M] * move_a if side == 0 else scale * fb[OF_INV_M] * move_b
@@ -326,59 +320,56 @@ def separate(e, p, nrm, depth, point, n, nblk, params: ti.template(), pose: ti.t
                 if (turn_a if side == 0 else turn_b) <= 0.0:
                     angle = 0.0
                 if delta.norm() > 0.0 or angle != 0.0:
-                    q = pose[e, k]
+                    q = D.pose[e, k]
                     q[POSE_X] += delta[0]
                     q[POSE_Y] += delta[1]
                     if angle != 0.0:
-                        pose[e, k] = q
-                        c = com_of(e, k, pose, obj_f)
+                        D.pose[e, k] = q
+                        c = com_of(D, e, k)
                         r = rot(ti.cos(angle), ti.sin(angle), q[POSE_X] - c[0], q[POSE_Y] - c[1])
                         q[POSE_X], q[POSE_Y], q[POSE_HEADING] = c[0] + r[0], c[1] + r[1], q[POSE_HEADING] + angle
-                    pose[e, k] = q
-                    refresh_object(e, k, pose, obj_i, piece_i, lv, wv)
+                    D.pose[e, k] = q
+                    refresh_object(D, e, k)
         # whoever could not yield now blocks its partner along the normal
         if share_b <= 0.0 and fa[OF_INV_M] > 0.0:
-            blk[e, nblk] = ti.Vector([-nrm[0], -nrm[1], fb[OF_MU]])
-            blk_next[e, nblk] = obj_s[e, a][OS_BLOCK]
-            obj_s[e, a][OS_BLOCK] = nblk
+            D.blk[e, nblk] = ti.Vector([-nrm[0], -nrm[1], fb[OF_MU]])
+            D.blk_next[e, nblk] = D.obj_s[e, a][OS_BLOCK]
+            D.obj_s[e, a][OS_BLOCK] = nblk
             nblk += 1
         if share_a <= 0.0 and fb[OF_INV_M] > 0.0:
-            blk[e, nblk] = ti.Vector([nrm[0], nrm[1], fa[OF_MU]])
-            blk_next[e, nblk] = obj_s[e, b][OS_BLOCK]
-            obj_s[e, b][OS_BLOCK] = nblk
+            D.blk[e, nblk] = ti.Vector([nrm[0], nrm[1], fa[OF_MU]])
+            D.blk_next[e, nblk] = D.obj_s[e, b][OS_BLOCK]
+            D.obj_s[e, b][OS_BLOCK] = nblk
             nblk += 1
         # report the contact, resting or pushed, keeping its deepest push
-        if not (flags & F_RECORDED) or d > pair_f[e, p][PF_DEPTH]:
+        if not (flags & F_RECORDED) or d > D.pair_f[e, p][PF_DEPTH]:
             flags |= F_RECORDED
-            pair_f[e, p][PF_NX] = nrm[0]
-            pair_f[e, p][PF_NY] = nrm[1]
-            pair_f[e, p][PF_DEPTH] = d
-            pair_f[e, p][PF_PX] = point[0]
-            pair_f[e, p][PF_PY] = point[1]
-        pair_i[e, p][PI_FLAGS] = flags
+            D.pair_f[e, p][PF_NX] = nrm[0]
+            D.pair_f[e, p][PF_NY] = nrm[1]
+            D.pair_f[e, p][PF_DEPTH] = d
+            D.pair_f[e, p][PF_PX] = point[0]
+            D.pair_f[e, p][PF_PY] = point[1]
+        D.pair_i[e, p][PI_FLAGS] = flags
     return moved_any, nblk
 
 
 @ti.func
-def contact_env(e, M: ti.template(), pose: ti.template(), pose0: ti.template(), vel: ti.template(),
-                cmd: ti.template(), wv: ti.template(), pair_i: ti.template(), pair_f: ti.template(),
-                order_tmp: ti.template(), blk: ti.template(), blk_next: ti.template(), obj_s: ti.template(),
-                env_i: ti.template()):
+def contact_env(D: ti.template(), e):
     """The contact step of env ``e`` (the stages are listed in the module docstring)."""
-    nk, cap = pose.shape[1], pair_i.shape[1]
-    dt, slop, rest = get(M.params, 0, 0, P_DT), get(M.params, 0, 0, P_SLOP), get(M.params, 0, 0, P_REST)
-    iterations = ti.cast(get(M.params, 0, 0, P_ITERS), ti.i32)
+    nk, cap = D.pose.shape[1], D.pair_i.shape[1]
+    dt, slop, rest = get(D.params, 0, 0, P_DT), get(D.params, 0, 0, P_SLOP), get(D.params, 0, 0, P_REST)
+    iterations = ti.cast(get(D.params, 0, 0, P_ITERS), ti.i32)
     # 1. candidates: bounding circles within the margin
     travel = 0.0
     for k in range(nk):
-        obj_s[e, k][OS_SEEN] = 0
-        if row(M.obj_i, 0, k)[OI_KIND] != STATIC:
-            travel = ti.max(travel, vec2(vel[e, k][0], vel[e, k][1]).norm())
+        D.obj_s[e, k][OS_SEEN] = 0
+        if row(D.obj_i, 0, k)[OI_KIND] != STATIC:
+            travel = ti.max(travel, vec2(D.vel[e, k][0], D.vel[e, k][1]).norm())
     # two steps of the fastest travel plus the slop, and at least the rest tolerance, so that resting
     # contacts are reported whether or not anything moves
     margin = 2.0 * travel * dt + slop + rest
-    n, dropped = candidates(e, nk, cap, margin, pose, M.obj_i, M.obj_f, M.map_i, M.map_f, pair_i, pair_f)
-    env_i[e] = ti.Vector([n, dropped, 0, 0])
+    n, dropped = candidates(D, e, nk, cap, margin)
+    D.env_i[e] = ti.Vector([n, dropped, 0, 0])
     # 2. pass 0 keeps the candidates whose pieces come within the margin (so a long wall is a neighbour
     # only of what is near it) and sorts them outward from immovable objects; 3. passes 1.. are the
     # sweeps. One loop, so that the overlap test is compiled once.
@@ -390,7 +381,7 @@ def contact_env(e, M: ti.template(), pose: ti.template(), pose0: ti.template(), 
             nblk = 0
             if it > 0:
                 for k in range(nk):
-                    obj_s[e, k][OS_BLOCK] = -1
+                    D.obj_s[e, k][OS_BLOCK] = -1
             moved = False
             n_tasks = n
             if it > 0:
@@ -399,37 +390,36 @@ def contact_env(e, M: ti.template(), pose: ti.template(), pose0: ti.template(), 
                 touch_pass = it > 0 and t < n_touch
                 p = t
                 if it > 0 and t >= n_touch:
-                    p = pair_i[e, t - n_touch][PI_ORDER]
-                a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
+                    p = D.pair_i[e, t - n_touch][PI_ORDER]
+                a, b = D.pair_i[e, p][PI_A], D.pair_i[e, p][PI_B]
                 skip = False
                 if touch_pass:
-                    pair_i[e, p][PI_FLAGS] &= ~F_TOUCHING
-                    skip = not (row(M.obj_i, 0, a)[OI_KIND] == PASSIVE and row(M.obj_i, 0, b)[OI_KIND] == PASSIVE
-                                and row(M.obj_f, 0, a)[OF_INV_M] * row(M.obj_f, 0, b)[OF_INV_M] > 0.0)
+                    D.pair_i[e, p][PI_FLAGS] &= ~F_TOUCHING
+                    skip = not (row(D.obj_i, 0, a)[OI_KIND] == PASSIVE and row(D.obj_i, 0, b)[OI_KIND] == PASSIVE
+                                and row(D.obj_f, 0, a)[OF_INV_M] * row(D.obj_f, 0, b)[OF_INV_M] > 0.0)
                 if not skip:
                     tol = rest
                     if it == 0:
                         tol = margin
-                    found, nrm, depth, point = object_mtv(e, a, b, tol, pose, M.obj_i, M.obj_f, M.piece_i, wv, M.map_i,
-                                                          M.map_f, M.bucket_off, M.bucket_item)
+                    found, nrm, depth, point = object_mtv(D, e, a, b, tol)
                     if it == 0:
                         if found:
-                            pair_i[e, p][PI_FLAGS] = F_NEAR
+                            D.pair_i[e, p][PI_FLAGS] = F_NEAR
                     elif touch_pass:
                         if found:
-                            pair_i[e, p][PI_FLAGS] |= F_TOUCHING
-                            pair_f[e, p][PF_TNX] = nrm[0]
-                            pair_f[e, p][PF_TNY] = nrm[1]
+                            D.pair_i[e, p][PI_FLAGS] |= F_TOUCHING
+                            D.pair_f[e, p][PF_TNX] = nrm[0]
+                            D.pair_f[e, p][PF_TNY] = nrm[1]
                     elif found:
-                        m, nblk = separate(e, p, nrm, depth, point, n, nblk, M.params, pose, vel, cmd, M.obj_i, M.obj_f,
-                                           M.piece_i, M.lv, wv, pair_i, pair_f, obj_s, blk, blk_next, env_i)
+                        m, nblk = separate(D, e, p, nrm, depth, point, n, nblk)
                         moved = moved or m
             if it == 0:
-                n = keep_near(e, n, pair_i)
-                env_i[e][EI_PAIRS] = n
-                anchored_order(e, nk, n, M.obj_f, pair_i, order_tmp, obj_s)
+                n = keep_near(D, e, n)
+                D.env_i[e][EI_PAIRS] = n
+                anchored_order(D, e, nk, n)
                 for p in range(n):  # which bodies touch matters only to the load a driver pushes
-                    ka, kb = row(M.obj_i, 0, pair_i[e, p][PI_A])[OI_KIND], row(M.obj_i, 0, pair_i[e, p][PI_B])[OI_KIND]
+                    ka = row(D.obj_i, 0, D.pair_i[e, p][PI_A])[OI_KIND]
+                    kb = row(D.obj_i, 0, D.pair_i[e, p][PI_B])[OI_KIND]
                     if (ka == DRIVEN and kb == PASSIVE) or (kb == DRIVEN and ka == PASSIVE):
                         n_touch = n
                 moved = True
@@ -437,47 +427,47 @@ def contact_env(e, M: ti.template(), pose: ti.template(), pose0: ti.template(), 
                 sweeps = it
             if not moved:
                 done = True
-    env_i[e][EI_SWEEPS] = sweeps
+    D.env_i[e][EI_SWEEPS] = sweeps
     # 4. apply: velocities from the position change (of the centre of mass), headings wrapped
     for k in range(nk):
-        if row(M.obj_i, 0, k)[OI_KIND] != STATIC:
-            q, q0 = pose[e, k], pose0[e, k]
+        if row(D.obj_i, 0, k)[OI_KIND] != STATIC:
+            q, q0 = D.pose[e, k], D.pose0[e, k]
             if q[POSE_X] != q0[POSE_X] or q[POSE_Y] != q0[POSE_Y] or q[POSE_HEADING] != q0[POSE_HEADING]:
-                pose[e, k] = q0
-                c0 = com_of(e, k, pose, M.obj_f)
-                pose[e, k] = q
-                c1 = com_of(e, k, pose, M.obj_f)
+                D.pose[e, k] = q0
+                c0 = com_of(D, e, k)
+                D.pose[e, k] = q
+                c1 = com_of(D, e, k)
                 spin = (q[POSE_HEADING] - q0[POSE_HEADING]) / dt
-                vel[e, k] += ti.Vector([(c1[0] - c0[0]) / dt, (c1[1] - c0[1]) / dt, spin])
-                pose[e, k][POSE_HEADING] = ti.atan2(ti.sin(q[POSE_HEADING]), ti.cos(q[POSE_HEADING]))
+                D.vel[e, k] += ti.Vector([(c1[0] - c0[0]) / dt, (c1[1] - c0[1]) / dt, spin])
+                D.pose[e, k][POSE_HEADING] = ti.atan2(ti.sin(q[POSE_HEADING]), ti.cos(q[POSE_HEADING]))
     # forces: multipliers over dt^2, capped at the traction of a driven object pushing into the contact
     for p in range(n):
-        if pair_i[e, p][PI_FLAGS] & F_PUSHED:
-            force = pair_f[e, p][PF_IMP] / (dt * dt)
-            nrm = vec2(pair_f[e, p][PF_NX], pair_f[e, p][PF_NY])
+        if D.pair_i[e, p][PI_FLAGS] & F_PUSHED:
+            force = D.pair_f[e, p][PF_IMP] / (dt * dt)
+            nrm = vec2(D.pair_f[e, p][PF_NX], D.pair_f[e, p][PF_NY])
             for side in range(2):
-                k = pair_i[e, p][PI_A] if side == 0 else pair_i[e, p][PI_B]
+                k = D.pair_i[e, p][PI_A] if side == 0 else D.pair_i[e, p][PI_B]
                 into = -nrm if side == 0 else nrm
-                if row(M.obj_i, 0, k)[OI_KIND] == DRIVEN and drive_velocity(e, k, pose, cmd, M.obj_i).dot(into) > 0.0:
-                    force = ti.min(force, row(M.obj_f, 0, k)[OF_TRACTION])
-            pair_f[e, p][PF_FORCE] = force
+                if row(D.obj_i, 0, k)[OI_KIND] == DRIVEN and drive_velocity(D, e, k).dot(into) > 0.0:
+                    force = ti.min(force, row(D.obj_f, 0, k)[OF_TRACTION])
+            D.pair_f[e, p][PF_FORCE] = force
     # restitution: what the position fold left short of the target separation speed, to the free
     # passive bodies, shared by inverse mass
     for i in range(n):
-        p = pair_i[e, i][PI_ORDER]
-        flags = pair_i[e, p][PI_FLAGS]
+        p = D.pair_i[e, i][PI_ORDER]
+        flags = D.pair_i[e, p][PI_FLAGS]
         if flags & F_BOUNCE:
-            a, b = pair_i[e, p][PI_A], pair_i[e, p][PI_B]
+            a, b = D.pair_i[e, p][PI_A], D.pair_i[e, p][PI_B]
             wa, wb = 0.0, 0.0
-            if row(M.obj_i, 0, a)[OI_KIND] == PASSIVE and (flags & F_FREE_A):
-                wa = row(M.obj_f, 0, a)[OF_INV_M]
-            if row(M.obj_i, 0, b)[OI_KIND] == PASSIVE and (flags & F_FREE_B):
-                wb = row(M.obj_f, 0, b)[OF_INV_M]
+            if row(D.obj_i, 0, a)[OI_KIND] == PASSIVE and (flags & F_FREE_A):
+                wa = row(D.obj_f, 0, a)[OF_INV_M]
+            if row(D.obj_i, 0, b)[OI_KIND] == PASSIVE and (flags & F_FREE_B):
+                wb = row(D.obj_f, 0, b)[OF_INV_M]
             if wa + wb > 0.0:
-                bn = vec2(pair_f[e, p][PF_BNX], pair_f[e, p][PF_BNY])
-                separating = vec2(vel[e, a][0] - vel[e, b][0], vel[e, a][1] - vel[e, b][1]).dot(bn)
-                missing = pair_f[e, p][PF_TARGET] - separating
+                bn = vec2(D.pair_f[e, p][PF_BNX], D.pair_f[e, p][PF_BNY])
+                separating = vec2(D.vel[e, a][0] - D.vel[e, b][0], D.vel[e, a][1] - D.vel[e, b][1]).dot(bn)
+                missing = D.pair_f[e, p][PF_TARGET] - separating
                 if missing > 0.0:
                     ga, gb = missing * wa / (wa + wb) * bn, missing * wb / (wa + wb) * bn
-                    vel[e, a] += ti.Vector([ga[0], ga[1], 0.0])
-                    vel[e, b] -= ti.Vector([gb[0], gb[1], 0.0])
+                    D.vel[e, a] += ti.Vector([ga[0], ga[1], 0.0])
+                    D.vel[e, b] -= ti.Vector([gb[0], gb[1], 0.0])

@@ -4,7 +4,10 @@ The model lives in two arenas (``schema.py``): ``model_i`` (objects, pieces, gri
 (settings, objects, piece vertices, grid maps). The per-env arrays are tables (``schema.Table``: one vector
 per row, columns named by a block), declared at the end with their role: state (poses, velocities, the last
 step's pairs), control (the drivers' commands) and scratch (rebuilt every step).
+Kernel functions take all of them as one bundle, ``D`` (:class:`PlanarData`), passed as a template.
 """
+import warnings
+
 from ..common.schema import Arena, Block, BlockRef, Table
 
 EPS = 1e-12  # [m] shorter axes and arms are degenerate
@@ -41,23 +44,12 @@ OFFSETS = Block("offsets", [("i_object", 1), ("i_piece", 1), ("i_map", 1), ("i_b
                             ("f_settings", 1), ("f_object", 1), ("f_vertex", 1), ("f_map", 1)],
                 "offset of every block of model_i and model_f")
 MODEL_I = Arena("model_i", "i32", False, [OFFSETS, OBJECT_I, PIECE_I, MAP_I, BUCKET, BUCKET_ITEM], "model")
-#: (arena, block, offsets column, attribute of PlanarModel)
+#: (arena, block, offsets column, attribute of PlanarData)
 MODEL_REFS = ((MODEL_I, OBJECT_I, "i_object", "obj_i"), (MODEL_I, PIECE_I, "i_piece", "piece_i"),
               (MODEL_I, MAP_I, "i_map", "map_i"), (MODEL_I, BUCKET, "i_bucket", "bucket_off"),
               (MODEL_I, BUCKET_ITEM, "i_bucket_item", "bucket_item"), (MODEL_F, SETTINGS, "f_settings", "params"),
               (MODEL_F, OBJECT_F, "f_object", "obj_f"), (MODEL_F, VERTEX, "f_vertex", "lv"),
               (MODEL_F, MAP_F, "f_map", "map_f"))
-
-
-class PlanarModel:
-    """The planar model inside a kernel: one :class:`BlockRef` per block (``M.obj_i``, ``M.params``, ...),
-    built from ``model_i`` and ``model_f``; ``offsets`` holds the offsets row (``model_i`` itself)."""
-
-    def __init__(self, offsets, model_i, model_f):
-        arrays = {"model_i": model_i, "model_f": model_f}
-        for arena, block, col, name in MODEL_REFS:
-            setattr(self, name, BlockRef(arrays[arena.name], block, False, offsets=offsets,
-                                         index=getattr(OFFSETS, col)))
 
 
 # column names the kernels use, from the declarations
@@ -117,3 +109,26 @@ PF_BNX, PF_BNY, PF_TNX, PF_TNY = (PAIR_F.first_normal, PAIR_F.first_normal + 1, 
 OS_LEVEL, OS_BLOCK, OS_SEEN, OS_STACK, OS_COUNT = (OBJECT_S.level, OBJECT_S.blocker, OBJECT_S.stamp, OBJECT_S.stack,
                                                    OBJECT_S.count)
 EI_PAIRS, EI_DROPPED, EI_SWEEPS, EI_STAMP = ENV_I.pairs, ENV_I.dropped, ENV_I.sweeps, ENV_I.stamp
+
+
+# --------------------------------------------------------------------------- what kernels take
+warnings.filterwarnings("ignore", message=".*non-taichi function \"PlanarData\"")
+
+
+class PlanarData:
+    """The planar world's arrays inside a kernel, as kernel functions take them (``D: ti.template()``): one
+    :class:`BlockRef` per model block, named as in :data:`MODEL_REFS` (``D.obj_i``, ``D.params``, ...), built
+    from ``model_i`` and ``model_f`` (``offsets`` holds the offsets row: ``model_i`` itself), and the per-env
+    tables the kernel binds, by their names in :data:`TABLES` (``D.pose``, ``D.vel``, ``D.pair_i``, ...).
+    Built in a kernel from its array arguments, once per env."""
+
+    def __init__(self, offsets, model_i, model_f, **tables):
+        unknown = set(tables) - {t.name for t in TABLES}
+        if unknown:
+            raise TypeError(f"PlanarData: unknown tables {sorted(unknown)}")
+        arrays = {"model_i": model_i, "model_f": model_f}
+        for arena, block, col, name in MODEL_REFS:
+            setattr(self, name, BlockRef(arrays[arena.name], block, False, offsets=offsets,
+                                         index=getattr(OFFSETS, col)))
+        for name, arr in tables.items():
+            setattr(self, name, arr)

@@ -27,23 +27,22 @@ from .layout import (
     POSE_STEER,
     POSE_X,
     POSE_Y,
-    PlanarModel,
+    PlanarData,
 )
 
 vec2 = ti.math.vec2
 
 
 @ti.func
-def advance_object(e, k, M: ti.template(), pose: ti.template(), pose0: ti.template(), vel: ti.template(),
-                   cmd: ti.template(), wv: ti.template()):
-    dt, g = get(M.params, 0, 0, P_DT), get(M.params, 0, 0, P_G)
-    kind = row(M.obj_i, 0, k)[OI_KIND]
-    f = row(M.obj_f, 0, k)
-    q = pose[e, k]
+def advance_object(D: ti.template(), e, k):
+    dt, g = get(D.params, 0, 0, P_DT), get(D.params, 0, 0, P_G)
+    kind = row(D.obj_i, 0, k)[OI_KIND]
+    f = row(D.obj_f, 0, k)
+    q = D.pose[e, k]
     com_l = vec2(f[OF_COMX], f[OF_COMY])
     if kind == PASSIVE:
         # keep the momentum of the last push, slowed by ground friction mu g (a spin at the radius of gyration)
-        v = vel[e, k]
+        v = D.vel[e, k]
         brake = f[OF_MU] * g * dt
         speed = vec2(v[0], v[1]).norm()
         if speed > 0.0:
@@ -57,10 +56,10 @@ def advance_object(e, k, M: ti.template(), pose: ti.template(), pose0: ti.templa
         q[POSE_HEADING] += v[2] * dt
         origin = com - rot(ti.cos(q[POSE_HEADING]), ti.sin(q[POSE_HEADING]), com_l[0], com_l[1])
         q[POSE_X], q[POSE_Y] = origin[0], origin[1]
-        vel[e, k] = v
+        D.vel[e, k] = v
     elif kind == DRIVEN:
-        u = cmd[e, k]
-        kin = row(M.obj_i, 0, k)[OI_KIN]
+        u = D.cmd[e, k]
+        kin = row(D.obj_i, 0, k)[OI_KIN]
         c, s = ti.cos(q[POSE_HEADING]), ti.sin(q[POSE_HEADING])
         v_origin = vec2(c * u[0], s * u[0])
         omega = 0.0
@@ -75,12 +74,12 @@ def advance_object(e, k, M: ti.template(), pose: ti.template(), pose0: ti.templa
         q[POSE_Y] += v_origin[1] * dt
         q[POSE_HEADING] += omega * dt
         arm = rot(c, s, com_l[0], com_l[1])
-        vel[e, k] = ti.Vector([v_origin[0] - omega * arm[1], v_origin[1] + omega * arm[0], omega])
+        D.vel[e, k] = ti.Vector([v_origin[0] - omega * arm[1], v_origin[1] + omega * arm[0], omega])
     if kind == PASSIVE or kind == DRIVEN:
         q[POSE_HEADING] = ti.atan2(ti.sin(q[POSE_HEADING]), ti.cos(q[POSE_HEADING]))
-        pose[e, k] = q
-        refresh_object(e, k, pose, M.obj_i, M.piece_i, M.lv, wv)
-    pose0[e, k] = pose[e, k]
+        D.pose[e, k] = q
+        refresh_object(D, e, k)
+    D.pose0[e, k] = D.pose[e, k]
 
 
 @ti.kernel
@@ -88,9 +87,4 @@ def refresh_all(model_i: ti.types.ndarray(), model_f: ti.types.ndarray(), pose: 
                 wv: ti.types.ndarray()):
     """World coordinates of every piece in every env, after poses were set from outside."""
     for e, k in ti.ndrange(pose.shape[0], pose.shape[1]):
-        _refresh(e, k, pose, PlanarModel(model_i, model_i, model_f), wv)
-
-
-@ti.func
-def _refresh(e, k, pose: ti.template(), M: ti.template(), wv: ti.template()):
-    refresh_object(e, k, pose, M.obj_i, M.piece_i, M.lv, wv)
+        refresh_object(PlanarData(model_i, model_i, model_f, pose=pose, wv=wv), e, k)

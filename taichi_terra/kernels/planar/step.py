@@ -8,7 +8,7 @@ than a parallel loop's.
 import taichi as ti
 
 from .contact import contact_env
-from .layout import PlanarModel
+from .layout import PlanarData
 from .motion import advance_object
 
 nd = ti.types.ndarray()
@@ -22,27 +22,28 @@ def _planar_kernel(serial: bool, lanes: int = 0):
         if ti.static(lanes > 0):  # (vulkan: env i on thread i of ``lanes``, common/lanes.py)
             for lane in range(lanes):
                 if lane < pose.shape[0]:
-                    run_env(lane, n_steps, PlanarModel(model_i, model_i, model_f), pose, pose0, vel, cmd, wv, pair_i,
-                            pair_f, order_tmp, blk, blk_next, obj_s, env_i)
+                    run_env(PlanarData(model_i, model_i, model_f, pose=pose, pose0=pose0, vel=vel, cmd=cmd, wv=wv,
+                                       pair_i=pair_i, pair_f=pair_f, order_tmp=order_tmp, blk=blk,
+                                       blk_next=blk_next, obj_s=obj_s, env_i=env_i),
+                            lane, n_steps)
         else:
             ti.loop_config(serialize=serial)
             for e in range(pose.shape[0]):
-                run_env(e, n_steps, PlanarModel(model_i, model_i, model_f), pose, pose0, vel, cmd, wv, pair_i,
-                        pair_f, order_tmp, blk, blk_next, obj_s, env_i)
+                run_env(PlanarData(model_i, model_i, model_f, pose=pose, pose0=pose0, vel=vel, cmd=cmd, wv=wv,
+                                   pair_i=pair_i, pair_f=pair_f, order_tmp=order_tmp, blk=blk, blk_next=blk_next,
+                                   obj_s=obj_s, env_i=env_i),
+                        e, n_steps)
 
     return planar_step
 
 
 @ti.func
-def run_env(e, n_steps, M: ti.template(), pose: ti.template(), pose0: ti.template(), vel: ti.template(),
-            cmd: ti.template(), wv: ti.template(), pair_i: ti.template(), pair_f: ti.template(),
-            order_tmp: ti.template(), blk: ti.template(), blk_next: ti.template(), obj_s: ti.template(),
-            env_i: ti.template()):
+def run_env(D: ti.template(), e, n_steps):
     """``n_steps`` steps of env ``e``: each moves every object, then resolves the env's contacts."""
     for _ in range(n_steps):
-        for k in range(pose.shape[1]):
-            advance_object(e, k, M, pose, pose0, vel, cmd, wv)
-        contact_env(e, M, pose, pose0, vel, cmd, wv, pair_i, pair_f, order_tmp, blk, blk_next, obj_s, env_i)
+        for k in range(D.pose.shape[1]):
+            advance_object(D, e, k)
+        contact_env(D, e)
 
 
 _VARIANTS = {}
