@@ -23,9 +23,9 @@ import math
 import statistics
 import time
 
-from ..scenes import SAMPLES as N, SHAPES, SIZE as EXTENT, START, terrain_heights
+from ..scenes.rigid import SAMPLES as N, SHAPES, SIZE as EXTENT, START, terrain_heights
 
-AMP = 0.1          # m, terrain amplitude (see perf/scenes.py)
+AMP = 0.1          # m, terrain amplitude (see perf/scenes/rigid.py)
 
 
 def mujoco_available() -> bool:
