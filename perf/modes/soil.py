@@ -116,5 +116,5 @@ def run(args) -> dict:
         raise SystemExit("--steps must be >= 10, --repeats >= 1, --warmup >= 0")
     init_backend("cpu", "f64", args.threads)
     result = run_contact_law(args) if args.contact_law else run_plate(args)
-    print(json.dumps(result, indent=2, default=float))
+    print(json.dumps(result, indent=2, default=float), flush=True)
     return result
