@@ -84,8 +84,9 @@ def round_rate(world, snap, steps: int, control=None, chunk: int = 0) -> float:
 
 def measure(world, window: Window, control=None, chunk: int = 0, before_round=None, after_round=None) -> dict:
     """Time ``world`` as the module docstring says. ``before_round()``, if given, runs untimed at the start of
-    every round (a peer engine measured beside it), ``after_round(k)`` at the end of round ``k`` (what the world
-    reached), and their return values are kept (``"before_round"``, ``"after_round"``).
+    every round (a peer engine measured beside it), ``after_round(k, checkpoint)`` at the end of round ``k`` (what
+    the world reached; another measure of the same window from ``checkpoint``), and their return values are kept
+    (``"before_round"``, ``"after_round"``).
 
     Returns ``first_step_s``, ``env_steps_per_s`` (the median), ``env_steps_per_s_all``, ``ms_per_step`` (all
     envs), and ``checkpoint``, the state the rounds start from (the world is left after its last round)."""
@@ -99,7 +100,7 @@ def measure(world, window: Window, control=None, chunk: int = 0, before_round=No
             before.append(before_round())
         rates.append(round_rate(world, snap, window.steps, control, chunk))
         if after_round is not None:
-            after.append(after_round(k))
+            after.append(after_round(k, snap))
     out = {"checkpoint": snap, "first_step_s": first, "before_round": before, "after_round": after}
     if rates:
         rate = median(rates)

@@ -109,16 +109,21 @@ class TreeStages:
 
 
 def measure_case(scene: str, n_envs: int, window: Window, kernel, peer_round=None) -> dict:
-    """Time ``window`` of scene ``scene`` (``timing.measure``), then the tree stages alone on the same window as
-    many rounds, then the mean sweeps of the same steps, one per call. ``peer_round()`` (MuJoCo's rates, measured
+    """Time ``window`` of scene ``scene`` (``timing.measure``) and, after each round, the tree stages alone on the
+    same window; then the mean sweeps of the same steps, one per call. ``peer_round()`` (MuJoCo's rates, measured
     when called) runs at the start of each round, so each round's ratios compare runs made seconds apart."""
     built = scenes.build(scene, n_envs)
     world, system = built.world, built.parts["system"]
-    run = measure(world, window, before_round=peer_round)
-    snap = run["checkpoint"]
-    trees = TreeStages(world, kernel)
-    trees.rate(snap, 1)  # (compiles the kernel)
-    tree_rates = [trees.rate(snap, window.steps) for _ in range(window.repeats)]
+    trees = []
+
+    def tree_round(_k, snap):
+        if not trees:
+            trees.append(TreeStages(world, kernel))
+            trees[0].rate(snap, 1)  # (compiles the kernel)
+        return trees[0].rate(snap, window.steps)
+
+    run = measure(world, window, before_round=peer_round, after_round=tree_round)
+    snap, tree_rates = run["checkpoint"], run["after_round"]
     world.restore(snap)
     sweeps = []
     for _ in range(window.steps):

@@ -94,7 +94,7 @@ def measure(name: str, n_envs: int, steps: int, repeats: int, warmup: int) -> di
     build_s = time.perf_counter() - t
     world = built.world
     run = time_world(world, Window(steps, repeats, warmup), built.control, scene.chunk,
-                     after_round=lambda k: (_sweeps(world), positions(world) if k == 0 else None))
+                     after_round=lambda k, _snap: (_sweeps(world), positions(world) if k == 0 else None))
     sweeps = [s for s, _ in run["after_round"]]
     pos = run["after_round"][0][1]
     return {"scene": name, "n_envs": n_envs, "steps": steps, "warmup": warmup, "build_s": build_s,
