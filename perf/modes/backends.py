@@ -16,9 +16,10 @@ count, so the comparison holds at each.
 Output: one JSON file and one markdown table (``perf/results/harness.json``, ``harness.md``; ``--out-dir``)
 with env-steps/s, ms per step, first-step time, sweeps per step and the agreement, the peer engines' rates
 where ``mujoco`` is installed, and a PNG plot of env-steps/s against n_envs per backend and scene
-(``--plot``), by ``perf/harness_report.py``, whose ``SCHEMA`` the JSON follows. The scenes are perf/scenes/'s
-with ``harness=True`` (``--scenes`` may name any scene of the registry); their sizes are each scene's
-``full`` and ``quick`` ones.
+(``--plot``), by ``perf/harness_report.py``, whose ``SCHEMA`` the JSON follows. The scenes are those of
+``perf/scenes/`` with ``harness=True`` (``--scenes`` may name any scene of the registry), at each scene's ``full``
+sizes (``--quick``: its ``quick`` ones). ``--out`` names the worker's file (a backend's runs); the result is in
+``--out-dir``.
 
 Each scene compiles its own step kernel, with only the parts its world uses, as a user's script does (its
 first step is that compile); ``--shared-kernel`` (on in ``--quick``) has the scenes of a backend share one
@@ -27,7 +28,6 @@ articulated kernel with every part instead (``taichi_terra.init(specialize=False
 ``--max-envs SCENE`` instead doubles the env count of one scene from ``--envs``' largest until a run fails
 (memory) or takes longer than ``--max-run-s``, each attempt in its own process, and reports the largest that ran.
 """
-
 from __future__ import annotations
 
 import argparse

@@ -148,7 +148,7 @@ _OTHERS = (
           _built(articulated.quadruped_fixed_world, system="system"), Sizes((1,), 2000), Sizes((1,), 10),
           seconds=2.0),
     Scene("buggy_tiles", "the buggy on the ground, nothing stepped (the viewer's robot frames)",
-          _built(vehicles.buggy_on_ground, buggy="buggy"), Sizes((1, 16), 0, 0), Sizes((1,), 0, 0)),
+          _built(vehicles.buggy_on_ground, buggy="buggy"), Sizes((1, 16), 1, 0), Sizes((1,), 1, 0)),
 )
 
 SCENES = {s.name: s for s in _HARNESS + _OTHERS}
