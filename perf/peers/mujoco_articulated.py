@@ -49,10 +49,10 @@ MODELS = ("chain60", "quadruped_heightmap")
 def mujoco_available() -> bool:
     """True when the ``mujoco`` package can be imported."""
     try:
-        import mujoco  # noqa: F401
+        import mujoco
     except ImportError:
         return False
-    return True
+    return hasattr(mujoco, "MjModel")
 
 
 def _f(values) -> str:

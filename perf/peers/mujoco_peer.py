@@ -31,10 +31,10 @@ AMP = 0.1          # m, terrain amplitude (see perf/scenes/rigid.py)
 def mujoco_available() -> bool:
     """True when the ``mujoco`` package can be imported."""
     try:
-        import mujoco  # noqa: F401
+        import mujoco
     except ImportError:
         return False
-    return True
+    return hasattr(mujoco, "MjModel")
 
 
 def terrain_height(x: float, y: float) -> float:
