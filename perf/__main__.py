@@ -1,4 +1,4 @@
-"""``python -m perf``: every benchmark scene on every backend present (perf/harness.py)."""
-from .harness import main
+"""``python -m perf [MODE] [options]``: the benchmark harness (perf/cli.py)."""
+from .cli import main
 
 main()

@@ -3,6 +3,10 @@
     python -m perf.ab --base <git revision> [--rounds N] [--quick] [--skip-vulkan]
 
 Version A is ``--base`` (checked out into a temporary git worktree, untouched), version B this working tree.
+Each version's benchmarks are imported from its own tree as ``perf.bench_rigid`` and so on and run by their
+``main(argv)``, which returns the measured result: the one interface that both layouts of ``perf/`` have (the
+scripts of one file each before ``perf/modes/``, the entry points over ``python -m perf MODE`` after), so a base
+revision from either side compares.
 Each benchmark runs for A and for B, each in its own process, back to back, so that drift of a shared machine
 hits both alike; with ``--rounds N`` the whole set runs N times, A first in even rounds and B first in odd
 ones, and each measure's ratio is the median of its N paired ratios (their range is printed beside it, a

@@ -1,4 +1,4 @@
-"""The harness's report (perf/harness.py): its JSON layout and check, the markdown table and the plot."""
+"""The backend harness's report (perf/modes/backends.py): its JSON layout and check, the markdown table and the plot."""
 from __future__ import annotations
 
 import math

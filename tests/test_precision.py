@@ -152,9 +152,8 @@ PUSH_SCENE = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     import taichi_terra as tt
     tt.init(arch={arch!r}, precision="f32")
-    from perf.bench_planar import build_world
-    from perf.planar_scenes import push_scene
-    world = build_world(push_scene(), 1)
+    from taichi_terra.reference_scenes import build_planar_world, push_scene
+    world = build_planar_world(push_scene(), 1)
     world.step(60)
     print(*world.get_poses(0).ravel())
 """)

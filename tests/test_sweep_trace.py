@@ -1,16 +1,16 @@
-"""``perf/sweep_trace.py``: one step replayed sweep by sweep. Its rows must be what the solver does: the sweeps a
-replay took never exceed the cap it was given, the row at the step's own sweep count ends where the step did, and
-each ratio is the quotient of two consecutive changes."""
+"""``taichi_terra.sweep_trace``: one step replayed sweep by sweep. Its rows must be what the solver does: the sweeps
+a replay took never exceed the cap it was given, the row at the step's own sweep count ends where the step did,
+and each ratio is the quotient of two consecutive changes."""
 import numpy as np
 import pytest
 
-import taichi_terra as tt
-from perf import sweep_trace
+from taichi_terra import sweep_trace
+from taichi_terra.reference_scenes import tracked_ridges_world
 
 
 def test_a_traced_step_replays_the_steps_own_sweeps():
-    tt.init()
-    r = sweep_trace.trace("tracked", step=297, sweeps=14)  # (driving: 8 sweeps when measured)
+    world, _system = tracked_ridges_world(1)
+    r = sweep_trace.trace(world, step=297, sweeps=14)  # (driving: 8 sweeps when measured)
     rows = r["rows"]
     assert [row["sweeps"] for row in rows] == list(range(1, 15))
     assert all(row["taken"] <= row["sweeps"] for row in rows)
@@ -24,7 +24,8 @@ def test_a_traced_step_replays_the_steps_own_sweeps():
 
 
 def test_the_rows_a_sweep_changed_most_are_listed_largest_first():
-    r = sweep_trace.trace("tracked", step=297, sweeps=4, rows=3)  # (8 sweeps when measured: still converging)
+    world, _system = tracked_ridges_world(1)
+    r = sweep_trace.trace(world, step=297, sweeps=4, rows=3)  # (8 sweeps when measured: still converging)
     listed = r["solver_rows"]
     assert 1 <= len(listed) <= 3
     sizes = [np.abs(row["change"]).max() for row in listed]
@@ -38,5 +39,6 @@ def test_the_rows_a_sweep_changed_most_are_listed_largest_first():
 
 
 def test_a_negative_row_count_is_refused():
+    world, _system = tracked_ridges_world(1)
     with pytest.raises(ValueError, match="rows must be >= 0"):
-        sweep_trace.trace("tracked", step=0, sweeps=2, rows=-1)
+        sweep_trace.trace(world, step=0, sweeps=2, rows=-1)

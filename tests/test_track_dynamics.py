@@ -136,15 +136,16 @@ def test_the_contact_block_solves_the_belts_contacts_together():
 
 def test_driving_over_the_sine_map_takes_a_few_sweeps_to_the_converged_solution():
     """Reference: the converged solution of the same step swept row by row (``contact_block=False``, 1e-14 m/s,
-    up to a million sweeps). ``perf.bench_tracks``' robot with its flippers drives at 4 rad/s over a map of
-    2 cm sine waves 3 m long, at the world's tolerance of 1e-6 m/s: its belts slide at some contacts and grip
-    at others, and the contact block solves them together in each sweep (``kernels/solver/active_set.py``).
-    Over its first 0.8 s the steps take at most 5 sweeps on average (measured: 3.81, one step at the
-    100-sweep cap as it lands; 9.57 when the block took sticking contacts only), and at 0.3, 0.5 and 0.7 s
-    the step ends within 10 tolerances of the converged one (measured: 1.2e-10 m/s at most)."""
-    from perf.bench_tracks import tracked_world
+    up to a million sweeps). The robot with its flippers of ``reference_scenes.tracked_ridges_world`` (the
+    benchmarks' ``tracked`` scene) drives at 4 rad/s over a map of 2 cm sine waves 3 m long, at the world's
+    tolerance of 1e-6 m/s: its belts slide at some contacts and grip at others, and the contact block solves
+    them together in each sweep (``kernels/solver/active_set.py``). Over its first 0.8 s the steps take at most
+    5 sweeps on average (measured: 3.81, one step at the 100-sweep cap as it lands; 9.57 when the block took
+    sticking contacts only), and at 0.3, 0.5 and 0.7 s the step ends within 10 tolerances of the converged one
+    (measured: 1.2e-10 m/s at most)."""
+    from taichi_terra.reference_scenes import tracked_ridges_world
 
-    world, system = tracked_world(1)
+    world, system = tracked_ridges_world(1)
     tol = world.solver.tolerance
     sweeps = []
     for k in range(400):

@@ -422,18 +422,3 @@ def test_a_collada_mesh_in_inches_is_drawn_in_metres(tmp_path):
                            '</geometry></visual></link></robot>', base="fixed")
         vertices = tessellate_visual(model.links[0].visuals[0])[0]
         np.testing.assert_allclose(np.ptp(vertices, axis=0), width, rtol=1e-12)
-
-
-@pytest.mark.needs("vulkan")
-def test_the_viewer_benchmark_runs_and_counts_the_visuals(tmp_path):
-    """``python -m perf.bench_viewer`` in a smoke run (two frames, one tile): it times the buggy drawn both
-    ways, and its visuals have more triangles than its collision shapes."""
-    from perf import bench_viewer
-
-    out = bench_viewer.main(["--width", "64", "--height", "48", "--frames", "2", "--repeats", "1",
-                             "--robot-envs", "1", "--out", str(tmp_path / "viewer.json")])
-    robot = out["robots"][0]
-    assert robot["envs"] == 1
-    assert robot["visual"]["triangles"] > 5 * robot["collision"]["triangles"] > 0
-    assert robot["visual"]["drawing_s"] > 0.0 and robot["collision"]["drawing_s"] > 0.0
-    assert (tmp_path / "viewer.json").exists()

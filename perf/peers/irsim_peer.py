@@ -1,4 +1,4 @@
-"""IR-SIM peer: the planar scenes (perf/planar_scenes.py) in IR-SIM's contact solver.
+"""IR-SIM peer: the planar scenes (taichi_terra/reference_scenes.py) in IR-SIM's contact solver.
 
 The reference is ``irsim.lib.algorithm.contact.contact_step`` (ir-sim 2.12.0), the
 position-based contact resolution of ``collision_mode: contact``. SI units: m, kg, s, rad.
@@ -242,7 +242,7 @@ def time_env_steps(scene: dict, steps: int = 50, repeats: int = 3, *,
 
 
 if __name__ == "__main__":
-    from ..planar_scenes import pen_scene, push_scene
+    from taichi_terra.reference_scenes import pen_scene, push_scene
 
     if not irsim_available():
         raise SystemExit("irsim is not installed: pip install ir-sim==2.12.0")

@@ -1,4 +1,4 @@
-"""MuJoCo peer of ``perf/bench_articulated.py``: the same two articulated models, built in MuJoCo and timed.
+"""MuJoCo peer of ``python -m perf articulated`` (perf/modes/articulated.py): the same two articulated models, built in MuJoCo and timed.
 
 Models (SI units: m, kg, s, rad, N, N m):
   * ``chain60``: ``make_chain_urdf(60)`` (60 capsule rods of 0.1 m, 0.1 kg, revolute joints alternating
@@ -49,10 +49,10 @@ MODELS = ("chain60", "quadruped_heightmap")
 def mujoco_available() -> bool:
     """True when the ``mujoco`` package can be imported."""
     try:
-        import mujoco  # noqa: F401
+        import mujoco
     except ImportError:
         return False
-    return True
+    return hasattr(mujoco, "MjModel")
 
 
 def _f(values) -> str:

@@ -23,18 +23,18 @@ import math
 import statistics
 import time
 
-from ..scenes import SAMPLES as N, SHAPES, SIZE as EXTENT, START, terrain_heights
+from ..scenes.rigid import SAMPLES as N, SHAPES, SIZE as EXTENT, START, terrain_heights
 
-AMP = 0.1          # m, terrain amplitude (see perf/scenes.py)
+AMP = 0.1          # m, terrain amplitude (see perf/scenes/rigid.py)
 
 
 def mujoco_available() -> bool:
     """True when the ``mujoco`` package can be imported."""
     try:
-        import mujoco  # noqa: F401
+        import mujoco
     except ImportError:
         return False
-    return True
+    return hasattr(mujoco, "MjModel")
 
 
 def terrain_height(x: float, y: float) -> float:

@@ -1,6 +1,10 @@
-"""Planar contact scenes, shared by taichi_terra.planar and the peer engines (IR-SIM).
+"""Scenes that the benchmarks (``perf/``) and the tests both build, defined here once.
 
-A scene is a plain dict, so every engine builds the same bodies from it:
+- :func:`tracked_ridges_world`: the tracked robot with flippers (:mod:`taichi_terra.bodies.tracked_robot`)
+  driving over a 129 x 129 height map of gentle ridges (0.02 m, 3 m long).
+- Planar contact scenes as plain dicts (:func:`pen_scene`, :func:`push_scene`), so every engine (this package's
+  planar world, IR-SIM in ``perf/peers``) builds the same bodies from one description, and
+  :func:`build_planar_world`, a ``planar.World`` of one. The dict:
 
     {
       "dt": 0.1,                 # s, step time
@@ -18,10 +22,9 @@ A scene is a plain dict, so every engine builds the same bodies from it:
       ],
     }
 
-A closed wall line string has five points, the first equal to the last. Walls
-carry no friction of their own: an engine that needs one (IR-SIM's friction
-cone against a wall) uses its world default, 0.5.
-Everything is pure numpy and seeded, so a scene is the same on every call.
+  A closed wall line string has five points, the first equal to the last. Walls carry no friction of their own:
+  :func:`build_planar_world` gives them ``WALL_FRICTION`` (0.5), as IR-SIM's world default. Everything is pure
+  numpy and seeded, so a scene is the same on every call.
 """
 from __future__ import annotations
 
@@ -29,13 +32,39 @@ import math
 
 import numpy as np
 
+
+#: the tracked robot's sprocket speed when driving [rad/s]
+SPROCKET_SPEED = 4.0
+
+
+def tracked_ridges_world(n_envs: int, *, speed: float = SPROCKET_SPEED, urdf: str | None = None):
+    """The tracked robot with flippers on a 129 x 129 height map over 8 m x 8 m of ridges
+    ``z = 0.02 sin(2 pi x / 3)`` [m], its base at (-2, 0, 0.22) m, its sprockets velocity-controlled at
+    ``speed`` [rad/s] and its flippers held at -0.5 rad; dt = 2 ms. ``urdf``: another robot description
+    (default: :func:`~taichi_terra.bodies.tracked_robot.tracked_robot_urdf` with flippers). Returns
+    ``(world, system)``."""
+    from .world import World
+    from .bodies.tracked_robot import drive_tracked_robot, tracked_robot_urdf
+
+    world = World(dt=2e-3, n_envs=n_envs)
+    n = 129
+    x = np.linspace(-4.0, 4.0, n)
+    world.add_heightmap(n, n, 8.0, 8.0, 0.0, 0.0, (0.02 * np.sin(2.0 * math.pi * x / 3.0)[None, :]
+                                                    * np.ones((n, 1))).ravel())
+    system = world.add_articulated_system(urdf or tracked_robot_urdf(flippers=True), position=(-2.0, 0.0, 0.22))
+    drive_tracked_robot(system, speed, flipper_angle=-0.5)
+    return world, system
+
+
+# -- planar scenes ------------------------------------------------------------------------------------------------
 DT = 0.1                 # s
 GRAVITY = 9.81           # m/s^2
 PEN_RADIUS = 0.2         # m, circle radius in pen scenes
 PEN_SIDE = 0.4           # m, square side in pen scenes
 PEN_MASS = 1.0           # kg
 PEN_FRICTION = 0.5
-SHAPES = ("circle", "square")
+PEN_SHAPES = ("circle", "square")
+WALL_FRICTION = 0.5        # walls' Coulomb coefficient (IR-SIM's world default)
 
 
 def _pen(x0: float, y0: float, x1: float, y1: float) -> list[tuple[float, float]]:
@@ -71,8 +100,8 @@ def pen_scene(n: int, shape: str = "circle", fill: float = 0.5, seed: int = 0) -
     Returns:
         The scene dict (see the module docstring); dt = 0.1 s, gravity 9.81 m/s^2.
     """
-    if shape not in SHAPES:
-        raise ValueError(f"unknown shape {shape!r}; expected one of {SHAPES}")
+    if shape not in PEN_SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; expected one of {PEN_SHAPES}")
     if n < 1 or not 0.0 < fill < 1.0:
         raise ValueError("need n >= 1 and 0 < fill < 1")
     rng = np.random.default_rng(seed)
@@ -150,3 +179,30 @@ def push_scene() -> dict:
                wall_x + PEN_MARGIN, WALL_HALF_LENGTH + 0.5)
     return {"dt": DT, "gravity": GRAVITY, "walls": [pen, wall],
             "bodies": [robot] + boxes}
+
+
+def build_planar_world(scene: dict, n_envs: int, **options):
+    """A ``planar.World`` of ``scene`` (:func:`pen_scene`, :func:`push_scene`) in ``n_envs`` identical envs.
+
+    Walls become static line strings (friction 0.5); bodies become circles or rectangles with the scene's pose,
+    mass and friction; driven bodies get their kinematics and hold their command. The walls come first, then
+    the bodies in scene order. ``options`` go to the World (e.g. ``iterations``)."""
+    from .planar import World
+
+    world = World(dt=scene["dt"], n_envs=n_envs, gravity=scene["gravity"], **options)
+    for wall in scene["walls"]:
+        world.add_linestring(wall, friction=WALL_FRICTION)
+    for body in scene["bodies"]:
+        opts = {"position": body["position"], "angle": body["angle"], "mass": body["mass"],
+                "friction": body["friction"]}
+        if body["kind"] == "driven":
+            opts["kinematics"] = body["kinematics"]
+        if body["shape"] == "circle":
+            obj = world.add_circle(body["radius"], **opts)
+        elif body["shape"] == "rectangle":
+            obj = world.add_rectangle(body["width"], body["height"], **opts)
+        else:
+            raise ValueError(f"unknown shape {body['shape']!r}")
+        if body["kind"] == "driven":
+            obj.set_command(body["command"])
+    return world

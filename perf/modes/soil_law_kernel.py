@@ -1,4 +1,5 @@
-"""The contact-law microbenchmark's kernel: 32 soil points solved by the row function alone.
+"""The contact-law microbenchmark's kernel (``python -m perf soil --contact-law``): 32 soil points solved by the
+row function alone.
 
 Each point has its own anisotropic Delassus block, load and slip speed; over the run its load and slip
 speed change so that the points pass through fresh, partly and fully mobilized shear. After the run the

@@ -1,5 +1,5 @@
-"""The bodies that ``perf/bench_soil.py`` settles on its soil bed: every one weighs 20 kg in all and stands
-on 0.24 m^2 of flat box footprint, so every one has the same analytic sinkage s = (m g / (A kphi))^(1/n).
+"""The bodies that the soil benchmarks (``perf/modes/soil.py``) settle on a soil bed: every one weighs 20 kg in
+all and stands on 0.24 m^2 of flat box footprint, so every one has the same analytic sinkage s = (m g / (A kphi))^(1/n).
 
 - ``rigid``: a free 0.4 x 0.6 x 0.02 m box (``world.add_box``).
 - ``articulated``: the same plate as the floating root of a 60-DOF system: a mast of 54 links (0.05 kg each,
