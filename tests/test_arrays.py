@@ -160,11 +160,11 @@ def _table_column(arr: ti.types.ndarray(), out: ti.types.ndarray(), col: ti.temp
 
 
 def test_planar_tables_follow_their_declarations():
-    """Reference: the declarations in ``kernels/planar/layout.py``. Each per-env table allocated from data
+    """Reference: the declarations in ``kernels/planar/arrays.py``. Each per-env table allocated from data
     shaped (n_envs, rows, stride) gives every declared column back, read in a kernel by the column's offset
     (a wrong stride, offset or element shape would misplace or cut a column); a planar checkpoint holds the
     state and control tables and no scratch."""
-    from taichi_terra.kernels.planar import layout as PL
+    from taichi_terra.kernels.planar import arrays as PL
     from taichi_terra.planar.model import PlanarArrays
 
     tt.init()

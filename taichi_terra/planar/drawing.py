@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.planar import layout as L
+from ..kernels.planar import arrays as L
 
 
 def draw_data(world, env: int) -> dict:

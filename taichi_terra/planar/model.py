@@ -6,7 +6,7 @@ import numpy as np
 import taichi as ti
 
 from .. import backend
-from ..kernels.planar import layout as L
+from ..kernels.planar import arrays as L
 from .objects import KINDS, KINEMATICS
 from .reports import ContactArrays
 from .shapes import CIRCLE, POLYGON, SEGMENT
@@ -15,7 +15,7 @@ _KIND_CODE = {CIRCLE: 0, POLYGON: 1, SEGMENT: 2}
 
 
 class PlanarArrays:
-    """Every array of a built planar world (see ``kernels/planar/layout.py`` for the packed columns)."""
+    """Every array of a built planar world (see ``kernels/planar/arrays.py`` for the packed columns)."""
 
     #: what a checkpoint holds: the state and control tables (scratch is rebuilt every step)
     STATE = tuple(t.name for t in L.TABLES if t.role != "scratch")
@@ -50,7 +50,7 @@ class PlanarArrays:
                         *s.props.center, s.wheelbase, np.sqrt(s.inertia / s.mass) if movable else 0.0)
         cap = world.max_pairs
         np_real = backend.np_real()
-        # the model arenas (kernels/planar/layout.py): every block packed by column name
+        # the model arenas (kernels/planar/arrays.py): every block packed by column name
         lay_i = L.MODEL_I.layout({"offsets": 1, "object": nk, "piece": len(piece_i), "map": len(map_i),
                                   "bucket": len(offsets), "bucket_item": len(items)})
         lay_f = L.MODEL_F.layout({"settings": 1, "object": nk, "vertex": len(lv), "map": len(map_f)})

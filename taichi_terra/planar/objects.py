@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernels.planar.layout import DRIVEN, KIN_ACKER, KIN_DIFF, KIN_OMNI, PASSIVE, STATIC
+from ..kernels.planar.arrays import DRIVEN, KIN_ACKER, KIN_DIFF, KIN_OMNI, PASSIVE, STATIC
 from ..validation import as_float_array
 from .shapes import MassProperties, Piece
 

@@ -16,7 +16,7 @@ import numpy as np
 import shapely
 
 from .. import backend
-from ..kernels.planar import layout as L
+from ..kernels.planar import arrays as L
 from ..validation import as_float_array, check_env, check_finite, check_int, check_positive, real_limits
 from .objects import COMMANDS, KINDS, KINEMATICS, ObjectSpec, PlanarObject, per_env
 from .reports import Contact, ContactArrays, ObjectContactArrays, object_view

@@ -26,7 +26,7 @@ import taichi as ti
 
 from ..common.schema import get, row
 from .geometry import com_of, object_mtv, refresh_object, rot
-from .layout import (
+from .arrays import (
     DRIVEN,
     EI_PAIRS,
     EI_STAMP,

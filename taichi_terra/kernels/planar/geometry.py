@@ -1,7 +1,7 @@
 """Planar contact geometry: world-frame pieces, the separating axis test between two convex pieces, and the
 deepest overlap between two objects.
 
-Every function takes the world's arrays as ``D`` (``layout.PlanarData``, built by the kernel); the ones used here
+Every function takes the world's arrays as ``D`` (``arrays.PlanarData``, built by the kernel); the ones used here
 (see ``taichi_terra/planar/model.py``):
 
 * ``D.piece_i`` row ``p`` = (kind, first vertex, vertex count, object); kind 0 circle, 1 polygon, 2 segment.
@@ -15,7 +15,7 @@ Every function takes the world's arrays as ``D`` (``layout.PlanarData``, built b
 import taichi as ti
 
 from ..common.schema import get, row
-from .layout import (
+from .arrays import (
     EPS,
     FEATURE_TOL,
     MAP_F,

@@ -8,7 +8,7 @@ import taichi as ti
 
 from ..common.schema import get, row
 from .geometry import refresh_object, rot
-from .layout import (
+from .arrays import (
     DRIVEN,
     KIN_ACKER,
     KIN_DIFF,

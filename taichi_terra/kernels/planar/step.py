@@ -8,7 +8,7 @@ than a parallel loop's.
 import taichi as ti
 
 from .contact import contact_env
-from .layout import PlanarData
+from .arrays import PlanarData
 from .motion import advance_object
 
 nd = ti.types.ndarray()
