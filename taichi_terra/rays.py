@@ -35,8 +35,66 @@ class RayHit:
     object: object
 
 
+class Rays:
+    """Ray casts on the device for a built world: one launch of ``kernels/collision/rays.py`` per batch.
+
+    Args:
+        model, state, scratch: the world's arrays.
+        pose_links: called before a cast in a world with articulated systems, to bring their links' frames to
+            the current state (the kernel poses link shapes from them).
+        n_maps: the world's height maps and soil beds.
+    """
+
+    def __init__(self, model, state, scratch, pose_links, n_maps: int):
+        self._model, self._state, self._scratch = model, state, scratch
+        self._pose_links, self._n_maps = pose_links, int(n_maps)
+
+    def cast(self, origins: np.ndarray, dirs: np.ndarray, lengths: np.ndarray, ground) -> dict:
+        """The first hit of every ray: ``origins`` [m] and unit ``dirs``, shape (n_envs, n_rays, 3), checked;
+        ``lengths`` [m], shape (n_envs, n_rays); ``ground``: the world's ground plane or None. Returns
+        :meth:`RayCaster.ray_test_batch`'s dict."""
+        import taichi as ti
+
+        from . import backend
+        from .kernels.collision.rays import cast_rays_kernel
+
+        ne, n_rays = origins.shape[0], origins.shape[1]
+        if n_rays == 0:
+            empty = np.zeros((ne, 0))
+            return {"hit": empty.astype(bool), "distance": empty, "point": np.zeros((ne, 0, 3)),
+                    "normal": np.zeros((ne, 0, 3)), "kind": empty.astype(np.int64), "index": empty.astype(np.int64)}
+        real = backend.np_real()
+        vec3 = ti.types.vector(3, backend.ti_real())
+        arrays = []
+        for data in (origins, dirs):
+            nd = ti.ndarray(vec3, (ne, n_rays))
+            nd.from_numpy(np.ascontiguousarray(data, dtype=real))
+            arrays.append(nd)
+        len_nd = ti.ndarray(backend.ti_real(), (ne, n_rays))
+        len_nd.from_numpy(np.ascontiguousarray(lengths, dtype=real))
+        out_t = ti.ndarray(backend.ti_real(), (ne, n_rays))
+        out_n = ti.ndarray(vec3, (ne, n_rays))
+        out_what = ti.ndarray(ti.types.vector(2, ti.i32), (ne, n_rays))
+        m, s = self._model, self._state
+        trees = m.n_trees > 0
+        if trees:
+            self._pose_links()
+        cast_rays_kernel(trees)(arrays[0], arrays[1], len_nd, m.n_bodies if trees else m.n_free, m.n_free,
+                                self._n_maps, int(ground is not None),
+                                ground.height if ground is not None else 0.0, m.model_i, m.model_f, m.heights, s.q,
+                                s.state_f, self._scratch.scratch_f, out_t, out_n, out_what)
+        t = out_t.to_numpy().astype(np.float64)
+        what = out_what.to_numpy().astype(np.int64)
+        hit = what[..., 0] != 0
+        point = np.where(hit[..., None], origins + dirs * np.where(hit, t, 0.0)[..., None], np.nan)
+        normal = np.where(hit[..., None], out_n.to_numpy().astype(np.float64), np.nan)
+        return {"hit": hit, "distance": np.where(hit, t, np.inf), "point": point, "normal": normal,
+                "kind": what[..., 0], "index": np.where(hit, what[..., 1], -1)}
+
+
 class RayCaster:
-    """Mixed into :class:`taichi_terra.World`."""
+    """The ray queries of :class:`taichi_terra.World`: they check their input and name what was hit; the casts
+    run in the world's :class:`Rays`, made at its build."""
 
     def ray_test(self, origin, direction, max_length: float, env: int = 0) -> RayHit | None:
         """The first hit of the ray from ``origin`` [m] along ``direction`` (any length, normalized here)
@@ -81,11 +139,6 @@ class RayCaster:
         was hit), ``kind`` (0 none, 1 ground, 2 height map, 3 body, 4 a link of an articulated system) and
         ``index`` (the map or body, -1 none; a link shape's body index). Links are posed at the current state.
         """
-        import taichi as ti
-
-        from . import backend
-        from .kernels.collision.rays import cast_rays_kernel
-
         ne = self.n_envs
         o = self._ray_array("origins", origins, (3,))
         d = self._ray_array("directions", directions, (3,))
@@ -107,35 +160,4 @@ class RayCaster:
             if lengths.shape != (ne, n_rays) or np.any(lengths <= 0.0):
                 raise ValueError(f"max_length must be a positive number or shape ({ne}, {n_rays}) of them")
         self.build()
-        if n_rays == 0:
-            empty = np.zeros((ne, 0))
-            return {"hit": empty.astype(bool), "distance": empty, "point": np.zeros((ne, 0, 3)),
-                    "normal": np.zeros((ne, 0, 3)), "kind": empty.astype(np.int64), "index": empty.astype(np.int64)}
-        real = backend.np_real()
-        vec3 = ti.types.vector(3, backend.ti_real())
-        arrays = []
-        for data in (o, d / norm):
-            nd = ti.ndarray(vec3, (ne, n_rays))
-            nd.from_numpy(np.ascontiguousarray(data, dtype=real))
-            arrays.append(nd)
-        len_nd = ti.ndarray(backend.ti_real(), (ne, n_rays))
-        len_nd.from_numpy(np.ascontiguousarray(lengths, dtype=real))
-        out_t = ti.ndarray(backend.ti_real(), (ne, n_rays))
-        out_n = ti.ndarray(vec3, (ne, n_rays))
-        out_what = ti.ndarray(ti.types.vector(2, ti.i32), (ne, n_rays))
-        m, s = self._model, self._state
-        ground = self.ground
-        trees = m.n_trees > 0
-        if trees:
-            self._update_tree_frames()
-        cast_rays_kernel(trees)(arrays[0], arrays[1], len_nd, m.n_bodies if trees else m.n_free, m.n_free,
-                                len(self.heightmaps), int(ground is not None),
-                                ground.height if ground is not None else 0.0, m.model_i, m.model_f, m.heights, s.q,
-                                s.state_f, self._scratch.scratch_f, out_t, out_n, out_what)
-        t = out_t.to_numpy().astype(np.float64)
-        what = out_what.to_numpy().astype(np.int64)
-        hit = what[..., 0] != 0
-        point = np.where(hit[..., None], o + (d / norm) * np.where(hit, t, 0.0)[..., None], np.nan)
-        normal = np.where(hit[..., None], out_n.to_numpy().astype(np.float64), np.nan)
-        return {"hit": hit, "distance": np.where(hit, t, np.inf), "point": point, "normal": normal,
-                "kind": what[..., 0], "index": np.where(hit, what[..., 1], -1)}
+        return self._rays.cast(o, d / norm, lengths, self.ground)

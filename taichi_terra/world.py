@@ -23,7 +23,7 @@ from .checkpoints import Checkpoint, Checkpoints, check_fits
 from .contacts import Contacts, ContactQueries, ContactSet  # noqa: F401  (ContactSet: public via world)
 from .divergence import DivergenceWatch
 from .materials import DEFAULT_MATERIAL, MaterialTable
-from .rays import RayCaster
+from .rays import RayCaster, Rays
 from .terrain.builder import TerrainBuilder
 from .terrain.soil_state import SoilStore
 from .validation import as_vector, check_env, check_finite, check_int, check_positive
@@ -189,6 +189,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._soil = None  # the soil beds' state once built (terrain/soil_state.py)
         self._checkpoints = None  # checkpoints and env resets once built (checkpoints.py)
         self._contacts = None  # what the last step left about contacts, once built (contacts.py)
+        self._rays = None  # ray casts on the device, once built (rays.py)
         self._step_graph = None
         self._settings_key = None  # the solver settings, gravity and time step last validated and uploaded
         self._time = 0.0
@@ -384,6 +385,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._soil = SoilStore(model.soil_offsets, model.soil_row_offsets, self._state)
         self._checkpoints = Checkpoints(self._state, self._control, self._scratch, self._soil, beds, ne)
         self._contacts = Contacts(model, self._state, self._dt)
+        self._rays = Rays(model, self._state, self._scratch, self._update_tree_frames, len(self._heightmaps))
         if beds:  # revisions advanced by soil-state edits made before the build; the first step sees every sample
             self._soil.start(beds, ne)
         self._init = []
