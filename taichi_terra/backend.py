@@ -4,12 +4,24 @@ from __future__ import annotations
 import contextlib
 import numbers
 import os
+import sys
 from pathlib import Path
 
 from . import codegen, frontend
 
 _ARCHS = ("cpu", "cuda", "vulkan", "gpu")
 _PRECISIONS = ("f64", "f32")
+#: the kernel modules the Python side imports before :func:`init` (array declarations and constants): they make no
+#: Taichi type with ``float``. Every other kernel module does (``ti.types.vector(6, float)``, Taichi dataclasses),
+#: and such a type takes the precision in force when its module is imported: imported before ``init``, float32.
+_SAFE_BEFORE_INIT = {"taichi_terra.kernels", "taichi_terra.kernels.common", "taichi_terra.kernels.common.arrays",
+                     "taichi_terra.kernels.common.layout", "taichi_terra.kernels.common.schema",
+                     "taichi_terra.kernels.planar", "taichi_terra.kernels.planar.arrays"}
+
+
+def _early_kernel_modules() -> list:
+    """The kernel modules already imported whose Taichi types would keep float32 in an f64 run."""
+    return sorted(m for m in sys.modules if m.startswith("taichi_terra.kernels.") and m not in _SAFE_BEFORE_INIT)
 _config: dict | None = None
 _verbose = True
 _specialize = True
@@ -71,6 +83,13 @@ def init(arch: str = "cpu", precision: str = "f64", threads: int | None = None, 
     os.environ.setdefault("TI_SKIP_VERSION_CHECK", "ON")
     os.environ.setdefault("ENABLE_TAICHI_HEADER_PRINT", "0")
     import taichi as ti
+    from taichi.lang import impl
+
+    early = _early_kernel_modules() if precision == "f64" and impl.get_runtime().default_fp != ti.f64 else []
+    if early:
+        raise RuntimeError(f"taichi_terra.init: {', '.join(early)} imported before init; the Taichi vector and struct "
+                           "types such a module makes take float32 when it is imported then, and an f64 run would "
+                           "compute in them: import taichi_terra.kernels modules after taichi_terra.init")
 
     ti_arch = {"cpu": ti.cpu, "cuda": ti.cuda, "vulkan": ti.vulkan, "gpu": ti.gpu}[arch]
     kwargs = dict(arch=ti_arch, default_fp=ti.f64 if precision == "f64" else ti.f32, default_ip=ti.i32,

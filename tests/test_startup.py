@@ -406,3 +406,29 @@ def test_the_articulated_step_kernel_compiled_in_one_process_loads_from_the_cach
                               "TAICHI_TERRA_FRONT_CACHE": "0"})
     assert out.returncode == 0, out.stderr[-3000:]
     assert before and sorted(p.name for p in cache.glob("*.tic")) == before
+
+
+def test_init_refuses_f64_after_a_kernel_module_was_imported_in_float32():
+    """A kernel module imported before ``init`` made its Taichi vector types in float32 (Taichi's default then):
+    an f64 ``init`` raises, naming the module, instead of computing in them; imported after ``init`` (the usual
+    order), the same module's types are float64. Reference: the dtype Taichi gives ``float`` at each moment."""
+    script = textwrap.dedent("""
+        import sys
+        import taichi_terra as tt
+        if sys.argv[1] == "before":
+            import taichi_terra.kernels.solver.sweep
+            try:
+                tt.init("cpu", "f64")
+            except RuntimeError as exc:
+                print("refused:", exc)
+        else:
+            tt.init("cpu", "f64")
+            import taichi_terra.kernels.solver.sweep as sweep
+            print("dtype:", sweep.vec6.dtype)
+    """)
+    before = subprocess.run([sys.executable, "-c", script, "before"], capture_output=True, text=True, timeout=300,
+                            cwd=ROOT)
+    after = subprocess.run([sys.executable, "-c", script, "after"], capture_output=True, text=True, timeout=300,
+                           cwd=ROOT)
+    assert "refused:" in before.stdout and "taichi_terra.kernels.solver.sweep" in before.stdout, before.stderr[-2000:]
+    assert "dtype: f64" in after.stdout, after.stderr[-2000:]
