@@ -1,8 +1,10 @@
 """Per-body state of a world: the body handles' setters and getters, and ``get_state`` / ``set_state``
-for every body of every env at once (a mixin of ``World``).
+for every body of every env at once.
 
 Before the build the values live in the builder's per-body arrays; after it, in the State and Control
-arrays (``state.py``), which on cpu are read and written in place.
+arrays (``state.py``), which on cpu are read and written in place: :class:`BodyStates`, made at the build,
+reads and writes them there. :class:`BodyStateAccess` is the world's public face: it checks the values and
+sends them to one or the other.
 """
 from __future__ import annotations
 
@@ -12,8 +14,68 @@ from .bodies.body import _SLOTS
 from .validation import as_float_array, rotation_to_quat
 
 
+class BodyStates:
+    """The free bodies' state (``q``, ``u``) and applied loads (``control``) in a built world.
+
+    Args:
+        state, control: the world's arrays (``state.py``).
+        n_envs: the world's env count.
+        n_bodies: its free bodies (they come first in ``q`` and ``u``: 7 coordinates and 6 velocities each).
+    """
+
+    def __init__(self, state, control, n_envs: int, n_bodies: int):
+        self._state, self._control, self._n_envs, self._nb = state, control, int(n_envs), int(n_bodies)
+
+    def write(self, index: int, quantity: str, vals: np.ndarray, rows) -> None:
+        """Set ``quantity`` (``bodies/body.py``'s ``_SLOTS``) of body ``index`` in the envs ``rows`` to
+        ``vals`` (checked)."""
+        arena, block, column = _BODY_COLUMNS[quantity]
+        group = self._control if arena == "control" else self._state
+        data = group.read(arena)
+        view = group._layouts[arena].view(data, block, column)[:, index]
+        view[rows] = vals
+        if group._views[arena] is None:
+            group.write(arena, data)
+
+    def read(self, index: int, quantity: str) -> np.ndarray:
+        """``quantity`` of body ``index`` in every env: a view of the arrays, or of their copy on a GPU."""
+        arena, block, column = _BODY_COLUMNS[quantity]
+        group = self._control if arena == "control" else self._state
+        return group._layouts[arena].view(group.read(arena), block, column)[:, index]
+
+    def coordinates(self) -> tuple[np.ndarray, np.ndarray]:
+        """One contiguous float64 copy of every body's coordinates, (n_envs, n_bodies, 7), and of its
+        velocities, (n_envs, n_bodies, 6)."""
+        nb, ne = self._nb, self._n_envs
+        q = np.array(self._state.read("q")[:, :7 * nb], dtype=np.float64).reshape(ne, nb, 7)
+        u = np.array(self._state.read("u")[:, :6 * nb], dtype=np.float64).reshape(ne, nb, 6)
+        return q, u
+
+    def write_all(self, parsed: dict, rows, cols: dict) -> None:
+        """Write checked quantities of every body (:meth:`BodyStateAccess.set_state`): ``parsed`` name ->
+        (array, row norms or None), ``cols`` name -> (array name, first column), in the envs ``rows``."""
+        for key in ("q", "u"):
+            names = [n for n in parsed if cols[n][0] == key]
+            if not names:
+                continue
+            data = self._state.read(key)
+            width = 7 if key == "q" else 6
+            # each body's coordinates are the row's first n_bodies * width columns: a strided view of them
+            bodies = data[:, :self._nb * width].reshape(self._n_envs, self._nb, width)[rows]
+            for name in names:
+                arr, norms = parsed[name]
+                c0 = cols[name][1]
+                dst = bodies[..., c0:c0 + arr.shape[-1]]
+                if norms is not None:
+                    arr = arr / norms
+                _copy_items(dst, arr)
+            if self._state._views[key] is None:
+                self._state.write(key, data)
+
+
 class BodyStateAccess:
-    """Per-body state access of :class:`taichi_terra.World`."""
+    """Per-body state access of :class:`taichi_terra.World`: checks, then the builder's arrays before the
+    build and the world's :class:`BodyStates` after it."""
 
     def _parse_value(self, quantity: str, value, env) -> np.ndarray:
         """Validate a setter value; returns shape (n_target_envs or 1, width)."""
@@ -53,13 +115,7 @@ class BodyStateAccess:
         if not self.built:
             self._init[index][name][rows, col:col + width] = vals if env is None else vals[0]
             return
-        arena, block, column = _BODY_COLUMNS[quantity]
-        group = self._control if arena == "control" else self._state
-        data = group.read(arena)
-        view = group._layouts[arena].view(data, block, column)[:, index]
-        view[rows] = vals if env is None else vals[0]
-        if group._views[arena] is None:
-            group.write(arena, data)
+        self._body_states.write(index, quantity, vals if env is None else vals[0], rows)
 
     def _get_body(self, index: int, quantity: str, env) -> np.ndarray:
         self._check_env(env)
@@ -67,9 +123,7 @@ class BodyStateAccess:
         if not self.built:
             data = self._init[index][name][:, col:col + width]
         else:
-            arena, block, column = _BODY_COLUMNS[quantity]
-            group = self._control if arena == "control" else self._state
-            data = group._layouts[arena].view(group.read(arena), block, column)[:, index]
+            data = self._body_states.read(index, quantity)
         data = np.array(data, dtype=np.float64)
         return data if env is None else data[int(env)]
 
@@ -92,8 +146,7 @@ class BodyStateAccess:
             q = np.stack([d["q"] for d in self._init], axis=1) if nb else np.zeros((self._n_envs, 0, 7))
             u = np.stack([d["u"] for d in self._init], axis=1) if nb else np.zeros((self._n_envs, 0, 6))
         else:  # one contiguous copy of each array; the quantities are views into these copies
-            q = np.array(self._state.read("q")[:, :7 * nb], dtype=np.float64).reshape(self._n_envs, nb, 7)
-            u = np.array(self._state.read("u")[:, :6 * nb], dtype=np.float64).reshape(self._n_envs, nb, 6)
+            q, u = self._body_states.coordinates()
         return {"position": q[..., 0:3], "orientation": q[..., 3:7], "linear_velocity": u[..., 0:3],
                 "angular_velocity": u[..., 3:6]}
 
@@ -129,23 +182,7 @@ class BodyStateAccess:
                 for b in range(nb):
                     self._init[b][key][rows, c0:c0 + arr.shape[-1]] = arr[..., b, :]
             return
-        for key in ("q", "u"):
-            names = [n for n in parsed if cols[n][0] == key]
-            if not names:
-                continue
-            data = self._state.read(key)
-            width = 7 if key == "q" else 6
-            # each body's coordinates are the row's first n_bodies * width columns: a strided view of them
-            bodies = data[:, :nb * width].reshape(self._n_envs, nb, width)[rows]
-            for name in names:
-                arr, norms = parsed[name]
-                c0 = cols[name][1]
-                dst = bodies[..., c0:c0 + arr.shape[-1]]
-                if norms is not None:
-                    arr = arr / norms
-                _copy_items(dst, arr)
-            if self._state._views[key] is None:
-                self._state.write(key, data)
+        self._body_states.write_all(parsed, rows, cols)
 
 
 def _checked_state_array(name: str, value, shapes: list) -> tuple:

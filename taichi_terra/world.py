@@ -18,7 +18,7 @@ from .bodies import shapes as _shapes
 from .bodies.articulated_world import ArticulatedBuilder
 from .bodies.body import Body
 from .granular.builder import GranularBuilder
-from .body_state import BodyStateAccess
+from .body_state import BodyStateAccess, BodyStates
 from .checkpoints import Checkpoint, Checkpoints, check_fits
 from .contacts import Contacts, ContactQueries, ContactSet  # noqa: F401  (ContactSet: public via world)
 from .divergence import DivergenceWatch
@@ -190,6 +190,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._checkpoints = None  # checkpoints and env resets once built (checkpoints.py)
         self._contacts = None  # what the last step left about contacts, once built (contacts.py)
         self._rays = None  # ray casts on the device, once built (rays.py)
+        self._body_states = None  # the free bodies' state once built (body_state.py)
         self._step_graph = None
         self._settings_key = None  # the solver settings, gravity and time step last validated and uploaded
         self._time = 0.0
@@ -386,6 +387,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._checkpoints = Checkpoints(self._state, self._control, self._scratch, self._soil, beds, ne)
         self._contacts = Contacts(model, self._state, self._dt)
         self._rays = Rays(model, self._state, self._scratch, self._update_tree_frames, len(self._heightmaps))
+        self._body_states = BodyStates(self._state, self._control, ne, nb)
         if beds:  # revisions advanced by soil-state edits made before the build; the first step sees every sample
             self._soil.start(beds, ne)
         self._init = []
