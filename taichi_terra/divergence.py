@@ -1,5 +1,6 @@
 """The divergence watch's side of a world (the step kernel's check is ``kernels/step.py``'s ``watch_env``): its
-bounds, its report, putting chosen envs back, and the error of ``on_divergence="raise"``."""
+bounds, its report (read by :class:`DivergenceReports`, made at the world's build) and the error of
+``on_divergence="raise"``. Envs are put back by ``World.reset_envs`` (``checkpoints.py``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -16,8 +17,35 @@ class DivergenceError(RuntimeError):
     """An env diverged and the world was made with ``on_divergence="raise"`` (:meth:`World.get_diverged`)."""
 
 
+class DivergenceReports:
+    """What the step kernel's watch wrote in each env's row of a built world.
+
+    Args:
+        state: the world's :class:`~taichi_terra.state.State`.
+        n_free: its free bodies (body indices below it); the trees follow.
+        system_names: its articulated systems' names, in tree order.
+    """
+
+    def __init__(self, state, n_free: int, system_names):
+        self._state, self._n_free, self._names = state, int(n_free), list(system_names)
+
+    def found(self) -> dict:
+        """``{env: {"step", "body", "what"}}`` of every env found diverged (:meth:`DivergenceWatch.get_diverged`)."""
+        from .kernels.common.arrays import ENV
+
+        env = self._state.block("state_i", "env")[:, 0]
+        what, body, step = (env[:, getattr(ENV, c)] for c in ("diverged", "diverged_body", "diverged_step"))
+        out = {}
+        for e in np.flatnonzero(what):
+            b = int(body[e])
+            name = f"body {b}" if b < self._n_free else self._names[b - self._n_free]
+            out[int(e)] = {"step": int(step[e]), "body": name, "what": _DIVERGED[int(what[e])]}
+        return out
+
+
 class DivergenceWatch:
-    """Mixin of :class:`taichi_terra.World`: the divergence watch's settings and reports."""
+    """The divergence watch's settings and reports of :class:`taichi_terra.World` (the reports read through
+    its :class:`DivergenceReports`)."""
 
     @property
     def bounds(self) -> float:
@@ -47,17 +75,7 @@ class DivergenceWatch:
         bounds", "a non-finite velocity" or "a speed over the limit"}}``. A diverged env stands still until
         :meth:`reset_envs` or :meth:`restore` puts it back; the other envs are not affected."""
         self.build()
-        from .kernels.common.arrays import ENV
-
-        env = self._state.block("state_i", "env")[:, 0]
-        what, body, step = (env[:, getattr(ENV, c)] for c in ("diverged", "diverged_body", "diverged_step"))
-        n_free = self._model.n_free
-        out = {}
-        for e in np.flatnonzero(what):
-            b = int(body[e])
-            name = f"body {b}" if b < n_free else self._systems[b - n_free].model.name
-            out[int(e)] = {"step": int(step[e]), "body": name, "what": _DIVERGED[int(what[e])]}
-        return out
+        return self._divergence.found()
 
     def _raise_if_diverged(self) -> None:
         found = self.get_diverged()

@@ -21,7 +21,7 @@ from .granular.builder import GranularBuilder
 from .body_state import BodyStateAccess, BodyStates
 from .checkpoints import Checkpoint, Checkpoints, check_fits
 from .contacts import Contacts, ContactQueries, ContactSet  # noqa: F401  (ContactSet: public via world)
-from .divergence import DivergenceWatch
+from .divergence import DivergenceReports, DivergenceWatch
 from .materials import DEFAULT_MATERIAL, MaterialTable
 from .rays import RayCaster, Rays
 from .terrain.builder import TerrainBuilder
@@ -191,6 +191,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._contacts = None  # what the last step left about contacts, once built (contacts.py)
         self._rays = None  # ray casts on the device, once built (rays.py)
         self._body_states = None  # the free bodies' state once built (body_state.py)
+        self._divergence = None  # the divergence watch's reports once built (divergence.py)
         self._step_graph = None
         self._settings_key = None  # the solver settings, gravity and time step last validated and uploaded
         self._time = 0.0
@@ -388,6 +389,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._contacts = Contacts(model, self._state, self._dt)
         self._rays = Rays(model, self._state, self._scratch, self._update_tree_frames, len(self._heightmaps))
         self._body_states = BodyStates(self._state, self._control, ne, nb)
+        self._divergence = DivergenceReports(self._state, model.n_free, [system.model.name for system in self._systems])
         if beds:  # revisions advanced by soil-state edits made before the build; the first step sees every sample
             self._soil.start(beds, ne)
         self._init = []
