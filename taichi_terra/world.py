@@ -391,7 +391,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._body_states = BodyStates(self._state, self._control, ne, nb)
         self._divergence = DivergenceReports(self._state, model.n_free, [system.model.name for system in self._systems])
         if beds:  # revisions advanced by soil-state edits made before the build; the first step sees every sample
-            self._soil.start(beds, ne)
+            self._soil.start(beds)
         self._init = []
 
     def step(self, n_steps: int = 1) -> None:

@@ -73,11 +73,10 @@ class SoilStore:
         """The row revisions of ``bed``, shape (n_envs, y_samples)."""
         return self._state.block("soil_rev", "row_revision", "revision")[:, self._rows(bed), 0]
 
-    def start(self, beds, n_envs: int) -> None:
+    def start(self, beds) -> None:
         """At the build: each bed's revisions as its edits before the build left them, and every sample of every
         bed visited by the first step."""
-        rev = self._state.block("soil_rev", "row_revision", "revision")
-        rev = np.zeros((n_envs, rev.shape[1], 1), np.int64)
+        rev = np.zeros_like(self._state.block("soil_rev", "row_revision", "revision"), np.int64)
         for bed in beds:
             rev[:, self._rows(bed), 0] = bed._rev_before_build
         self._state.set_block("soil_rev", "row_revision", "revision", rev)
