@@ -106,7 +106,7 @@ def build(args) -> app.Scene:
         log["y"].append(q[0, 1])
         log["vx"].append(u[0, 0])
         log["wheel"].append(u[0, list(buggy.rear_wheels)].mean() * mb.WHEEL_RADIUS)
-        log["force"].append(bed.get_soil_step_stats(0)["normal_force"] if w._steps else 0.0)
+        log["force"].append(bed.get_soil_step_stats(0)["normal_force"] if w.step_count else 0.0)
         if t < DRIVE_END:
             angle, rate = steering(t)
             buggy.u_target[buggy.rack] = mb.steer_to_rack(rate)

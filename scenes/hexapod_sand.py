@@ -134,7 +134,7 @@ def add_hexapod(world, payload: float = 0.0, *, plates: int = 500, height: float
 
 def set_gait(robot, t: float) -> None:
     """The servos' targets at time ``t`` [s] (the same in every env)."""
-    n_envs = robot._world.n_envs
+    n_envs = robot.get_generalized_coordinate().shape[0]
     target = np.zeros((n_envs, robot.get_generalized_coordinate_dim()))
     target[:, 7:] = gait(t)
     rate = np.zeros((n_envs, robot.get_dof()))

@@ -3,15 +3,15 @@ for every body of every env at once.
 
 Before the build the values live in the builder's per-body arrays; after it, in the State and Control
 arrays (``state.py``), which on cpu are read and written in place: :class:`BodyStates`, made at the build,
-reads and writes them there. :class:`BodyStateAccess` is the world's public face: it checks the values and
-sends them to one or the other.
+reads and writes them there. :class:`FreeBodies`, the world's part for its free bodies, checks the values
+and sends them to one or the other; :class:`BodyStateAccess` is the world's public face over it.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .bodies.body import _SLOTS
-from .validation import as_float_array, rotation_to_quat
+from .validation import as_float_array, check_env, rotation_to_quat
 
 
 class BodyStates:
@@ -73,9 +73,44 @@ class BodyStates:
                 self._state.write(key, data)
 
 
-class BodyStateAccess:
-    """Per-body state access of :class:`taichi_terra.World`: checks, then the builder's arrays before the
-    build and the world's :class:`BodyStates` after it."""
+class FreeBodies:
+    """The world's free bodies: their handles and materials, and their state, held in the builder's per-body
+    arrays before the build and in the world's :class:`BodyStates` after it (:meth:`attach`).
+
+    Args:
+        n_envs: the world's env count.
+    """
+
+    def __init__(self, n_envs: int):
+        self._n_envs = int(n_envs)
+        self.bodies: list = []  # the Body handles, in index order
+        self.materials: list[int] = []  # each body's material index (materials.py)
+        self._init: list[dict] = []  # each body's state before the build: q (n_envs, 7), u, f and t (n_envs, 3)
+        self._states: BodyStates | None = None
+
+    def add(self, body, material: int) -> None:
+        """Add ``body`` (its index is the next one) of material index ``material``, at rest at the origin."""
+        ne = self._n_envs
+        q = np.zeros((ne, 7))
+        q[:, 3] = 1.0
+        self._init.append({"q": q, "u": np.zeros((ne, 6)), "f": np.zeros((ne, 3)), "t": np.zeros((ne, 3))})
+        self.bodies.append(body)
+        self.materials.append(material)
+
+    def initial(self) -> tuple:
+        """The bodies' state as set before the build, as the state arrays take it: coordinates (n_envs,
+        7 n_bodies), velocities (n_envs, 6 n_bodies), forces and torques (n_envs, n_bodies, 3); four ``None``
+        without bodies."""
+        if not self.bodies:
+            return None, None, None, None
+        return (np.concatenate([d["q"] for d in self._init], axis=1),
+                np.concatenate([d["u"] for d in self._init], axis=1),
+                np.stack([d["f"] for d in self._init], axis=1), np.stack([d["t"] for d in self._init], axis=1))
+
+    def attach(self, states: BodyStates) -> None:
+        """From now on the state lives in ``states`` (the built world's); the builder's arrays are dropped."""
+        self._states = states
+        self._init = []
 
     def _parse_value(self, quantity: str, value, env) -> np.ndarray:
         """Validate a setter value; returns shape (n_target_envs or 1, width)."""
@@ -107,27 +142,71 @@ class BodyStateAccess:
             raise ValueError(f"{quantity} must be finite")
         return out
 
-    def _set_body(self, index: int, quantity: str, value, env) -> None:
-        self._check_env(env)
+    def set(self, index: int, quantity: str, value, env) -> None:
+        """Set ``quantity`` (``bodies/body.py``'s ``_SLOTS``) of body ``index`` in ``env`` (``None``: every
+        env), checked first."""
+        check_env(env, self._n_envs)
         vals = self._parse_value(quantity, value, env)
         name, col, width = _SLOTS[quantity]
         rows = slice(None) if env is None else int(env)
-        if not self.built:
+        if self._states is None:
             self._init[index][name][rows, col:col + width] = vals if env is None else vals[0]
             return
-        self._body_states.write(index, quantity, vals if env is None else vals[0], rows)
+        self._states.write(index, quantity, vals if env is None else vals[0], rows)
 
-    def _get_body(self, index: int, quantity: str, env) -> np.ndarray:
-        self._check_env(env)
+    def get(self, index: int, quantity: str, env) -> np.ndarray:
+        """``quantity`` of body ``index``, a float64 copy: (n_envs, width) with ``env=None``, else (width,)."""
+        check_env(env, self._n_envs)
         name, col, width = _SLOTS[quantity]
-        if not self.built:
+        if self._states is None:
             data = self._init[index][name][:, col:col + width]
         else:
-            data = self._body_states.read(index, quantity)
+            data = self._states.read(index, quantity)
         data = np.array(data, dtype=np.float64)
         return data if env is None else data[int(env)]
 
-    # ------------------------------------------------------------------ every body at once
+    def get_state(self) -> dict:
+        """:meth:`BodyStateAccess.get_state`."""
+        nb = len(self.bodies)
+        if self._states is None:
+            q = np.stack([d["q"] for d in self._init], axis=1) if nb else np.zeros((self._n_envs, 0, 7))
+            u = np.stack([d["u"] for d in self._init], axis=1) if nb else np.zeros((self._n_envs, 0, 6))
+        else:  # one contiguous copy of each array; the quantities are views into these copies
+            q, u = self._states.coordinates()
+        return {"position": q[..., 0:3], "orientation": q[..., 3:7], "linear_velocity": u[..., 0:3],
+                "angular_velocity": u[..., 3:6]}
+
+    def set_state(self, given: dict, env) -> None:
+        """:meth:`BodyStateAccess.set_state`: ``given`` maps each quantity to its value or ``None``."""
+        check_env(env, self._n_envs)
+        nb = len(self.bodies)
+        parsed = {}
+        with np.errstate(over="ignore", invalid="ignore"):
+            for name, value in given.items():
+                if value is not None:
+                    k = 4 if name == "orientation" else 3
+                    shapes = [(nb, k)] + ([(self._n_envs, nb, k)] if env is None else [])
+                    parsed[name] = _checked_state_array(name, value, shapes)
+        if not parsed:
+            return
+        rows = slice(None) if env is None else int(env)
+        cols = {"position": ("q", 0), "orientation": ("q", 3), "linear_velocity": ("u", 0),
+                "angular_velocity": ("u", 3)}
+        if self._states is None:
+            for name, (arr, norms) in parsed.items():
+                key, c0 = cols[name]
+                arr = arr / norms if norms is not None else arr
+                for b in range(nb):
+                    self._init[b][key][rows, c0:c0 + arr.shape[-1]] = arr[..., b, :]
+            return
+        self._states.write_all(parsed, rows, cols)
+
+
+class BodyStateAccess:
+    """Every free body's state at once, on :class:`taichi_terra.World`; the work is its :class:`FreeBodies`'."""
+
+    _PARTS = ("_free",)
+
     def get_state(self) -> dict:
         """Every body's state in every env, one array per quantity, env axis first:
 
@@ -141,14 +220,7 @@ class BodyStateAccess:
         costs two numpy copies. :meth:`set_state` takes these views as they are (about 0.18 ms for 1024
         envs x 10 bodies on a 2-core cpu, against 0.12 ms for C-contiguous arrays, whose checks are cheaper).
         """
-        nb = len(self._bodies)
-        if not self.built:
-            q = np.stack([d["q"] for d in self._init], axis=1) if nb else np.zeros((self._n_envs, 0, 7))
-            u = np.stack([d["u"] for d in self._init], axis=1) if nb else np.zeros((self._n_envs, 0, 6))
-        else:  # one contiguous copy of each array; the quantities are views into these copies
-            q, u = self._body_states.coordinates()
-        return {"position": q[..., 0:3], "orientation": q[..., 3:7], "linear_velocity": u[..., 0:3],
-                "angular_velocity": u[..., 3:6]}
+        return self._free.get_state()
 
     def set_state(self, *, position=None, orientation=None, linear_velocity=None, angular_velocity=None,
                   env: int | None = None) -> None:
@@ -159,30 +231,8 @@ class BodyStateAccess:
         orientation quaternion (w, x, y, z), which is normalised here. Every argument is checked before
         anything is written: a bad one raises and leaves the state as it was.
         """
-        self._check_env(env)
-        nb = len(self._bodies)
-        given = {"position": position, "orientation": orientation, "linear_velocity": linear_velocity,
-                 "angular_velocity": angular_velocity}
-        parsed = {}
-        with np.errstate(over="ignore", invalid="ignore"):
-            for name, value in given.items():
-                if value is not None:
-                    k = 4 if name == "orientation" else 3
-                    shapes = [(nb, k)] + ([(self._n_envs, nb, k)] if env is None else [])
-                    parsed[name] = _checked_state_array(name, value, shapes)
-        if not parsed:
-            return
-        rows = slice(None) if env is None else int(env)
-        cols = {"position": ("q", 0), "orientation": ("q", 3), "linear_velocity": ("u", 0),
-                "angular_velocity": ("u", 3)}
-        if not self.built:
-            for name, (arr, norms) in parsed.items():
-                key, c0 = cols[name]
-                arr = arr / norms if norms is not None else arr
-                for b in range(nb):
-                    self._init[b][key][rows, c0:c0 + arr.shape[-1]] = arr[..., b, :]
-            return
-        self._body_states.write_all(parsed, rows, cols)
+        self._free.set_state({"position": position, "orientation": orientation, "linear_velocity": linear_velocity,
+                              "angular_velocity": angular_velocity}, env)
 
 
 def _checked_state_array(name: str, value, shapes: list) -> tuple:

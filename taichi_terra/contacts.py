@@ -9,6 +9,7 @@ import numpy as np
 
 from .kernels.common import layout as L
 from .kernels.common.arrays import CONTACT, SHAPE_PAIR
+from .validation import check_env
 
 
 @dataclass
@@ -130,9 +131,11 @@ class ContactQueries:
     """The contact queries of :class:`taichi_terra.World` (they read the state the last step left, through the
     world's :class:`Contacts`, made at its build)."""
 
+    _PARTS = ("_contacts",)
+
     def get_contacts(self, env: int = 0) -> "ContactSet":
         """The contacts of ``env`` found and solved in the last step."""
-        self._check_env(env)
+        check_env(env, self.n_envs)
         if env is None:
             raise TypeError("get_contacts needs one env index")
         self.build()
@@ -142,7 +145,7 @@ class ContactQueries:
         """The shape-shape pairs the broadphase kept in the last step for ``env``: body index pairs
         (lower, higher), shape (k, 2), sorted; pairs whose bounding spheres, grown by the contact margin
         and one step of motion, overlap."""
-        self._check_env(env)
+        check_env(env, self.n_envs)
         if env is None:
             raise TypeError("get_shape_pairs needs one env index")
         self.build()
@@ -151,7 +154,7 @@ class ContactQueries:
     def get_contact_overflow(self, env: int | None = None) -> np.ndarray | int:
         """Contacts dropped in the last step because a pair's slots, or the pool shared by shape-shape
         pairs (``max_shape_contacts``), were full; per env (or one env)."""
-        self._check_env(env)
+        check_env(env, self.n_envs)
         self.build()
         total = self._contacts.contact_overflow()
         return total if env is None else int(total[int(env)])
@@ -160,14 +163,14 @@ class ContactQueries:
         """Shape-shape pairs dropped in the last step because the pair table (``max_shape_pairs``) was
         full; per env (or one env). The pairs of the lowest body indices are kept (of the one body whose
         pairs cross the limit, those the sweep met first)."""
-        self._check_env(env)
+        check_env(env, self.n_envs)
         self.build()
         dropped = self._contacts.pair_overflow()
         return dropped if env is None else int(dropped[int(env)])
 
     def get_solver_sweeps(self, env: int | None = None) -> np.ndarray | int:
         """Gauss-Seidel sweeps used in the last step, per env (or one env)."""
-        self._check_env(env)
+        check_env(env, self.n_envs)
         self.build()
         used = self._contacts.sweeps()
         return used if env is None else int(used[int(env)])

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from .kernels.common.layout import DIVERGED_COORDINATE, DIVERGED_POSITION, DIVERGED_SPEED, DIVERGED_VELOCITY
-from .validation import check_positive
 
 #: what the divergence watch found (kernels/step.py watch_env), by its code
 _DIVERGED = {DIVERGED_COORDINATE: "a non-finite coordinate", DIVERGED_POSITION: "a position out of bounds",
@@ -44,28 +43,10 @@ class DivergenceReports:
 
 
 class DivergenceWatch:
-    """The divergence watch's settings and reports of :class:`taichi_terra.World` (the reports read through
-    its :class:`DivergenceReports`)."""
+    """The divergence watch's reports on :class:`taichi_terra.World`, read through its :class:`DivergenceReports`
+    (the watch's bounds are the world's settings)."""
 
-    @property
-    def bounds(self) -> float:
-        """The divergence watch's bound [m]: an env in which a free body's centre or a floating root's origin has
-        a coordinate beyond it (in absolute value) after a step is reported diverged (:meth:`get_diverged`)."""
-        return self._bounds
-
-    @bounds.setter
-    def bounds(self, value: float) -> None:
-        self._bounds = check_positive("bounds", value)
-
-    @property
-    def speed_limit(self) -> float:
-        """The divergence watch's bound on every velocity component [m/s for linear, rad/s for angular and joint
-        rates]."""
-        return self._speed_limit
-
-    @speed_limit.setter
-    def speed_limit(self, value: float) -> None:
-        self._speed_limit = check_positive("speed_limit", value)
+    _PARTS = ("_divergence",)
 
     def get_diverged(self) -> dict:
         """The envs the divergence watch found diverged (:attr:`bounds`, :attr:`speed_limit`; the step kernel

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validation import as_float_array, check_positive
+from .validation import as_float_array, check_env, check_positive
 
 KINDS = {0: None, 1: "ground", 2: "heightmap", 3: "body", 4: "link"}
 
@@ -48,6 +48,10 @@ class Rays:
     def __init__(self, model, state, scratch, pose_links, n_maps: int):
         self._model, self._state, self._scratch = model, state, scratch
         self._pose_links, self._n_maps = pose_links, int(n_maps)
+
+    def link_of(self, body: int) -> tuple[int, str]:
+        """(system index, link name) of the link that world body ``body`` (a link shape) belongs to."""
+        return self._model.body_links[body]
 
     def cast(self, origins: np.ndarray, dirs: np.ndarray, lengths: np.ndarray, ground) -> dict:
         """The first hit of every ray: ``origins`` [m] and unit ``dirs``, shape (n_envs, n_rays, 3), checked;
@@ -96,11 +100,13 @@ class RayCaster:
     """The ray queries of :class:`taichi_terra.World`: they check their input and name what was hit; the casts
     run in the world's :class:`Rays`, made at its build."""
 
+    _PARTS = ("_rays",)
+
     def ray_test(self, origin, direction, max_length: float, env: int = 0) -> RayHit | None:
         """The first hit of the ray from ``origin`` [m] along ``direction`` (any length, normalized here)
         within ``max_length`` [m] in ``env``, or ``None``. Rays starting inside a body ignore that body; height
         maps are hit from their upper side."""
-        self._check_env(env)
+        check_env(env, self.n_envs)
         if env is None:
             raise TypeError("env must be an int")
         o = self._ray_array("origin", origin, (3,))
@@ -113,8 +119,8 @@ class RayCaster:
         obj = {1: self.ground, 2: self.heightmaps[i] if k == 2 else None, 3: self.bodies[i] if k == 3 else None,
                4: None}[k]
         if k == 4:
-            system, link = self._model.body_links[i]
-            obj = (self._systems[system], link)
+            system, link = self._rays.link_of(i)
+            obj = (self.articulated_systems[system], link)
         return RayHit(out["point"][env, 0], out["normal"][env, 0], float(out["distance"][env, 0]), KINDS[k], i, obj)
 
     @staticmethod

@@ -45,6 +45,12 @@ def real_limits() -> tuple[str, float, float]:
     return name, float(info.max), float(info.tiny)
 
 
+def require_unbuilt(built: bool, what: str) -> None:
+    """Raise when a builder call (``what``, e.g. "adding a body") comes after the world's build."""
+    if built:
+        raise RuntimeError(f"{what}: the world is already built (after the first step the topology is fixed)")
+
+
 def check_env(env, n_envs: int) -> int | None:
     """``None`` (every env) or an env index in [0, n_envs), returned as int."""
     if env is None:

@@ -1,4 +1,12 @@
-"""World: builder calls, ``build()``, ``step()`` and checkpoints (per-body state access: ``body_state.py``).
+"""World: a facade over its parts, with ``build()``, ``step()``, settings and checkpoints.
+
+Each part holds one kind of thing and receives what it uses: :class:`~.body_state.FreeBodies` (free bodies),
+:class:`~.terrain.builder.Terrain` (ground, height maps, soil beds), :class:`~.bodies.articulated_world.Articulation`
+(articulated systems, pins), :class:`~.granular.builder.Granular` (granular media, RFT plates), and, made at the
+build, :class:`~.checkpoints.Checkpoints`, :class:`~.terrain.soil_state.SoilStore`, :class:`~.contacts.Contacts`,
+:class:`~.rays.Rays`, :class:`~.body_state.BodyStates` and :class:`~.divergence.DivergenceReports`. The World's
+public calls are grouped by part in faces (``TerrainBuilder``, ``ArticulatedBuilder``, ...), each of which uses
+the World's public API and its own part only (``tests/test_world_parts.py`` checks it).
 
 ``step(n)`` is one launch of the ``simulate`` kernel (``kernels/step.py``; one launch per step on vulkan),
 whose docstring lists the stages of a step in order. The kernel binds the arrays declared in
@@ -15,18 +23,19 @@ import numpy as np
 
 from . import backend, frontend, kernel_cache
 from .bodies import shapes as _shapes
-from .bodies.articulated_world import ArticulatedBuilder
+from .bodies.articulated_world import Articulation, ArticulatedBuilder
 from .bodies.body import Body
-from .granular.builder import GranularBuilder
-from .body_state import BodyStateAccess, BodyStates
+from .body_state import BodyStateAccess, BodyStates, FreeBodies
 from .checkpoints import Checkpoint, Checkpoints, check_fits
+from .clock import Clock
 from .contacts import Contacts, ContactQueries, ContactSet  # noqa: F401  (ContactSet: public via world)
 from .divergence import DivergenceReports, DivergenceWatch
+from .granular.builder import Granular, GranularBuilder
 from .materials import DEFAULT_MATERIAL, MaterialTable
 from .rays import RayCaster, Rays
-from .terrain.builder import TerrainBuilder
+from .terrain.builder import Ground, Terrain, TerrainBuilder  # noqa: F401  (Ground: public via world)
 from .terrain.soil_state import SoilStore
-from .validation import as_vector, check_env, check_finite, check_int, check_positive
+from .validation import as_vector, check_env, check_finite, check_int, check_positive, require_unbuilt
 
 #: steps per kernel launch on vulkan, for worlds without and with soil beds. On lavapipe a ``break`` three loops
 #: deep (the soil law's Newton iterations inside the sweep inside the step loop) also ended the loops around it:
@@ -114,14 +123,6 @@ class SolverConfig:
                 raise TypeError(f"{name} must be a bool")
 
 
-@dataclass
-class Ground:
-    """An infinite horizontal plane ``z = height``; everything below it is inside."""
-
-    height: float
-    material: str
-
-
 class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, ContactQueries, BodyStateAccess,
             DivergenceWatch):
     """A batch of ``n_envs`` independent copies of one scene.
@@ -174,28 +175,21 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._vulkan = backend.config()["arch"] == "vulkan"
         self._step_chunk = None
         self.materials = MaterialTable()
-        self._bodies: list[Body] = []
-        self._systems = []  # articulated systems (bodies/articulated.py)
-        self._pins = []  # pins between links (bodies/pin.py)
-        self._media = []  # granular media (granular/media.py)
-        self._plate_sets = []  # RFT plates (granular/plates.py)
-        self._plate_graph = None
-        self._body_materials: list[int] = []
-        self._init: list[dict] = []
-        self._ground: Ground | None = None
-        self._heightmaps = []
+        self._clock = Clock()
+        # the parts that hold what the world is made of (each receives what it uses)
+        self._free = FreeBodies(self._n_envs)
+        self._terrain = Terrain(self._n_envs, self.build)
+        self._articulation = Articulation(self._n_envs, self._dt, self._clock, self.build, self._sync_settings)
+        self._granular = Granular(self._n_envs, self._clock)
         self._model = None
         self._state = None
         self._soil = None  # the soil beds' state once built (terrain/soil_state.py)
         self._checkpoints = None  # checkpoints and env resets once built (checkpoints.py)
         self._contacts = None  # what the last step left about contacts, once built (contacts.py)
         self._rays = None  # ray casts on the device, once built (rays.py)
-        self._body_states = None  # the free bodies' state once built (body_state.py)
         self._divergence = None  # the divergence watch's reports once built (divergence.py)
         self._step_graph = None
         self._settings_key = None  # the solver settings, gravity and time step last validated and uploaded
-        self._time = 0.0
-        self._steps = 0
 
     # ------------------------------------------------------------------ properties
     @property
@@ -209,8 +203,13 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
 
     @property
     def time(self) -> float:
-        """Simulated time since the start [s]."""
-        return self._time
+        """Simulated time since the start [s] (as a checkpoint restores it)."""
+        return self._clock.time
+
+    @property
+    def step_count(self) -> int:
+        """Steps taken since the start (as a checkpoint restores it)."""
+        return self._clock.steps
 
     @property
     def gravity(self) -> np.ndarray:
@@ -224,15 +223,28 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
 
     @property
     def bodies(self) -> list:
-        return list(self._bodies)
+        """The free bodies, in index order."""
+        return list(self._free.bodies)
 
     @property
-    def heightmaps(self) -> list:
-        return list(self._heightmaps)
+    def bounds(self) -> float:
+        """The divergence watch's bound [m]: an env in which a free body's centre or a floating root's origin has
+        a coordinate beyond it (in absolute value) after a step is reported diverged (:meth:`get_diverged`)."""
+        return self._bounds
+
+    @bounds.setter
+    def bounds(self, value: float) -> None:
+        self._bounds = check_positive("bounds", value)
 
     @property
-    def ground(self) -> Ground | None:
-        return self._ground
+    def speed_limit(self) -> float:
+        """The divergence watch's bound on every velocity component [m/s for linear, rad/s for angular and joint
+        rates]."""
+        return self._speed_limit
+
+    @speed_limit.setter
+    def speed_limit(self, value: float) -> None:
+        self._speed_limit = check_positive("speed_limit", value)
 
     @property
     def max_shape_pairs(self) -> int:
@@ -249,10 +261,6 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
     @property
     def built(self) -> bool:
         return self._model is not None
-
-    def _require_builder(self, what: str) -> None:
-        if self.built:
-            raise RuntimeError(f"{what}: the world is already built (after the first step the topology is fixed)")
 
     # ------------------------------------------------------------------ materials
     def add_material(self, name: str) -> None:
@@ -272,19 +280,14 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
 
     def _refresh_materials(self) -> None:
         if self.built:
-            self._model.update_materials(self.materials, self._model.body_materials, self._ground, self._heightmaps)
+            self._model.update_materials(self.materials, self._model.body_materials, self.ground, self.heightmaps)
 
     # ------------------------------------------------------------------ builders
     def _add_body(self, shape, material: str) -> Body:
         mat = self.materials.index(material)
-        self._require_builder("adding a body")
-        body = Body(self, len(self._bodies), shape, material)
-        ne = self._n_envs
-        q = np.zeros((ne, 7))
-        q[:, 3] = 1.0
-        self._init.append({"q": q, "u": np.zeros((ne, 6)), "f": np.zeros((ne, 3)), "t": np.zeros((ne, 3))})
-        self._bodies.append(body)
-        self._body_materials.append(mat)
+        require_unbuilt(self.built, "adding a body")
+        body = Body(self._free, len(self._free.bodies), shape, material)
+        self._free.add(body, mat)
         return body
 
     def add_sphere(self, radius: float, mass: float, *, material: str = DEFAULT_MATERIAL) -> Body:
@@ -310,24 +313,6 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         The body origin is the hull's centre of mass."""
         return self._add_body(_shapes.mesh(mesh_or_path, mass), material)
 
-    def add_ground(self, height: float = 0.0, *, material: str = DEFAULT_MATERIAL) -> Ground:
-        """The infinite plane ``z = height`` [m]."""
-        h = check_finite("height", height)
-        self.materials.index(material)
-        self._require_builder("adding the ground")
-        if self._ground is not None:
-            raise RuntimeError("add_ground: the world already has a ground plane")
-        self._ground = Ground(h, material)
-        return self._ground
-
-    def _on_heightmap_data(self, hm) -> None:
-        if self.built:
-            self._model.update_heightmap_data(self._heightmaps)
-
-    def _on_heightmap_pose(self, hm) -> None:
-        if self.built:
-            self._model.update_heightmap_poses(self._heightmaps)
-
     # ------------------------------------------------------------------ build and step
     def build(self) -> None:
         """Freeze the topology and allocate the model and state arrays (done by the first step)."""
@@ -336,32 +321,18 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         from .model import Model, ModelParts
         from .state import Control, Scratch, State
 
-        default = self.materials.index(DEFAULT_MATERIAL)
-        link_bodies, tracks = [], []
-        for t, system in enumerate(self._systems):
-            system._body0 = len(self._bodies) + len(link_bodies)
-            mats = [default if tr.material is None else self.materials.add(tr.material) for tr in system.model.tracks]
-            for (link, shape, pos, rot), k in zip(system.collision_bodies(), system.collision_body_tracks()):
-                link_bodies.append((t, link, shape, pos, rot, default if k < 0 else mats[k],
-                                    -1 if k < 0 else len(tracks) + k))
-            tracks += [(t, link, dofs, gains, width) for link, dofs, gains, width in system.track_rows()]
-        model = Model(ModelParts([b.shape for b in self._bodies], self.materials, self._body_materials, self._ground,
-                                 self._heightmaps, self._max_shape_pairs, self._max_shape_contacts, self._systems,
-                                 link_bodies, self._pins, tracks, **self._plate_model_args()))
-        ne, nb = self._n_envs, len(self._bodies)
-        if nb:
-            q0 = np.concatenate([d["q"] for d in self._init], axis=1)
-            u0 = np.concatenate([d["u"] for d in self._init], axis=1)
-            f0 = np.stack([d["f"] for d in self._init], axis=1)
-            t0 = np.stack([d["t"] for d in self._init], axis=1)
-        else:
-            q0 = u0 = f0 = t0 = None
-        beds = [hm for hm in self._heightmaps if hm.is_soil]
+        free, terrain, articulation, granular = self._free, self._terrain, self._articulation, self._granular
+        nb = len(free.bodies)
+        link_bodies, tracks = articulation.model_rows(self.materials, nb)
+        model = Model(ModelParts([b.shape for b in free.bodies], self.materials, free.materials, terrain.ground,
+                                 terrain.heightmaps, self._max_shape_pairs, self._max_shape_contacts,
+                                 articulation.systems, link_bodies, articulation.pins, tracks,
+                                 **granular.model_args(terrain.heightmaps)))
+        ne = self._n_envs
+        q0, u0, f0, t0 = free.initial()
+        beds = [hm for hm in terrain.heightmaps if hm.is_soil]
         soil0 = np.concatenate([bed._init_state for bed in beds], axis=1) if beds else None
-        sys_q = np.concatenate([s._init["q"] for s in self._systems], axis=1) if self._systems else None
-        sys_u = np.concatenate([s._init["u"] for s in self._systems], axis=1) if self._systems else None
-        model.body_links = {b: (t, self._systems[t].get_body_names()[k])
-                            for b, (t, k) in model.body_link_index.items()}
+        sys_q, sys_u = articulation.initial()
         self._state = State(model, ne, q0, u0, soil0, sys_q, sys_u)
         self._control = Control(model, ne)
         if nb:  # (the free bodies' rows: the shapes on links after them take no load)
@@ -369,16 +340,6 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
                 load = np.zeros((ne, model.n_bodies, 3))
                 load[:, :nb] = value
                 self._control.set_block("control", "body_load", col, load)
-        if self._systems:
-            self._control.set_block("control", "drive", None,
-                                    np.concatenate([s._init["drive"] for s in self._systems], axis=1))
-            held = self._state.block("state_f", "joint_state", "held")[..., 0]
-            for t, system in enumerate(self._systems):
-                j0 = model.tree_joint0[t] + 1  # (a tree's first joint row is its base)
-                held[:, j0:j0 + system._init["held"].shape[1]] = system._init["held"]
-                system._rows = (model.tree_q0[t], model.tree_u0[t], model.tree_joint0[t])
-                system._init = None
-            self._state.set_block("state_f", "joint_state", "held", held[..., None])
         self._scratch = Scratch(model, ne)
         self._model = model
         if self._vulkan:
@@ -387,12 +348,16 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._soil = SoilStore(model.soil_offsets, model.soil_row_offsets, self._state)
         self._checkpoints = Checkpoints(self._state, self._control, self._scratch, self._soil, beds, ne)
         self._contacts = Contacts(model, self._state, self._dt)
-        self._rays = Rays(model, self._state, self._scratch, self._update_tree_frames, len(self._heightmaps))
-        self._body_states = BodyStates(self._state, self._control, ne, nb)
-        self._divergence = DivergenceReports(self._state, model.n_free, [system.model.name for system in self._systems])
+        self._rays = Rays(model, self._state, self._scratch, articulation.update_tree_frames, len(terrain.heightmaps))
+        self._divergence = DivergenceReports(self._state, model.n_free,
+                                             [system.model.name for system in articulation.systems])
+        free.attach(BodyStates(self._state, self._control, ne, nb))
+        terrain.attach(model, self._soil, self._contacts)
+        articulation.attach(model, self._state, self._control, self._scratch)
+        granular.attach(model, self._scratch,
+                        {**model.arrays(), **self._state.arrays(), **self._scratch.arrays()}, nb)
         if beds:  # revisions advanced by soil-state edits made before the build; the first step sees every sample
             self._soil.start(beds)
-        self._init = []
 
     def step(self, n_steps: int = 1) -> None:
         """Advance every env by ``n_steps`` time steps.
@@ -405,7 +370,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._sync_settings()
         if self._model.n_plates and not self._fused_plates():  # the RFT stage's own launch before each step
             # (kernels/rft/plates.py)
-            plate_run, plate_args = self._plate_stage()
+            plate_run, plate_args = self._granular.stage()
             run, args = self._graph()
             args["n_steps"] = 1
             for _ in range(n):
@@ -420,8 +385,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
                 for start in range(0, n, self._step_chunk):
                     args["n_steps"] = min(self._step_chunk, n - start)
                     run(args)
-        self._time += n * self._dt
-        self._steps += n
+        self._clock.advance(n, self._dt)
         if self.on_divergence == "raise" and (self._model.n_bodies or self._model.n_trees):
             self._raise_if_diverged()
 
@@ -432,7 +396,8 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         the last call, and before the build, so that a rejected setting leaves an unbuilt world editable."""
         if type(self.solver) is not SolverConfig and not isinstance(self.solver, SolverConfig):
             raise TypeError(f"world.solver must be a SolverConfig, got {type(self.solver).__name__}")
-        key = (self.solver.key(), self._gravity_key, None if self._ground is None else self._ground.height,
+        ground = self._terrain.ground
+        key = (self.solver.key(), self._gravity_key, None if ground is None else ground.height,
                self._bounds, self._speed_limit)
         changed = key != self._settings_key
         if changed:
@@ -450,7 +415,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         floats = {"dt": self._dt, "gravity": tuple(self._gravity), "tolerance": cfg.tolerance, "slop": cfg.slop,
                   "erp": cfg.erp, "max_push": cfg.max_push, "restitution_threshold": cfg.restitution_threshold,
                   "margin": cfg.contact_margin,
-                  "ground_height": self._ground.height if self._ground is not None else 0.0,
+                  "ground_height": self.ground.height if self.ground is not None else 0.0,
                   "bound": self._bounds, "speed_limit": self._speed_limit}
         ints = {"max_sweeps": cfg.max_sweeps, "warm_start": int(cfg.warm_start),
                 "terrain_warm_start": int(cfg.terrain_warm_start), "contact_block": int(cfg.contact_block),
@@ -544,33 +509,33 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         if self._model.n_bodies or self._model.n_trees:
             self._graph()
             if self._model.n_plates and not self._fused_plates():
-                self._plate_stage()
+                self._granular.stage()
         return time.perf_counter() - start
 
     def _signature(self) -> tuple:
         """What a checkpoint's arrays and meaning depend on: envs, time step, shapes (type, size, mass), static
         geometry (which fix the contact pairs) and articulated systems (base and joints) and pins."""
         shapes = tuple((int(b.shape.type), tuple(np.round(b.shape.params, 12)), round(b.shape.mass, 12),
-                        len(b.shape.points)) for b in self._bodies)
-        maps = tuple((hm.x_samples, hm.y_samples) for hm in self._heightmaps)
-        systems = tuple((s.model.name, s.model.base, tuple(s.get_joint_names())) for s in self._systems)
-        pins = tuple(p.rows() for p in self._pins)
-        plates = tuple((ps.carrier, ps.n_plates) for ps in self._plate_sets)
-        return (self._n_envs, self._dt, shapes, self._ground is not None, maps, self._max_shape_pairs,
-                self._max_shape_contacts, systems, pins, plates, len(self._media))
+                        len(b.shape.points)) for b in self._free.bodies)
+        maps = tuple((hm.x_samples, hm.y_samples) for hm in self._terrain.heightmaps)
+        systems = tuple((s.model.name, s.model.base, tuple(s.get_joint_names())) for s in self._articulation.systems)
+        pins = tuple(p.rows() for p in self._articulation.pins)
+        plates = tuple((ps.carrier, ps.n_plates) for ps in self._granular.plate_sets)
+        return (self._n_envs, self._dt, shapes, self._terrain.ground is not None, maps, self._max_shape_pairs,
+                self._max_shape_contacts, systems, pins, plates, len(self._granular.media))
 
     def checkpoint(self) -> Checkpoint:
         """A copy of the per-env state (coordinates, velocities, loads, contacts, warm-start cache) and of what
         the last step reported (drive forces, joint wrenches, plate forces)."""
         self.build()
-        return self._checkpoints.take(self._time, self._steps, self._signature())
+        return self._checkpoints.take(self._clock.time, self._clock.steps, self._signature())
 
     def restore(self, checkpoint: Checkpoint) -> None:
         """Return to a checkpoint; stepping on replays bit-for-bit on the same backend. A checkpoint that
         does not fit this world raises and changes nothing."""
         check_fits(checkpoint, self._signature())  # (before the build: a rejected call leaves the world editable)
         self.build()
-        self._time, self._steps = self._checkpoints.restore(checkpoint)
+        self._clock.time, self._clock.steps = self._checkpoints.restore(checkpoint)
 
     def reset_envs(self, envs, checkpoint: Checkpoint) -> None:
         """Put the envs ``envs`` (an index or a sequence of them) back to ``checkpoint`` (of this world), their
@@ -580,11 +545,9 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         if idx.dtype.kind not in "iu" or idx.ndim != 1 or idx.size == 0:
             raise TypeError(f"envs must be an env index or a non-empty sequence of them, got {envs!r}")
         for e in idx:
-            self._check_env(int(e))
+            check_env(int(e), self._n_envs)
         check_fits(checkpoint, self._signature())
         self.build()
         self._checkpoints.reset_envs(idx, checkpoint)
 
-    # ------------------------------------------------------------------ env indices (body_state.py holds the rest)
-    def _check_env(self, env) -> None:
-        check_env(env, self._n_envs)
+

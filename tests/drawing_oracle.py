@@ -164,7 +164,7 @@ def link_bodies(world, env: int, show: str = "collision") -> list:
     ``collision_bodies`` order). Showing visuals, only belts and the shapes of links drawn without visuals."""
     out = []
     b = world._model.n_free
-    for t, system in enumerate(world._systems):
+    for t, system in enumerate(world.articulated_systems):
         names = system.get_body_names()
         belts = system.collision_body_tracks()
         for k, (link, shape, pos, rot) in enumerate(system.collision_bodies()):
@@ -188,7 +188,7 @@ def link_visuals(world, env: int) -> list:
     from taichi_terra.bodies import shapes as S
 
     out = []
-    for system in world._systems:
+    for system in world.articulated_systems:
         names = system.get_body_names()
         for k, link in enumerate(system.model.links):
             frame_p = system.get_frame_position(names[k], env)
@@ -217,7 +217,7 @@ def link_visuals(world, env: int) -> list:
 
 def visual_links(world) -> list:
     """The name of the link of each visual of :func:`link_visuals`, in its order."""
-    return [system.get_body_names()[k] for system in world._systems for k, link in enumerate(system.model.links)
+    return [system.get_body_names()[k] for system in world.articulated_systems for k, link in enumerate(system.model.links)
             for v in link.visuals if v.kind != "mesh" or v.path is not None]
 
 

@@ -566,9 +566,9 @@ def test_bad_urdf_or_placement_adds_nothing():
         world.add_articulated_system((DATA / "arm6.urdf").read_text(), base="welded")
     with pytest.raises(ValueError, match="position must be"):
         world.add_articulated_system((DATA / "arm6.urdf").read_text(), position=(0.0, 1.0))
-    assert world._systems == []
+    assert world.articulated_systems == []
     world.add_articulated_system((DATA / "arm6.urdf").read_text(), base="fixed")
     world.step(1)
     with pytest.raises(RuntimeError):
         world.add_articulated_system((DATA / "arm6.urdf").read_text(), base="fixed")
-    assert len(world._systems) == 1
+    assert len(world.articulated_systems) == 1

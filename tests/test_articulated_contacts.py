@@ -147,7 +147,7 @@ def test_contact_block_gives_way_where_a_slipping_foot_makes_it_cycle():
     from scenes import quadruped_terrain as scene
 
     built = scene.build(types.SimpleNamespace(envs=2))
-    world, robot = built.world, built.world._systems[0]
+    world, robot = built.world, built.world.articulated_systems[0]
     period = round(scene.CONTROL_PERIOD / world.dt)
     for k in range(464):
         if k % period == 0:

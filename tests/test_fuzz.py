@@ -344,9 +344,9 @@ def test_granular_media_are_added_or_rejected_whole(surface, zeta, smoothing, mo
         world.add_granular_medium(surface, coefficients=coefficients, zeta=zeta, smoothing=smoothing, mode=mode)
     except (ValueError, TypeError) as exc:
         assert str(exc), exc
-        assert world._media == []
+        assert world.granular_media == []
     else:
-        assert len(world._media) == 1
+        assert len(world.granular_media) == 1
 
 
 NUMBERS = [0.5, 0.0, -1.0, 3, 1e-320, 1e308, float("nan"), float("inf"), "1", None, True, [1.0], np.float32(2.0)]
@@ -375,9 +375,9 @@ def test_world_builders_and_loads_are_taken_or_refused_whole(call, values, data)
         "add_plates": lambda: world.add_plates(box, count=a) if data.draw(st.booleans())
         else world.add_plates(box, area=b),
     }
-    before = (len(world.heightmaps), len(world.plate_sets), world._ground)
+    before = (len(world.heightmaps), len(world.plate_sets), world.ground)
     try:
         calls[call]()
     except (ValueError, TypeError) as exc:
         assert str(exc), exc
-        assert (len(world.heightmaps), len(world.plate_sets), world._ground) == before
+        assert (len(world.heightmaps), len(world.plate_sets), world.ground) == before

@@ -101,9 +101,9 @@ def test_articulated_system_options_are_taken_or_refused_whole(options, robot):
         system = world.add_articulated_system(urdf, **options)
     except (ValueError, TypeError) as exc:
         assert any(w in str(exc) for w in list(SYSTEM_OPTIONS) + ["<string>", "quaternion", "rotation"]), exc
-        assert world._systems == []
+        assert world.articulated_systems == []
     else:
-        assert world._systems == [system]
+        assert world.articulated_systems == [system]
         assert np.isfinite(system.get_generalized_coordinate()).all()
 
 
@@ -196,7 +196,7 @@ def test_masses_finite_in_f64_but_not_in_f32_are_refused_under_f32(monkeypatch):
     assert world.bodies == []
     with pytest.raises(URDFError, match="link 'link1'.*f32"):
         world.add_articulated_system(make_chain_urdf(2, mass=1e300), base="fixed")
-    assert world._systems == []
+    assert world.articulated_systems == []
     plane = planar.World(dt=0.1)
     with pytest.raises(ValueError, match="f32"):
         plane.add_circle(0.1, mass=1e300)

@@ -162,7 +162,7 @@ def test_bad_pins_raise_and_add_nothing(kwargs, error, match):
         args["system_b"] = system
     with pytest.raises(error, match=match):
         world.add_pin(**args)
-    assert world._pins == []
+    assert world.pins == []
     other = tt.World(dt=1e-3, n_envs=2)
     with pytest.raises(ValueError, match="system_a must be an articulated system of this world"):
         other.add_pin(system, "rocker", (0.0, 0.0, 0.0))

@@ -370,7 +370,7 @@ def test_plates_step_the_same_alone_beside_another_env_and_in_the_rft_stage_of_t
     for block in ("plate_out", "plate_load"):  # (so that only the stage's launch can fill them)
         world._scratch.set_block("scratch_f", block, None, np.full(world._scratch.block("scratch_f", block).shape,
                                                                    np.nan))
-    run, args = world._plate_stage()
+    run, args = world._granular.stage()
     run(args)
     for e in range(2):
         for key in ("force", "depth", "medium"):

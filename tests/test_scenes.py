@@ -96,7 +96,7 @@ def run_here(name, extra, folder) -> dict:
         if seen.get("links"):  # the link frames as axes, and a camera that follows the robot
             viewer.show_frames = True
             seen["with_frames"] = viewer.capture()
-            robot = world._systems[0]
+            robot = world.articulated_systems[0]
             viewer.follow = robot
             viewer.capture()
             seen["followed"] = (viewer.camera.target.copy(),

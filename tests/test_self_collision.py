@@ -79,4 +79,4 @@ def test_self_collision_must_be_a_bool():
     world = tt.World(dt=1e-3, n_envs=2)
     with pytest.raises(ValueError, match="self_collision must be True or False"):
         world.add_articulated_system(ARMS, base="fixed", self_collision="yes")
-    assert world._systems == []
+    assert world.articulated_systems == []

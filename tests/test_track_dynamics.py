@@ -43,11 +43,11 @@ def _dofs(system, names=SPROCKETS):
 def _velocity_drive(system, target, kd=50.0):
     """A velocity PD on both sprockets: ``target`` [rad/s], one per env or one for all."""
     nv = system.get_dof()
-    kd_v, vt = np.zeros(nv), np.zeros((system._world.n_envs, nv))
+    kd_v, vt = np.zeros(nv), np.zeros((system.get_generalized_coordinate().shape[0], nv))
     kd_v[_dofs(system)] = kd
     vt[:, _dofs(system)] = np.asarray(target, float).reshape(-1, 1)
     system.set_pd_gains(np.zeros(nv), kd_v)
-    system.set_pd_target(np.zeros((system._world.n_envs, system.get_generalized_coordinate_dim())), vt)
+    system.set_pd_target(np.zeros((system.get_generalized_coordinate().shape[0], system.get_generalized_coordinate_dim())), vt)
 
 
 @pytest.fixture(scope="module")
@@ -390,7 +390,7 @@ def test_the_spec_example_robot_with_flippers_drives_over_a_row_of_steps():
     from scenes import tracked_robot_steps as scene
 
     built = scene.build(types.SimpleNamespace(envs=2))
-    world, robot = built.world, built.world._systems[0]
+    world, robot = built.world, built.world.articulated_systems[0]
     world.step(2500)
     for env in range(2):
         q = robot.get_generalized_coordinate(env)

@@ -183,8 +183,8 @@ def test_articulated_systems_and_pins_round_trip(tmp_path):
     text = tt.export_world_xml(world, str(path), env=1)
     assert "<articulated" in text and "<pin" in text and "<robot" in text
     loaded = tt.load_world_xml(str(path))
-    a, b = loaded._systems
-    assert [p.rows() for p in loaded._pins] == [p.rows() for p in world._pins]
+    a, b = loaded.articulated_systems
+    assert [p.rows() for p in loaded.pins] == [p.rows() for p in world.pins]
     for old, new in ((linkage, a), (dog, b)):
         assert new.get_body_names() == old.get_body_names() and new.model.base == old.model.base
         for env in range(2):

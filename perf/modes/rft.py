@@ -10,7 +10,7 @@ steps of a world whose bodies carry plates.
      ``reference/rft_formulas.md`` (Li 2013 generic coefficients, Treers 2021 f1/f23, "unit" normalization,
      zeta 3.75 N/cm^3), with law.py's rule for a horizontal plate's e2. Its inputs are world-frame normals,
      velocities, depths and areas (the law alone, as RFT-SiM's function is timed).
-   * ``taichi``: one launch of the world's RFT stage (``World._plate_stage()``): plate poses and velocities from
+   * ``taichi``: one launch of the world's RFT stage (``world._granular.stage()``): plate poses and velocities from
      the bodies' state, medium lookup, depth, the law, smoothing and the per-body sums.
    Both run in alternating rounds of ``--stage-calls`` calls; medians of ``--repeats`` rounds. Before timing, the
    forces of one ``world.step()`` (smoothing 1) are checked against numpy on the same plates: the max abs
@@ -120,7 +120,7 @@ def bench_forces(scene: str, repeats: int, calls: int) -> dict:
     rel = float(np.abs(got - ref).max() / np.abs(ref).max())
     if not rel <= 1e-9:
         raise AssertionError(f"{scene}: the RFT stage and numpy differ by {rel:.3g} of the max force (> 1e-9)")
-    run, args = world._plate_stage()
+    run, args = world._granular.stage()
     np_ms, ti_ms = [], []
     for _ in range(repeats):  # alternating rounds
         t = time.perf_counter()

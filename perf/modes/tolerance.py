@@ -99,7 +99,7 @@ def _configure(world, solver):
 def _positions(world) -> np.ndarray:
     """Every free body's position and every articulated system's base position, env 0 [m]."""
     rows = [b.get_position(0) for b in world.bodies]
-    rows += [s.get_generalized_coordinate(0)[:3] for s in world._systems]
+    rows += [s.get_generalized_coordinate(0)[:3] for s in world.articulated_systems]
     return np.array(rows)
 
 

@@ -51,8 +51,8 @@ def _trim_capsule(pos, axis, r, height, centre, radius):
 class ArticulatedSystem:
     """A tree of links in a world; see the module docstring for its coordinates."""
 
-    def __init__(self, world, index: int, model: ArticulatedModel, position, orientation):
-        self._world = world
+    def __init__(self, part, index: int, model: ArticulatedModel, position, orientation):
+        self._part = part  # the world's Articulation (bodies/articulated_world.py)
         self.index = index
         self.model = model
         for j in model.joints:
@@ -65,7 +65,7 @@ class ArticulatedSystem:
         self._nv = (6 if self.floating else 0) + n_joints
         self._base_position = np.asarray(position, np.float64)
         self._base_rotation = quat_to_matrix(orientation)
-        ne = world.n_envs
+        ne = part.n_envs
         q = np.zeros((ne, self._nq))
         if self.floating:
             q[:, 0:3] = self._base_position
@@ -233,24 +233,24 @@ class ArticulatedSystem:
 
     # ------------------------------------------------------------------ state
     def _check_env(self, env):
-        self._world._check_env(env)
+        self._part.check_env(env)
 
     def _get(self, what: str, env):
         self._check_env(env)
         width = self._nq if what == "q" else self._nv
-        w = self._world
+        w = self._part
         if not w.built:
             data = self._init[what]
         else:
             first = self._rows[0] if what == "q" else self._rows[1]
-            data = w._state.block(what, "tree", "coordinate" if what == "q" else "velocity")[:, first:first + width,
+            data = w.state.block(what, "tree", "coordinate" if what == "q" else "velocity")[:, first:first + width,
                                                                                                0]
         out = np.array(data, np.float64)
         return out if env is None else out[int(env)]
 
     def _parse(self, name: str, value, width: int, env):
         arr = as_float_array(name, value)
-        shapes = [(width,)] + ([(self._world.n_envs, width)] if env is None else [])
+        shapes = [(width,)] + ([(self._part.n_envs, width)] if env is None else [])
         if arr.shape not in shapes:
             raise ValueError(f"{name} must have shape {' or '.join(map(str, shapes))}, got {arr.shape}")
         if not np.isfinite(arr).all():
@@ -260,15 +260,15 @@ class ArticulatedSystem:
     def _set(self, what: str, arr, env):
         width = self._nq if what == "q" else self._nv
         rows = slice(None) if env is None else int(env)
-        w = self._world
+        w = self._part
         if not w.built:
             self._init[what][rows] = arr
             return
         first = self._rows[0] if what == "q" else self._rows[1]
         col = "coordinate" if what == "q" else "velocity"
-        block = w._state.block(what, "tree", col)[..., 0]
+        block = w.state.block(what, "tree", col)[..., 0]
         block[rows, first:first + width] = arr
-        w._state.set_block(what, "tree", col, block[..., None])
+        w.state.set_block(what, "tree", col, block[..., None])
 
     def get_generalized_coordinate(self, env: int | None = None) -> np.ndarray:
         """Generalized coordinates, shape (nq,) or (n_envs, nq)."""
@@ -299,25 +299,25 @@ class ArticulatedSystem:
 
     def _set_drive(self, values: dict, env) -> None:
         rows = slice(None) if env is None else int(env)
-        w = self._world
+        w = self._part
         if not w.built:
             for col, arr in values.items():
                 self._init["drive"][rows, :, self._DRIVE_COLUMNS[col]] = arr
             return
         first = self._rows[1]
         for col, arr in values.items():
-            data = w._control.block("control", "drive", col)[..., 0]
+            data = w.control.block("control", "drive", col)[..., 0]
             data[rows, first:first + self._nv] = arr
-            w._control.set_block("control", "drive", col, data[..., None])
+            w.control.set_block("control", "drive", col, data[..., None])
 
     def _get_drive(self, col: str, env) -> np.ndarray:
         self._check_env(env)
-        w = self._world
+        w = self._part
         if not w.built:
             data = self._init["drive"][..., self._DRIVE_COLUMNS[col]]
         else:
             first = self._rows[1]
-            data = w._control.block("control", "drive", col)[:, first:first + self._nv, 0]
+            data = w.control.block("control", "drive", col)[:, first:first + self._nv, 0]
         out = np.array(data, np.float64)
         return out if env is None else out[int(env)]
 
@@ -326,12 +326,12 @@ class ArticulatedSystem:
         the joint's drive asked for more than its effort limit at the end of the last step, and so is held at
         the limit with that sign in the next one; 0 elsewhere (and for joints without an effort limit)."""
         self._check_env(env)
-        w = self._world
+        w = self._part
         if not w.built:
             data = self._init["held"]
         else:
             j0 = self._rows[2] + 1  # (the root's row is the base, not a joint)
-            data = w._state.block("state_f", "joint_state", "held")[:, j0:j0 + len(self._joint_names), 0]
+            data = w.state.block("state_f", "joint_state", "held")[:, j0:j0 + len(self._joint_names), 0]
         out = np.array(data, np.float64)
         return out if env is None else out[int(env)]
 
@@ -349,14 +349,14 @@ class ArticulatedSystem:
             names = [n for n, ok in zip(self._joint_names, limited) if not ok]
             raise ValueError(f"held: joints without an effort limit ({', '.join(names)}) cannot be held at one")
         rows = slice(None) if env is None else int(env)
-        w = self._world
+        w = self._part
         if not w.built:
             self._init["held"][rows] = arr
             return
         j0 = self._rows[2] + 1
-        data = w._state.block("state_f", "joint_state", "held")[..., 0]
+        data = w.state.block("state_f", "joint_state", "held")[..., 0]
         data[rows, j0:j0 + len(self._joint_names)] = arr
-        w._state.set_block("state_f", "joint_state", "held", data[..., None])
+        w.state.set_block("state_f", "joint_state", "held", data[..., None])
 
     def _check_base_free(self, name: str, arr) -> None:
         if self.floating and np.any(np.asarray(arr)[..., :6] != 0.0):
@@ -372,11 +372,11 @@ class ArticulatedSystem:
         """The generalized force the drives (feed-forward, PD and joint damping) applied in the last step,
         shape (nv,) or (n_envs, nv); before the first step, the feed-forward force."""
         self._check_env(env)
-        w = self._world
-        if not w.built or w._steps == 0:
+        w = self._part
+        if not w.built or w.clock.steps == 0:
             return self._get_drive("force", env)
         first = self._rows[1]
-        out = np.array(w._scratch.block("scratch_f", "tree_dof", "applied")[:, first:first + self._nv, 0],
+        out = np.array(w.scratch.block("scratch_f", "tree_dof", "applied")[:, first:first + self._nv, 0],
                        np.float64)
         return out if env is None else out[int(env)]
 
@@ -411,17 +411,17 @@ class ArticulatedSystem:
 
     # ------------------------------------------------------------------ dynamics and frames (evaluated now)
     def _evaluated(self, block: str, col: str):
-        w = self._world
-        w._evaluate_trees()
-        return w._scratch.block("scratch_f", block, col)
+        w = self._part
+        w.evaluate_trees()
+        return w.scratch.block("scratch_f", block, col)
 
     def get_mass_matrix(self, env: int = 0) -> np.ndarray:
         """The mass matrix M(q) at the current state (rotor inertias on the joints' diagonal), (nv, nv)."""
         self._check_env(env)
-        w = self._world
-        w._evaluate_trees()
-        m0 = w._model.tree_matrix0[self.index]
-        data = w._scratch.block("scratch_f", "tree_mass", "mass")[int(env), m0:m0 + self._nv ** 2, 0]
+        w = self._part
+        w.evaluate_trees()
+        m0 = w.model.tree_matrix0[self.index]
+        data = w.scratch.block("scratch_f", "tree_mass", "mass")[int(env), m0:m0 + self._nv ** 2, 0]
         lower = np.tril(np.array(data, np.float64).reshape(self._nv, self._nv))  # (the kernel fills this half)
         return lower + np.tril(lower, -1).T
 
@@ -434,7 +434,7 @@ class ArticulatedSystem:
         return np.array(data, np.float64)
 
     def _rows_built(self):
-        self._world.build()
+        self._part.build()
         return self._rows
 
     def _link_row(self, link: str) -> int:
@@ -463,7 +463,7 @@ class ArticulatedSystem:
         r = self._link_row(link)
         root = self._rows_built()[2]
         vel = np.array(self._evaluated("frame", "velocity")[:, r], np.float64)
-        pos = np.array(self._world._scratch.block("scratch_f", "frame", "position")[:, [r, root]], np.float64)
+        pos = np.array(self._part.scratch.block("scratch_f", "frame", "position")[:, [r, root]], np.float64)
         w, v_ref = vel[:, :3], vel[:, 3:]
         v = v_ref + np.cross(w, pos[:, 0] - pos[:, 1])  # from the reference point (the root origin) to the link
         return (v, w) if env is None else (v[int(env)], w[int(env)])
@@ -478,20 +478,20 @@ class ArticulatedSystem:
         if not isinstance(on, (bool, np.bool_)):
             raise ValueError(f"on must be True or False, got {on!r}")
         self.computes_inverse_dynamics = bool(on)
-        w = self._world
+        w = self._part
         if w.built:
-            w._model.set_inverse_dynamics(self.index, bool(on))
+            w.model.set_inverse_dynamics(self.index, bool(on))
 
     def _transmitted(self, env) -> np.ndarray:
         self._check_env(env)
         if not self.computes_inverse_dynamics:
             raise RuntimeError("inverse dynamics is off for this system: call set_compute_inverse_dynamics(True) "
                                "and step")
-        w = self._world
-        if not w.built or w._steps == 0:
+        w = self._part
+        if not w.built or w.clock.steps == 0:
             raise RuntimeError("no step has been taken yet: the transmitted wrenches are those of the last step")
         j0 = self._rows[2] + 1  # (the root's row is the floating or fixed base, not a joint)
-        data = w._scratch.block("scratch_f", "link_dyn", "transmitted")[:, j0:j0 + len(self._joint_names)]
+        data = w.scratch.block("scratch_f", "link_dyn", "transmitted")[:, j0:j0 + len(self._joint_names)]
         out = np.array(data, np.float64)
         return out if env is None else out[int(env)]
 

@@ -1,22 +1,118 @@
-"""What :class:`taichi_terra.World` does with articulated systems and pins: adding them, and bringing their link
-frames to the current state for the queries that read them."""
+"""A world's articulated systems and pins: :class:`Articulation`, the part that holds them and gives their handles
+what they read once built (the arrays, the evaluated frames and dynamics), and :class:`ArticulatedBuilder`, the
+World's calls that add them."""
 from __future__ import annotations
 
 import numpy as np
 
+from ..validation import check_env, require_unbuilt
+
+
+class Articulation:
+    """The articulated systems and pins of a world, and what their handles need from it.
+
+    Args:
+        n_envs: the world's env count.
+        dt: its time step [s] (a pin's force is its impulse over the step).
+        clock: its :class:`~taichi_terra.clock.Clock` (reports of the last step are refused before the first).
+        build: builds the world (queries of the evaluated state build it first).
+        sync: brings the settings to the device (:meth:`World._sync_settings`; the bias forces read gravity).
+    """
+
+    def __init__(self, n_envs: int, dt: float, clock, build, sync):
+        self.n_envs, self.dt, self.clock = int(n_envs), dt, clock
+        self._build, self._sync = build, sync
+        self.systems: list = []
+        self.pins: list = []
+        self.model = self.state = self.control = self.scratch = None  # the built world's (attach)
+
+    @property
+    def built(self) -> bool:
+        return self.model is not None
+
+    def check_env(self, env) -> None:
+        check_env(env, self.n_envs)
+
+    def require_unbuilt(self, what: str) -> None:
+        require_unbuilt(self.built, what)
+
+    def build(self) -> None:
+        self._build()
+
+    def model_rows(self, materials, n_free: int) -> tuple[list, list]:
+        """The systems' collision bodies and tracks as the model takes them (``model.py``): one entry per link
+        shape, ``(system, link, shape, position, rotation, material index, track or -1)``, and one per track,
+        ``(system, link, drive dofs, gains, width)``. Their shapes are world bodies from ``n_free`` on, in this
+        order; each system learns its first one."""
+        from ..materials import DEFAULT_MATERIAL
+
+        default = materials.index(DEFAULT_MATERIAL)
+        link_bodies, tracks = [], []
+        for t, system in enumerate(self.systems):
+            system._body0 = n_free + len(link_bodies)
+            mats = [default if tr.material is None else materials.add(tr.material) for tr in system.model.tracks]
+            for (link, shape, pos, rot), k in zip(system.collision_bodies(), system.collision_body_tracks()):
+                link_bodies.append((t, link, shape, pos, rot, default if k < 0 else mats[k],
+                                    -1 if k < 0 else len(tracks) + k))
+            tracks += [(t, link, dofs, gains, width) for link, dofs, gains, width in system.track_rows()]
+        return link_bodies, tracks
+
+    def initial(self) -> tuple:
+        """The systems' coordinates and velocities as set before the build, (n_envs, total nq) and (n_envs,
+        total nv); two ``None`` without systems."""
+        if not self.systems:
+            return None, None
+        return (np.concatenate([s._init["q"] for s in self.systems], axis=1),
+                np.concatenate([s._init["u"] for s in self.systems], axis=1))
+
+    def attach(self, model, state, control, scratch) -> None:
+        """Take the built world's arrays, write the drives and held joints set before the build into them, and
+        tell each system its rows."""
+        self.model, self.state, self.control, self.scratch = model, state, control, scratch
+        model.body_links = {b: (t, self.systems[t].get_body_names()[k])
+                            for b, (t, k) in model.body_link_index.items()}
+        if not self.systems:
+            return
+        control.set_block("control", "drive", None, np.concatenate([s._init["drive"] for s in self.systems], axis=1))
+        held = state.block("state_f", "joint_state", "held")[..., 0]
+        for t, system in enumerate(self.systems):
+            j0 = model.tree_joint0[t] + 1  # (a tree's first joint row is its base)
+            held[:, j0:j0 + system._init["held"].shape[1]] = system._init["held"]
+            system._rows = (model.tree_q0[t], model.tree_u0[t], model.tree_joint0[t])
+            system._init = None
+        state.set_block("state_f", "joint_state", "held", held[..., None])
+
+    def evaluate_trees(self) -> None:
+        """Fill the trees' frames, mass matrices and bias forces (scratch) for the current state."""
+        from ..kernels.dynamics.tree import evaluate_trees
+
+        self._sync()  # (builds; the bias forces read gravity, as a step would)
+        m, s = self.model, self.state
+        evaluate_trees(m.model_i, m.model_f, s.q, s.u, self.control.control, self.scratch.scratch_f)
+
+    def update_tree_frames(self) -> None:
+        """Bring the trees' link frames (scratch) to the current state (kinematics only)."""
+        from ..kernels.dynamics.tree import tree_frames
+
+        m, s = self.model, self.state
+        tree_frames(m.model_i, m.model_f, s.q, s.u, self.scratch.scratch_f)
+
 
 class ArticulatedBuilder:
-    """Mixed into :class:`taichi_terra.World`."""
+    """The articulated-system calls of :class:`taichi_terra.World`; what they add is held by its
+    :class:`Articulation`."""
+
+    _PARTS = ("_articulation",)
 
     @property
     def articulated_systems(self) -> list:
         """The articulated systems, in the order they were added."""
-        return list(self._systems)
+        return list(self._articulation.systems)
 
     @property
     def pins(self) -> list:
         """The pins, in the order they were added."""
-        return list(self._pins)
+        return list(self._articulation.pins)
 
     def add_articulated_system(self, urdf, *, base: str = "floating", position=(0.0, 0.0, 0.0),
                                orientation=(1.0, 0.0, 0.0, 0.0), package_dirs=(), self_collision: bool = False):
@@ -40,7 +136,7 @@ class ArticulatedBuilder:
         from .articulated import ArticulatedSystem, base_pose
         from .urdf import _directories, parse_urdf
 
-        self._require_builder("adding an articulated system")
+        self._articulation.require_unbuilt("adding an articulated system")
         if base not in ("floating", "fixed"):
             raise ValueError(f"base must be 'floating' or 'fixed', got {base!r}")
         if not isinstance(self_collision, (bool, np.bool_)):
@@ -48,10 +144,11 @@ class ArticulatedBuilder:
         pos, quat = base_pose(position, orientation)
         package_dirs = _directories("package_dirs", package_dirs)
         model = parse_urdf(urdf, package_dirs=package_dirs, base=base)
-        system = ArticulatedSystem(self, len(self._systems), model, pos, quat)
+        part = self._articulation
+        system = ArticulatedSystem(part, len(part.systems), model, pos, quat)
         system.urdf_source, system.package_dirs = urdf, package_dirs
         system.self_collision = bool(self_collision)
-        self._systems.append(system)
+        part.systems.append(system)
         return system
 
     def add_pin(self, system_a, link_a: str, point_a, system_b=None, link_b: str | None = None,
@@ -64,23 +161,8 @@ class ArticulatedBuilder:
         step only."""
         from .pin import Pin
 
-        self._require_builder("adding a pin")
-        pin = Pin.checked(self, len(self._pins), system_a, link_a, point_a, system_b, link_b, point_b)
-        self._pins.append(pin)
+        self._articulation.require_unbuilt("adding a pin")
+        part = self._articulation
+        pin = Pin.checked(part, len(part.pins), system_a, link_a, point_a, system_b, link_b, point_b)
+        part.pins.append(pin)
         return pin
-
-    def _evaluate_trees(self) -> None:
-        """Fill the trees' frames, mass matrices and bias forces (scratch) for the current state."""
-        from ..kernels.dynamics.tree import evaluate_trees
-
-        self._sync_settings()  # (the bias forces read gravity; the settings are those a step would use)
-        m, s = self._model, self._state
-        evaluate_trees(m.model_i, m.model_f, s.q, s.u, self._control.control, self._scratch.scratch_f)
-
-    # ------------------------------------------------------------------ checkpoints
-    def _update_tree_frames(self) -> None:
-        """Bring the trees' link frames (scratch) to the current state (kinematics only)."""
-        from ..kernels.dynamics.tree import tree_frames
-
-        m, s = self._model, self._state
-        tree_frames(m.model_i, m.model_f, s.q, s.u, self._scratch.scratch_f)

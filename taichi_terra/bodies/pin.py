@@ -23,21 +23,21 @@ class Pin:
     """Two points held together: ``point_a`` [m] in ``link_a``'s frame and ``point_b`` [m] in ``link_b``'s
     frame, or a world point when ``system_b`` is None."""
 
-    def __init__(self, world, index: int, system_a, link_a: str, point_a, system_b, link_b, point_b):
-        self._world = world
+    def __init__(self, part, index: int, system_a, link_a: str, point_a, system_b, link_b, point_b):
+        self._part = part  # the world's Articulation (bodies/articulated_world.py)
         self.index = index
         self.system_a, self.link_a, self.point_a = system_a, link_a, point_a
         self.system_b, self.link_b, self.point_b = system_b, link_b, point_b
 
     @classmethod
-    def checked(cls, world, index: int, system_a, link_a, point_a, system_b, link_b, point_b) -> "Pin":
+    def checked(cls, part, index: int, system_a, link_a, point_a, system_b, link_b, point_b) -> "Pin":
         """A pin from ``World.add_pin``'s arguments, every one checked (nothing is kept on error)."""
         from .articulated import ArticulatedSystem
 
         for name, system in (("system_a", system_a), ("system_b", system_b)):
             if system is None and name == "system_b":
                 continue
-            if not isinstance(system, ArticulatedSystem) or system._world is not world:
+            if not isinstance(system, ArticulatedSystem) or system._part is not part:
                 raise ValueError(f"{name} must be an articulated system of this world, got {system!r}")
         if link_a not in system_a.get_body_names():
             raise ValueError(f"link_a must be one of {system_a.get_body_names()}, got {link_a!r}")
@@ -52,7 +52,7 @@ class Pin:
                 raise ValueError(f"link_b must be one of {system_b.get_body_names()}, got {link_b!r}")
             if system_b is system_a and link_b == link_a:
                 raise ValueError(f"a pin joins two different links; link_a and link_b are both {link_a!r}")
-        return cls(world, index, system_a, link_a, pa, system_b, link_b, pb)
+        return cls(part, index, system_a, link_a, pa, system_b, link_b, pb)
 
     def __repr__(self) -> str:
         b = "world" if self.system_b is None else f"{self.system_b.model.name}/{self.link_b}"
@@ -87,14 +87,14 @@ class Pin:
     def get_impulse(self, env: int | None = None) -> np.ndarray:
         """The impulse [N s, world] the pin applied on side b's point in the last step (side a took its
         opposite), shape (3,) or (n_envs, 3); zero before the first step."""
-        w = self._world
-        w._check_env(env)
+        w = self._part
+        w.check_env(env)
         if not w.built:
             out = np.zeros((w.n_envs, 3))
         else:
-            out = np.array(w._state.block("state_f", "pin", "impulse")[:, self.index], np.float64)
+            out = np.array(w.state.block("state_f", "pin", "impulse")[:, self.index], np.float64)
         return out if env is None else out[int(env)]
 
     def get_force(self, env: int | None = None) -> np.ndarray:
         """The mean force [N, world] on side b's point over the last step: impulse / dt."""
-        return self.get_impulse(env) / self._world.dt
+        return self.get_impulse(env) / self._part.dt

@@ -1,8 +1,11 @@
-"""What :class:`taichi_terra.World` does with granular media and RFT plates: adding them, stepping their stage, and
-reporting each plate's force."""
+"""A world's granular media and RFT plates: :class:`Granular`, the part that holds them, launches their stage and
+reads their reports, and :class:`GranularBuilder`, the World's calls that add them and report each plate's
+force."""
 from __future__ import annotations
 
 import numpy as np
+
+from ..validation import check_env, require_unbuilt
 
 from .media import make_medium
 from .plates import PlateSet, collision_mesh, refine, shape_mesh
@@ -17,18 +20,109 @@ def _link_surface(shapes):
     return surface
 
 
+class Granular:
+    """The granular media and plate sets of a world; once built, the RFT stage's launch and the plates' reports.
+
+    Args:
+        n_envs: the world's env count.
+        clock: its :class:`~taichi_terra.clock.Clock` (reports read zero before the first step).
+    """
+
+    def __init__(self, n_envs: int, clock):
+        self.n_envs, self.clock = int(n_envs), clock
+        self.media: list = []
+        self.plate_sets: list = []
+        self._model = self._scratch = self._arrays = None
+        self._n_free = 0
+        self._graph = None
+
+    @property
+    def built(self) -> bool:
+        return self._model is not None
+
+    def require_unbuilt(self, what: str) -> None:
+        require_unbuilt(self.built, what)
+
+    def add_plate_set(self, owner, link, carrier, centroids, normals, areas) -> PlateSet:
+        first = sum(ps.n_plates for ps in self.plate_sets)
+        plates = PlateSet(len(self.plate_sets), owner, link, np.asarray(centroids, np.float64),
+                          np.asarray(normals, np.float64), np.asarray(areas, np.float64), first, carrier)
+        self.plate_sets.append(plates)
+        return plates
+
+    def model_args(self, heightmaps: list) -> dict:
+        """The plates and media as :class:`~taichi_terra.model.Model` takes them (a medium's surface map as its
+        index in ``heightmaps``)."""
+        plates = [(ps.carrier, ps.centroids, ps.normals, ps.areas) for ps in self.plate_sets]
+        media = [(m, -1 if m.heightmap is None else heightmaps.index(m.heightmap)) for m in self.media]
+        return {"plates": plates, "media": media}
+
+    def attach(self, model, scratch, arrays: dict, n_free: int) -> None:
+        """The built world's model, scratch (where the plates' reports are), every array by name (the stage's
+        launch binds them) and its free-body count (the plates' loads follow the free bodies' rows with the
+        links')."""
+        self._model, self._scratch, self._arrays, self._n_free = model, scratch, arrays, int(n_free)
+
+    def _carrier_row(self, carrier) -> int:
+        if isinstance(carrier, tuple):
+            return self._n_free + self._model.tree_joint0[carrier[0]] + carrier[1]
+        return carrier
+
+    def forces(self, env: int) -> np.ndarray:
+        """Every plate's output row of the last step in ``env`` (``PLATE_OUT``), float64; zeros (and no
+        medium) before the first step."""
+        from ..kernels.common.arrays import PLATE_OUT
+
+        data = np.array(self._scratch.block("scratch_f", "plate_out")[int(env)], np.float64)
+        if self.clock.steps == 0:
+            data[...] = 0.0
+            data[:, PLATE_OUT.medium] = -1.0
+        return data
+
+    def loads(self) -> np.ndarray:
+        """Each plate set's load rows of the last step, (n_envs, n_sets, 12) float64; zeros before the first."""
+        rows = [self._carrier_row(ps.carrier) for ps in self.plate_sets]
+        data = self._scratch.block("scratch_f", "plate_load")[:, rows].astype(np.float64)
+        if self.clock.steps == 0:
+            data[...] = 0.0
+        return data
+
+    def stage(self):
+        """The RFT stage's compiled launch (``kernels/rft/plates.py``), built once per world."""
+        if self._graph is None:
+            from .. import backend
+            from ..kernels.common.lanes import gpu_lanes
+            from ..kernels.rft.plates import plates_kernel
+
+            names = ("model_i", "model_f", "heights", "q", "u", "state_f", "scratch_f")
+            arch = backend.config()["arch"]
+            serial = arch == "cpu" and self.n_envs == 1  # (as the step kernel's env loop)
+            lanes = (0, 0, 0)
+            if arch == "vulkan":
+                ne = self.n_envs
+                lanes = (gpu_lanes(ne), gpu_lanes(ne * self._model.n_plates),
+                         gpu_lanes(ne * self._model.n_plate_carriers))
+                if 0 in lanes:  # (past MAX_LANES: every loop as Taichi sizes it)
+                    lanes = (0, 0, 0)
+            self._graph = backend.compiled_launch(plates_kernel(self._model.n_trees > 0, serial, lanes), (),
+                                                  {n: self._arrays[n] for n in names})
+        return self._graph
+
+
 class GranularBuilder:
-    """Mixed into :class:`taichi_terra.World`."""
+    """The granular calls of :class:`taichi_terra.World`; what they add is held by its :class:`Granular`."""
+
+    _PARTS = ("_granular",)
 
     @property
     def granular_media(self) -> list:
         """The granular media, in the order they were added."""
-        return list(self._media)
+        return list(self._granular.media)
 
     @property
     def plate_sets(self) -> list:
         """The plate sets, in the order they were added (their plates in that order too)."""
-        return list(self._plate_sets)
+        return list(self._granular.plate_sets)
 
     def add_granular_medium(self, surface=0.0, *, coefficients="li2013", zeta: float = 3.75,
                             normalization: str = "unit", smoothing: float = 0.1, region=None, mode: str = "force"):
@@ -57,11 +151,11 @@ class GranularBuilder:
         A plate feels the medium when its centroid is below the surface, in the region, and moving into the
         sand through its face; see :meth:`add_plates`. Bad arguments raise, naming the argument, and add
         nothing."""
-        self._require_builder("adding a granular medium")
-        medium = make_medium(len(self._media), surface, coefficients, zeta, normalization, smoothing, region, mode)
-        if medium.heightmap is not None and medium.heightmap not in self._heightmaps:
+        self._granular.require_unbuilt("adding a granular medium")
+        medium = make_medium(len(self._granular.media), surface, coefficients, zeta, normalization, smoothing, region, mode)
+        if medium.heightmap is not None and medium.heightmap not in self.heightmaps:
             raise ValueError("surface: the height map is not one of this world's")
-        self._media.append(medium)
+        self._granular.media.append(medium)
         return medium
 
     def add_plates(self, owner, link: str | None = None, *, count: int | None = None, area: float | None = None,
@@ -82,7 +176,7 @@ class GranularBuilder:
         One set per body or link; an inside-out closed mesh is turned right, an open one is used with a warning."""
         import trimesh
 
-        self._require_builder("adding plates")
+        self._granular.require_unbuilt("adding plates")
         carrier, name, shapes = self._plate_owner(owner, link)
         if mesh is not None:
             surface = mesh if isinstance(mesh, trimesh.Trimesh) else trimesh.load(mesh, force="mesh")
@@ -91,7 +185,7 @@ class GranularBuilder:
         else:
             surface = shapes()
         centroids, normals, areas = refine(surface, count=count, area=area, name=name)
-        return self._add_plate_set(owner, link, carrier, centroids, normals, areas)
+        return self._granular.add_plate_set(owner, link, carrier, centroids, normals, areas)
 
     def _plate_owner(self, owner, link):
         """``(carrier, name, surface)`` of a plate owner: its carrier (a body index or (system, link index)), a
@@ -101,7 +195,7 @@ class GranularBuilder:
         from ..bodies.body import Body
 
         if isinstance(owner, Body):
-            if owner not in self._bodies:
+            if owner not in self.bodies:
                 raise ValueError("owner: the body is not one of this world's")
             if link is not None:
                 raise ValueError("link: a free body has no links")
@@ -110,7 +204,7 @@ class GranularBuilder:
             def surface():
                 return shape_mesh(owner.shape)
         elif isinstance(owner, ArticulatedSystem):
-            if owner not in self._systems:
+            if owner not in self.articulated_systems:
                 raise ValueError("owner: the articulated system is not one of this world's")
             names = owner.get_body_names()
             if link not in names:
@@ -121,21 +215,14 @@ class GranularBuilder:
             surface = _link_surface(shapes) if shapes else None
         else:
             raise TypeError(f"owner must be a Body or an ArticulatedSystem, got {type(owner).__name__}")
-        if any(ps.carrier == carrier for ps in self._plate_sets):
+        if any(ps.carrier == carrier for ps in self._granular.plate_sets):
             raise ValueError(f"owner: {name} already has plates")
         return carrier, name, surface
-
-    def _add_plate_set(self, owner, link, carrier, centroids, normals, areas) -> PlateSet:
-        first = sum(ps.n_plates for ps in self._plate_sets)
-        plates = PlateSet(len(self._plate_sets), owner, link, np.asarray(centroids, np.float64),
-                          np.asarray(normals, np.float64), np.asarray(areas, np.float64), first, carrier)
-        self._plate_sets.append(plates)
-        return plates
 
     def _add_plates_exact(self, owner, link, centroids, normals, areas) -> PlateSet:
         """Plates given one by one (the world XML's): centroids [m] and unit normals (n, 3) in the owner's frame,
         areas (n,) [m^2] > 0."""
-        self._require_builder("adding plates")
+        self._granular.require_unbuilt("adding plates")
         carrier, _name, _surface = self._plate_owner(owner, link)
         c, n, a = (np.asarray(x, np.float64) for x in (centroids, normals, areas))
         if c.ndim != 2 or c.shape[1] != 3 or n.shape != c.shape or a.shape != (len(c),) or not len(c):
@@ -144,7 +231,7 @@ class GranularBuilder:
             raise ValueError("plates: values must be finite and areas > 0")
         if np.abs(np.linalg.norm(n, axis=1) - 1.0).max() > 1e-9:
             raise ValueError("plates: normals must be unit vectors")
-        return self._add_plate_set(owner, link, carrier, c, n, a)
+        return self._granular.add_plate_set(owner, link, carrier, c, n, a)
 
     # ------------------------------------------------------------------ reports
     def get_plate_forces(self, env: int = 0) -> dict:
@@ -154,16 +241,13 @@ class GranularBuilder:
         :meth:`get_plate_loads`), shape (n, 3); ``depth`` [m] of its centroid below the surface (<= 0: above),
         shape (n,); ``medium``, the index of the medium it is in (-1: none), shape (n,). Zeros before the first
         step."""
-        self._check_env(env)
+        check_env(env, self.n_envs)
         if env is None:
             raise TypeError("env must be an int here")
         self.build()
         from ..kernels.common.arrays import PLATE_OUT
 
-        data = np.array(self._scratch.block("scratch_f", "plate_out")[int(env)], np.float64)
-        if self._steps == 0:
-            data[...] = 0.0
-            data[:, PLATE_OUT.medium] = -1.0
+        data = self._granular.forces(int(env))
         return {"force": data[:, PLATE_OUT.force:PLATE_OUT.force + 3].copy(),
                 "depth": data[:, PLATE_OUT.depth].copy(), "medium": data[:, PLATE_OUT.medium].astype(int)}
 
@@ -171,45 +255,8 @@ class GranularBuilder:
         """Per plate set, the sum of its plates' forces [N] and their moment [N m] about its owner's origin (a free
         body's centre of mass, a link frame's origin), world axes, as applied in the last step (sand rows
         included): two arrays of shape (n_sets, 3), or (n_envs, n_sets, 3) with ``env=None``."""
-        self._check_env(env)
+        check_env(env, self.n_envs)
         self.build()
-        rows = [self._carrier_row(ps.carrier) for ps in self._plate_sets]
-        data = self._scratch.block("scratch_f", "plate_load")[:, rows].astype(np.float64)
-        if self._steps == 0:
-            data[...] = 0.0
+        data = self._granular.loads()
         force, torque = data[..., 0:3] + data[..., 6:9], data[..., 3:6] + data[..., 9:12]
         return (force, torque) if env is None else (force[int(env)], torque[int(env)])
-
-    # ------------------------------------------------------------------ build and step
-    def _carrier_row(self, carrier) -> int:
-        if isinstance(carrier, tuple):
-            return len(self._bodies) + self._model.tree_joint0[carrier[0]] + carrier[1]
-        return carrier
-
-    def _plate_model_args(self) -> dict:
-        """The plates and media as :class:`~taichi_terra.model.Model` takes them."""
-        plates = [(ps.carrier, ps.centroids, ps.normals, ps.areas) for ps in self._plate_sets]
-        media = [(m, -1 if m.heightmap is None else self._heightmaps.index(m.heightmap)) for m in self._media]
-        return {"plates": plates, "media": media}
-
-    def _plate_stage(self):
-        """The RFT stage's compiled launch (``kernels/rft/plates.py``), built once per world."""
-        if self._plate_graph is None:
-            from .. import backend
-            from ..kernels.common.lanes import gpu_lanes
-            from ..kernels.rft.plates import plates_kernel
-
-            arrays = {**self._model.arrays(), **self._state.arrays(), **self._scratch.arrays()}
-            names = ("model_i", "model_f", "heights", "q", "u", "state_f", "scratch_f")
-            arch = backend.config()["arch"]
-            serial = arch == "cpu" and self._n_envs == 1  # (as the step kernel's env loop)
-            lanes = (0, 0, 0)
-            if arch == "vulkan":
-                ne = self._n_envs
-                lanes = (gpu_lanes(ne), gpu_lanes(ne * self._model.n_plates),
-                         gpu_lanes(ne * self._model.n_plate_carriers))
-                if 0 in lanes:  # (past MAX_LANES: every loop as Taichi sizes it)
-                    lanes = (0, 0, 0)
-            self._plate_graph = backend.compiled_launch(plates_kernel(self._model.n_trees > 0, serial, lanes), (),
-                                                        {n: arrays[n] for n in names})
-        return self._plate_graph

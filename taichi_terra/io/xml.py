@@ -371,7 +371,7 @@ def export_world_xml(world, path=None, env: int = 0) -> str:
                       material=body.material, pos=_fmt(body.get_position(env)), quat=_fmt(body.get_orientation(env)),
                       lin_vel=_fmt(body.get_linear_velocity(env)), ang_vel=_fmt(body.get_angular_velocity(env)))
     names = {}
-    for system in world._systems:
+    for system in world.articulated_systems:
         names[system] = f"sys{system.index}"
         attrs = {"name": names[system], "base": system.model.base, "pos": _fmt(system._base_position),
                  "quat": _fmt(_quat_of(system._base_rotation)),
@@ -390,7 +390,7 @@ def export_world_xml(world, path=None, env: int = 0) -> str:
             ET.SubElement(root, "articulated", **attrs).append(ET.fromstring(source.strip()))
         else:
             ET.SubElement(root, "articulated", urdf=os.path.abspath(os.fspath(source)), **attrs)
-    for pin in world._pins:
+    for pin in world.pins:
         attrs = {"system_a": names[pin.system_a], "link_a": pin.link_a, "point_a": _fmt(pin.point_a),
                  "point_b": _fmt(pin.point_b)}
         if pin.system_b is not None:

@@ -1,23 +1,108 @@
-"""The World's calls that add terrain: height maps from samples, matrices, PNG and text files and the Perlin
-generator, and deformable soil beds. Mixed into :class:`taichi_terra.World`."""
+"""The world's terrain: the ground plane, height maps and soil beds (:class:`Terrain`, the part that holds them
+and serves their handles), and the World's calls that add them (:class:`TerrainBuilder`): height maps from
+samples, matrices, PNG and text files and the Perlin generator, and deformable soil beds."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..materials import DEFAULT_MATERIAL
+from ..validation import check_env, check_finite, require_unbuilt
+
+
+@dataclass
+class Ground:
+    """An infinite horizontal plane ``z = height``; everything below it is inside."""
+
+    height: float
+    material: str
+
+
+class Terrain:
+    """The ground, height maps and soil beds of a world, and what their handles need from it: the env count, the
+    model to update when a map moves or changes, and once built the soil state and the last step's contacts.
+
+    Args:
+        n_envs: the world's env count.
+        build: builds the world (a soil bed's step statistics build it first, as every query does).
+    """
+
+    def __init__(self, n_envs: int, build):
+        self.n_envs = int(n_envs)
+        self._build = build
+        self.ground: Ground | None = None
+        self.heightmaps: list = []  # height maps and soil beds, in index order
+        self._model = None
+        self.soil = None  # the soil beds' state once built (terrain/soil_state.py)
+        self._contacts = None  # the last step's contacts once built (contacts.py)
+
+    @property
+    def built(self) -> bool:
+        return self._model is not None
+
+    def check_env(self, env) -> None:
+        check_env(env, self.n_envs)
+
+    def require_unbuilt(self, what: str) -> None:
+        require_unbuilt(self.built, what)
+
+    def attach(self, model, soil, contacts) -> None:
+        """The built world's model, soil state and contacts (at the build)."""
+        self._model, self.soil, self._contacts = model, soil, contacts
+
+    def on_pose(self, hm) -> None:
+        """A map moved: the model takes every map's pose (once built)."""
+        if self._model is not None:
+            self._model.update_heightmap_poses(self.heightmaps)
+
+    def on_data(self, hm) -> None:
+        """A map's heights or grid changed: the model takes them (once built)."""
+        if self._model is not None:
+            self._model.update_heightmap_data(self.heightmaps)
+
+    def soil_step_stats(self, bed, env: int) -> dict:
+        """The last step's soil contacts of ``bed`` in ``env`` (``contacts.py``); builds the world first."""
+        self._build()
+        return self._contacts.soil_step_stats(bed, env)
 
 
 class TerrainBuilder:
+    """The terrain calls of :class:`taichi_terra.World`; what they add is held by its :class:`Terrain`."""
+
+    _PARTS = ("_terrain",)
+
+    @property
+    def ground(self) -> Ground | None:
+        """The ground plane, or ``None``."""
+        return self._terrain.ground
+
+    @property
+    def heightmaps(self) -> list:
+        """The height maps and soil beds, in the order they were added."""
+        return list(self._terrain.heightmaps)
+
+    def add_ground(self, height: float = 0.0, *, material: str = DEFAULT_MATERIAL) -> Ground:
+        """The infinite plane ``z = height`` [m]."""
+        h = check_finite("height", height)
+        self.materials.index(material)
+        self._terrain.require_unbuilt("adding the ground")
+        if self._terrain.ground is not None:
+            raise RuntimeError("add_ground: the world already has a ground plane")
+        self._terrain.ground = Ground(h, material)
+        return self._terrain.ground
+
     def add_heightmap(self, x_samples: int, y_samples: int, x_size: float, y_size: float, center_x: float,
                       center_y: float, heights, *, material: str = DEFAULT_MATERIAL, colors=None):
         """A static height map; ``heights[y * x_samples + x]`` [m]. See :class:`taichi_terra.HeightMap`."""
         from .heightmap import GridSpec, HeightMap
 
         self.materials.index(material)
-        self._require_builder("adding a height map")
-        hm = HeightMap(self, len(self._heightmaps), GridSpec(x_samples, y_samples, x_size, y_size, center_x, center_y),
-                       heights, material, colors)
-        self._heightmaps.append(hm)
+        self._terrain.require_unbuilt("adding a height map")
+        terrain = self._terrain
+        hm = HeightMap(terrain, len(terrain.heightmaps),
+                       GridSpec(x_samples, y_samples, x_size, y_size, center_x, center_y), heights, material, colors)
+        terrain.heightmaps.append(hm)
         return hm
 
     def add_heightmap_from_matrix(self, x_size: float, y_size: float, center_x: float, center_y: float, heights, *,
@@ -40,7 +125,7 @@ class TerrainBuilder:
         from .sources import load_png
 
         self.materials.index(material)
-        self._require_builder("adding a height map")
+        self._terrain.require_unbuilt("adding a height map")
         nx, ny, heights = load_png(path, height_scale, height_offset)
         return self.add_heightmap(nx, ny, x_size, y_size, center_x, center_y, heights, material=material)
 
@@ -49,7 +134,7 @@ class TerrainBuilder:
         from .sources import load_text
 
         self.materials.index(material)
-        self._require_builder("adding a height map")
+        self._terrain.require_unbuilt("adding a height map")
         nx, ny, sx, sy, heights = load_text(path)
         return self.add_heightmap(nx, ny, sx, sy, center_x, center_y, heights, material=material)
 
@@ -63,7 +148,7 @@ class TerrainBuilder:
             raise TypeError("terrain_properties must be a taichi_terra.TerrainProperties, "
                             f"got {type(terrain_properties).__name__}")
         self.materials.index(material)
-        self._require_builder("adding a height map")
+        self._terrain.require_unbuilt("adding a height map")
         t = terrain_properties
         return self.add_heightmap(t.x_samples, t.y_samples, t.x_size, t.y_size, center_x, center_y, t.generate(),
                                   material=material)
@@ -75,9 +160,10 @@ class TerrainBuilder:
         from .deformable import DeformableTerrain
         from .heightmap import GridSpec
 
-        self._require_builder("adding a deformable terrain")
-        bed = DeformableTerrain(self, len(self._heightmaps),
+        self._terrain.require_unbuilt("adding a deformable terrain")
+        terrain = self._terrain
+        bed = DeformableTerrain(terrain, len(terrain.heightmaps),
                                 GridSpec(x_samples, y_samples, x_size, y_size, center_x, center_y), heights, material)
-        self._heightmaps.append(bed)
+        terrain.heightmaps.append(bed)
         return bed
 

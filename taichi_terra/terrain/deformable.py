@@ -33,16 +33,16 @@ class DeformableTerrain(HeightMap):
 
     is_soil = True
 
-    def __init__(self, world, index, grid, heights, material):
+    def __init__(self, terrain, index, grid, heights, material):
         if not isinstance(material, SoilMaterial):
             raise TypeError(f"material must be a taichi_terra.SoilMaterial, got {type(material).__name__}")
-        super().__init__(world, index, grid, heights, "default")
+        super().__init__(terrain, index, grid, heights, "default")
         if not np.all(np.isfinite(self._heights)):
             raise ValueError("heights of a soil bed must be finite")
         self.material = material
         n = self._nx * self._ny
-        self._init_state = np.zeros((world.n_envs, n, 4))  # used until the world is built
-        self._rev_before_build = np.zeros((world.n_envs, self._ny), np.int64)
+        self._init_state = np.zeros((terrain.n_envs, n, 4))  # used until the world is built
+        self._rev_before_build = np.zeros((terrain.n_envs, self._ny), np.int64)
 
     @property
     def material(self) -> SoilMaterial:
@@ -68,17 +68,17 @@ class DeformableTerrain(HeightMap):
     def get_surface_heights(self, env: int | None = None) -> np.ndarray:
         """The deformed surface [m] (undeformed heights minus the sinkage), shape (n_envs, n) for
         ``env=None`` and (n,) for ``env=i``."""
-        self._world._check_env(env)
+        self._terrain.check_env(env)
         if env is None:
-            return np.stack([self.get_heights(e) for e in range(self._world.n_envs)])
+            return np.stack([self.get_heights(e) for e in range(self._terrain.n_envs)])
         return self.get_heights(env)
 
     def get_height_row_revisions(self, env: int | None = None) -> np.ndarray:
         """One revision per sample row and env, advanced in every step (and by ``set_soil_state``,
         ``reset_soil`` and ``World.restore``) that changes a height of the row in that env; never cleared.
         Shape (n_envs, y_samples) for ``env=None`` and (y_samples,) for ``env=i``."""
-        self._world._check_env(env)
-        rev = self._world._soil.revisions(self) if self._world.built else self._rev_before_build.copy()
+        self._terrain.check_env(env)
+        rev = self._terrain.soil.revisions(self) if self._terrain.built else self._rev_before_build.copy()
         return rev if env is None else rev[int(env)]
 
     # ------------------------------------------------------------------ height edits
@@ -102,10 +102,10 @@ class DeformableTerrain(HeightMap):
     def get_soil_state(self, env: int = 0) -> dict:
         """Per-sample ``sinkage``, ``plastic_sinkage`` and ``shear`` (accumulated loaded slip) [m] of ``env``,
         each shape (x_samples * y_samples,)."""
-        self._world._check_env(env)
+        self._terrain.check_env(env)
         if env is None:
             raise TypeError("env must be an int here")
-        st = self._world._soil.read(self, env) if self._world.built else self._init_state[int(env)].copy()
+        st = self._terrain.soil.read(self, env) if self._terrain.built else self._init_state[int(env)].copy()
         return {"sinkage": st[:, SOIL_S].copy(), "plastic_sinkage": st[:, SOIL_SP].copy(),
                 "shear": st[:, SOIL_J].copy()}
 
@@ -128,10 +128,10 @@ class DeformableTerrain(HeightMap):
     def _write_state(self, rows: np.ndarray, env) -> None:
         """Set the soil state of ``env`` (None: every env) to ``rows`` (n_samples, 4); the rows whose heights
         changed take a new revision (``terrain/soil_state.py``)."""
-        self._world._check_env(env)
+        self._terrain.check_env(env)
         target = slice(None) if env is None else int(env)
-        if self._world.built:
-            self._world._soil.write(self, rows, target)
+        if self._terrain.built:
+            self._terrain.soil.write(self, rows, target)
         else:
             before = self._init_state[:, :, 0].copy()
             self._init_state[target] = rows
@@ -140,12 +140,10 @@ class DeformableTerrain(HeightMap):
     def get_soil_step_stats(self, env: int = 0) -> dict:
         """The last step's soil contacts of ``env``: ``contacts`` (quadrature points near bodies, loaded
         or not), ``contact_area`` [m^2] and ``normal_force`` [N] of the loaded ones."""
-        w = self._world
-        w._check_env(env)
+        self._terrain.check_env(env)
         if env is None:
             raise TypeError("env must be an int here")
-        w.build()
-        return w._contacts.soil_step_stats(self, int(env))
+        return self._terrain.soil_step_stats(self, int(env))
 
     def sample_areas(self) -> np.ndarray:
         """Area [m^2] each sample stands for: its cell of half-spacings around it, cut at the border."""

@@ -35,7 +35,7 @@ class GridSpec:
 class HeightMap(HeightMapUpdates):
     """A static height map. Create it with :meth:`taichi_terra.World.add_heightmap`."""
 
-    def __init__(self, world, index: int, grid: GridSpec, heights, material: str, colors=None):
+    def __init__(self, terrain, index: int, grid: GridSpec, heights, material: str, colors=None):
         nx = check_int("x_samples", grid.x_samples, 2)
         ny = check_int("y_samples", grid.y_samples, 2)
         self._x_size = check_positive("x_size", grid.x_size)
@@ -53,7 +53,7 @@ class HeightMap(HeightMapUpdates):
         self._colors = self._check_colors(colors, nx * ny)
         self._color_map_set = colors is not None  # set_color_patch needs a full colour map first
         self._color_rev = 0  # advances with every colour change (renderers re-upload the colours)
-        self._world = world
+        self._terrain = terrain  # the world's Terrain (terrain/builder.py)
         self.index = index
         self.material_name = material  # rigid contact material (see World.set_material_pair_prop)
         self._nx, self._ny = nx, ny
@@ -133,7 +133,7 @@ class HeightMap(HeightMapUpdates):
             raise TypeError("set_position takes one 3-vector or three numbers x, y, z")
         p = as_vector("position", [x, y, z] if y is not None else x, 3)
         self._position = p
-        self._world._on_heightmap_pose(self)
+        self._terrain.on_pose(self)
 
     def get_position(self) -> np.ndarray:
         """World position of the frame origin [m], shape (3,)."""
@@ -143,7 +143,7 @@ class HeightMap(HeightMapUpdates):
         """Rotate the frame about its origin: a quaternion (w, x, y, z), four numbers, or a 3x3 matrix."""
         q = rotation_to_quat("orientation", (rotation, *more) if more else rotation)
         self._quat = q
-        self._world._on_heightmap_pose(self)
+        self._terrain.on_pose(self)
 
     def get_orientation(self) -> np.ndarray:
         """Unit quaternion (w, x, y, z) of the frame, shape (4,)."""
@@ -218,15 +218,15 @@ class HeightMap(HeightMapUpdates):
         and redraw only the rows whose revision has moved on. A static map's heights are the same in every
         env; the result has shape (n_envs, y_samples) for ``env=None`` and (y_samples,) for ``env=i``.
         """
-        self._world._check_env(env)
+        self._terrain.check_env(env)
         if env is None:
-            return np.tile(self._row_rev, (self._world.n_envs, 1))
+            return np.tile(self._row_rev, (self._terrain.n_envs, 1))
         return self._row_rev.copy()
 
     def get_surface_heights(self, env: int | None = None) -> np.ndarray:
         """The surface as drawn [m] along the map's z, index y * x_samples + x: shape (n_envs, n) for
         ``env=None`` and (n,) for ``env=i``. For a static map these are its heights in every env."""
-        self._world._check_env(env)
+        self._terrain.check_env(env)
         if env is None:
-            return np.tile(self._heights, (self._world.n_envs, 1))
+            return np.tile(self._heights, (self._terrain.n_envs, 1))
         return self._heights.copy()

@@ -101,7 +101,7 @@ class HeightMapUpdates:
         self._heights = h
         self._contact = h.copy()
         self._mark("all")
-        self._world._on_heightmap_data(self)
+        self._terrain.on_data(self)
         return True
 
     def _reject(self, what: str, why: str) -> bool:

@@ -60,7 +60,7 @@ class LinkShapes:
             raise ValueError("the world must be built before its link shapes are drawn")
         self.world = world
         rows, depths, slot_of = [], [], {}
-        for t, system in enumerate(world._systems):
+        for t, system in enumerate(world.articulated_systems):
             parent = [-1] + [system.model.link_index(j.parent) for j in system.model.joints]
             depth = []
             for k, p in enumerate(parent):
@@ -71,7 +71,7 @@ class LinkShapes:
         self.rows = np.array(rows, np.int64)
         self.bodies, self.slots, self.depths = [], [], []
         b = model.n_free
-        for t, system in enumerate(world._systems):
+        for t, system in enumerate(world.articulated_systems):
             for link, shape, pos, rot in system.collision_bodies():
                 if model.body_link_index.get(b) != (t, link):  # the model numbers its bodies the same way
                     raise RuntimeError(f"body {b}: expected the shape of link {link} of system {t}, the model has "
@@ -84,7 +84,7 @@ class LinkShapes:
         #: per entry of ``bodies``, the track whose belt the shape is part of, as ``(system index, track index)``,
         #: or None
         self.belt_of = []
-        for t, system in enumerate(world._systems):
+        for t, system in enumerate(world.articulated_systems):
             self.belt_of += [None if k < 0 else (t, k) for k in system.collision_body_tracks()]
         #: world body indices of every belt's shapes (their contacts are coloured by traction)
         self.belt_bodies = np.array([b for (b, *_x), belt in zip(self.bodies, self.belt_of) if belt is not None],
@@ -92,7 +92,7 @@ class LinkShapes:
         #: the belts drawn with moving tread marks: ``(system index, link slot, Track, coordinate index of each
         #: drive, gains)``; a belt's travel is ``gains . q[coordinates]`` (its speed is ``g^T u``)
         self.belts = []
-        for t, system in enumerate(world._systems):
+        for t, system in enumerate(world.articulated_systems):
             shift = 1 if system.floating else 0  # (a floating base's quaternion takes one more coordinate)
             for track in system.model.tracks:
                 if track.visual:
@@ -105,7 +105,7 @@ class LinkShapes:
         #: ``(system index, link index)`` of the links drawn by their collision shapes where the viewer shows
         #: visuals: those without visuals, and those with a visual mesh the URDF's reader could not find
         self.fallback = set()
-        for t, system in enumerate(world._systems):
+        for t, system in enumerate(world.articulated_systems):
             for k, link in enumerate(system.model.links):
                 for visual in link.visuals:
                     self.visuals.append((t, k, slot_of[(t, k)], depths[slot_of[(t, k)]], visual))
@@ -122,7 +122,7 @@ class LinkShapes:
         origins, rotations = frames
         out = []
         for i, e in enumerate(envs):
-            q = [system.get_generalized_coordinate(int(e)) for system in self.world._systems]
+            q = [system.get_generalized_coordinate(int(e)) for system in self.world.articulated_systems]
             per_env = []
             for t, slot, track, coords, gains in self.belts:
                 local = track.marks(float(gains @ q[t][coords]), spacing)
@@ -134,7 +134,7 @@ class LinkShapes:
         """World origins [m], shape (n, n_links, 3), and frame-to-world rotations, shape (n, n_links, 3, 3), of
         every link (slot order) in each env of ``envs`` (n env indices), at the current state."""
         w = self.world
-        w._evaluate_trees()  # one kernel launch: every tree of every env
+        w._articulation.evaluate_trees()  # one kernel launch: every tree of every env
         scratch = w._scratch
         data = scratch.read("scratch_f")
         layout = scratch._layouts["scratch_f"]

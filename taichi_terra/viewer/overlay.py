@@ -18,9 +18,9 @@ class OverlayLayer:
 
     def _diverged(self) -> dict:
         """The world's diverged envs (:meth:`taichi_terra.World.get_diverged`), read once per drawn frame."""
-        if self._diverged_at != self.world._steps:
+        if self._diverged_at != self.world.step_count:
             self._diverged_cache = self.world.get_diverged()
-            self._diverged_at = self.world._steps
+            self._diverged_at = self.world.step_count
         return self._diverged_cache
 
     def _overlay_size(self):
@@ -47,7 +47,7 @@ class OverlayLayer:
         return lines
 
     def _overlay(self) -> None:
-        now, t_sim, steps = time.perf_counter(), self.world.time, self.world._steps
+        now, t_sim, steps = time.perf_counter(), self.world.time, self.world.step_count
         wall = now - self._clock[0]
         if wall > 0.25 or steps < self._clock[2]:  # refresh the rates a few times a second
             if steps >= self._clock[2] and wall > 0.0:

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from ..validation import as_vector
+from ..validation import as_vector, check_env
 from . import window as _window
 from .base import WindowViewer
 from .camera import OrbitCamera
@@ -91,7 +91,7 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         window = option("window", window, Window)
         style = option("style", style, Style)
         annotations = option("annotations", annotations, Annotations)
-        world._check_env(env)
+        check_env(env, world.n_envs)
         if env is None:
             raise TypeError("env must be an int")
         self._envs = self._parse_envs(world, env, envs)
@@ -99,7 +99,7 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
             tile_spacing = as_vector("tile_spacing", tile_spacing, 2)
             if tile_spacing.min() <= 0.0:
                 raise ValueError("tile_spacing must be two positive distances [m]")
-        if follow is not None and (getattr(follow, "_world", None) is not world):
+        if follow is not None and not any(follow is x for x in world.bodies + world.articulated_systems):
             raise ValueError("follow must be a body or an articulated system of this world (or None)")
         if camera is not None and not isinstance(camera, OrbitCamera):
             raise TypeError(f"camera must be an OrbitCamera or None, got {type(camera).__name__}")
@@ -130,7 +130,7 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
             0.04 * max(float(np.max(self._bounds[1] - self._bounds[0])), 0.5)
         self.camera = camera if camera is not None else self._default_camera()
         self._drawn_settings = None
-        self._clock = (time.perf_counter(), world.time, world._steps)
+        self._clock = (time.perf_counter(), world.time, world.step_count)
         self._rates = (0.0, 0.0)
         self._diverged_at, self._diverged_cache = -1, {}
         self._window = _window.acquire(self, window.title, self.width, self.height, self.headless)
@@ -246,7 +246,7 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
             rgb = self._link_rgb(t, depth)
             group = "fallback" if (t, link) in fallback else "collision"
             if belt is not None:  # a belt: its track's colour, else rubber; none where the track says visual="false"
-                track = self.world._systems[belt[0]].model.tracks[belt[1]]
+                track = self.world.articulated_systems[belt[0]].model.tracks[belt[1]]
                 rgb = BELT_COLOR if track.color is None else tuple(float(c) for c in track.color[:3])
                 group = "always"
                 if not track.visual:
@@ -555,7 +555,7 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
     # ------------------------------------------------------------------ interaction
     def select_env(self, env: int) -> None:
         """Show (and follow the body in) ``env``; with one tile this switches the tile to it."""
-        self.world._check_env(env)
+        check_env(env, self.world.n_envs)
         if env is None:
             raise TypeError("env must be an int")
         self.env = int(env)
@@ -586,7 +586,7 @@ class Viewer(TerrainLayer, SandLayer, OverlayLayer, WindowViewer):
         elif key == "r" and on_reset is not None:
             on_reset()
         elif key == "f":
-            candidates = self.world.bodies + self.world._systems
+            candidates = self.world.bodies + self.world.articulated_systems
             self.follow = None if self.follow is not None or not candidates else candidates[0]
         elif key in ("[", "]"):
             self.select_env((self.env + (1 if key == "]" else -1)) % self.world.n_envs)
