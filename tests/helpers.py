@@ -3,6 +3,7 @@ import contextlib
 import math
 
 import numpy as np
+import pytest
 
 import taichi_terra as tt
 
@@ -122,3 +123,47 @@ def slope_world(angle, friction, shape, gravity=(0.0, 0.0, -G), rotate_map=True,
     body.set_position(R @ local)
     body.set_orientation(R @ orient)
     return world, body, R
+
+
+# ------------------------------------------------------------------ bad input (a rejected call changes nothing)
+SETTERS = ("position", "orientation", "linear_velocity", "angular_velocity", "external_force", "external_torque")
+
+
+def bad_input_scene(n_envs=2, build=False):
+    """A world with a ground, a height map and two bodies whose state is not the default."""
+    w = tt.World(dt=1e-3, n_envs=n_envs)
+    w.add_ground(0.0)
+    w.add_heightmap(3, 2, 2.0, 1.0, 0.0, 0.0, np.arange(6.0))
+    for i, b in enumerate((w.add_sphere(0.1, 1.0), w.add_box(0.2, 0.3, 0.4, 2.0))):
+        b.set_position([i, 0.5, 1.0 + i])
+        b.set_orientation([1.0, 0.1 * i, 0.2, 0.0])
+        b.set_linear_velocity([0.1, -0.2, 0.3 * i])
+        b.set_angular_velocity([0.0, 0.4, i])
+        b.set_external_force([1.0, 2.0, i])
+        b.set_external_torque([0.0, i, -1.0])
+    if build:
+        w.build()
+    return w
+
+
+def snapshot(w):
+    """Everything observable about the topology and the per-body state."""
+    bodies = [{q: getattr(b, f"get_{q}")().tolist() for q in SETTERS} for b in w.bodies]
+    hms = [(h.get_position().tolist(), h.get_orientation().tolist(), h.get_heights().tolist()) for h in w.heightmaps]
+    ground = None if w.ground is None else (w.ground.height, w.ground.material)
+    return (w.built, len(w.bodies), bodies, hms, ground, w.materials.names, w.time, w.gravity.tolist())
+
+
+@contextlib.contextmanager
+def unchanged(w):
+    before = snapshot(w)
+    yield
+    assert snapshot(w) == before, "a rejected call changed the world"
+
+
+def rejects(w, *cases):
+    """Each (call, exception, message fragment) raises, and together they leave ``w`` unchanged."""
+    with unchanged(w):
+        for call, exc, match in cases:
+            with pytest.raises(exc, match=match):
+                call()

@@ -1,55 +1,15 @@
-"""Bad input to every public entry point raises a clear error naming the argument, and changes nothing."""
-import contextlib
-import functools
+"""Bad input to the World's own entry points (its constructor and ``init``, settings, materials, free bodies and
+their state, checkpoints, and the contact, pair and ray queries) raises a clear error naming the argument, and
+changes nothing. The other subsystems' bad-input tests: ``docs/testing.md``."""
 import math
 
 import numpy as np
 import pytest
 
 import taichi_terra as tt
+from helpers import SETTERS, bad_input_scene as _scene, rejects as _rejects, unchanged as _unchanged
 
 NAN, INF = math.nan, math.inf
-SETTERS = ("position", "orientation", "linear_velocity", "angular_velocity", "external_force", "external_torque")
-
-
-def _scene(n_envs=2, build=False):
-    """A world with a ground, a height map and two bodies whose state is not the default."""
-    w = tt.World(dt=1e-3, n_envs=n_envs)
-    w.add_ground(0.0)
-    w.add_heightmap(3, 2, 2.0, 1.0, 0.0, 0.0, np.arange(6.0))
-    for i, b in enumerate((w.add_sphere(0.1, 1.0), w.add_box(0.2, 0.3, 0.4, 2.0))):
-        b.set_position([i, 0.5, 1.0 + i])
-        b.set_orientation([1.0, 0.1 * i, 0.2, 0.0])
-        b.set_linear_velocity([0.1, -0.2, 0.3 * i])
-        b.set_angular_velocity([0.0, 0.4, i])
-        b.set_external_force([1.0, 2.0, i])
-        b.set_external_torque([0.0, i, -1.0])
-    if build:
-        w.build()
-    return w
-
-
-def _snapshot(w):
-    """Everything observable about the topology and the per-body state."""
-    bodies = [{q: getattr(b, f"get_{q}")().tolist() for q in SETTERS} for b in w.bodies]
-    hms = [(h.get_position().tolist(), h.get_orientation().tolist(), h.get_heights().tolist()) for h in w.heightmaps]
-    ground = None if w.ground is None else (w.ground.height, w.ground.material)
-    return (w.built, len(w.bodies), bodies, hms, ground, w.materials.names, w.time, w.gravity.tolist())
-
-
-@contextlib.contextmanager
-def _unchanged(w):
-    before = _snapshot(w)
-    yield
-    assert _snapshot(w) == before, "a rejected call changed the world"
-
-
-def _rejects(w, *cases):
-    """Each (call, exception, message fragment) raises, and together they leave ``w`` unchanged."""
-    with _unchanged(w):
-        for call, exc, match in cases:
-            with pytest.raises(exc, match=match):
-                call()
 
 
 # ------------------------------------------------------------------ World and init
@@ -99,43 +59,6 @@ def test_world_setters_reject():
 
 
 # ------------------------------------------------------------------ builders
-@pytest.mark.parametrize("args, exc, match", [
-    ((3, 2, 2.0, 1.0, 0.0, 0.0, np.zeros(5)), ValueError, "heights"),
-    ((3, 2, 2.0, 1.0, 0.0, 0.0, np.zeros((2, 3))), ValueError, "heights"),
-    ((2, 2, 1.0, 1.0, 0.0, 0.0, [[1.0, 2.0], [3.0]]), TypeError, "heights"),
-    ((1, 2, 2.0, 1.0, 0.0, 0.0, np.zeros(2)), ValueError, "x_samples"),
-    ((2, 1, 2.0, 1.0, 0.0, 0.0, np.zeros(2)), ValueError, "y_samples"),
-    ((2.0, 2, 2.0, 1.0, 0.0, 0.0, np.zeros(4)), TypeError, "x_samples"),
-    ((2, 2, 0.0, 1.0, 0.0, 0.0, np.zeros(4)), ValueError, "x_size"),
-    ((2, 2, 2.0, -1.0, 0.0, 0.0, np.zeros(4)), ValueError, "y_size"),
-    ((2, 2, INF, 1.0, 0.0, 0.0, np.zeros(4)), ValueError, "x_size"),
-    ((2, 2, 2.0, NAN, 0.0, 0.0, np.zeros(4)), ValueError, "y_size"),
-    ((2, 2, 2.0, 1.0, NAN, 0.0, np.zeros(4)), ValueError, "center_x"),
-    ((2, 2, 2.0, 1.0, 0.0, -INF, np.zeros(4)), ValueError, "center_y"),
-])
-def test_add_heightmap_rejects(args, exc, match):
-    w = _scene()
-    _rejects(w, (lambda: w.add_heightmap(*args), exc, match))
-
-
-def test_add_heightmap_rejects_colors_material_and_1d_matrix():
-    w = _scene()
-    hm = functools.partial(w.add_heightmap, 2, 2, 1.0, 1.0, 0.0, 0.0, np.zeros(4))
-    _rejects(w, (lambda: hm(colors=np.zeros((3, 3))), ValueError, "colors"),
-             (lambda: hm(colors=(2.0, 0.0, 0.0)), ValueError, "colors"),
-             (lambda: hm(material="nope"), ValueError, "unknown material 'nope'"),
-             (lambda: w.add_heightmap_from_matrix(1.0, 1.0, 0.0, 0.0, np.zeros(4)), ValueError,
-              "heights must be a 2-D array"),
-             (lambda: w.add_heightmap_from_matrix(1.0, 1.0, 0.0, 0.0, np.zeros((1, 3))), ValueError, "heights"))
-
-
-@pytest.mark.parametrize("bad", [[["a", "b"], ["c", "d"]], object(), [[1.0, 2.0], [3.0]]],
-                         ids=["strings", "object", "ragged"])
-def test_add_heightmap_from_matrix_rejects_non_numeric(bad):
-    """Like add_heightmap, a matrix that is not numbers is rejected with a message naming ``heights``."""
-    w = _scene()
-    with _unchanged(w), pytest.raises((TypeError, ValueError), match="heights"):
-        w.add_heightmap_from_matrix(1.0, 1.0, 0.0, 0.0, bad)
 
 
 @pytest.mark.parametrize("add, args, match", [
@@ -245,27 +168,6 @@ def test_body_setters_reject_env(quantity, build):
 
 
 # ------------------------------------------------------------------ height-map pose and queries
-@pytest.mark.parametrize("build", [False, True])
-def test_heightmap_pose_and_queries_reject(build):
-    w = _scene(build=build)
-    hm = w.heightmaps[0]
-    hm.set_position(1.0, -2.0, 0.5)
-    hm.set_orientation([0.9, 0.1, 0.2, 0.3])
-    pos, ori = hm.set_position, hm.set_orientation
-    _rejects(w, (lambda: pos(NAN, 0.0, 0.0), ValueError, "position must be finite"),
-             (lambda: pos([0.0, INF, 0.0]), ValueError, "position must be finite"),
-             (lambda: pos([1.0, 2.0]), ValueError, "position must have shape"),
-             (lambda: pos("abc"), TypeError, "position"),
-             (lambda: ori([0.0, 0.0, 0.0, 0.0]), ValueError, "non-zero norm"),
-             (lambda: ori(0.0, 0.0, 0.0, 0.0), ValueError, "non-zero norm"),
-             (lambda: ori([1.0, NAN, 0.0, 0.0]), ValueError, "orientation must be finite"),
-             (lambda: ori(2.0 * np.eye(3)), ValueError, "rotation"),
-             (lambda: ori(np.diag([-1.0, 1.0, 1.0])), ValueError, "rotation"),
-             (lambda: ori(1.0, 0.0, 0.0), ValueError, "orientation must have shape"),
-             (lambda: ori(np.zeros(5)), ValueError, "orientation must have shape"),
-             *((lambda q=q, bad=bad: q(*bad), ValueError, f"{name} must be finite")
-               for bad, name in (((NAN, 0.0), "x"), ((0.0, INF), "y"))
-               for q in (hm.get_height, hm.get_contact_height, hm.get_normal, hm.get_color)))
 
 
 # ------------------------------------------------------------------ topology after the first step
@@ -375,3 +277,72 @@ def test_setters_reject_booleans_and_huge_sweep_counts():
     assert not w.built
     with pytest.raises(TypeError, match="solver"):
         tt.World(solver={})
+
+
+@pytest.mark.parametrize("arg, value, kind", [("max_shape_pairs", -1, ValueError), ("max_shape_pairs", 2.5, TypeError),
+                                              ("max_shape_contacts", -3, ValueError),
+                                              ("max_shape_contacts", "8", TypeError)])
+def test_bad_limits_are_rejected(arg, value, kind):
+    with pytest.raises(kind, match=arg):
+        tt.World(dt=1e-3, **{arg: value})
+
+
+def test_bad_watch_settings_are_refused():
+    world = tt.World()
+    for name, value in (("bounds", 0.0), ("speed_limit", float("nan")), ("bounds", -1.0)):
+        with pytest.raises(ValueError, match=name):
+            setattr(world, name, value)
+    assert world.bounds == 1e5 and world.speed_limit == 1e5
+    with pytest.raises(ValueError, match="on_divergence"):
+        tt.World(on_divergence="ignore")
+    with pytest.raises(TypeError, match="envs"):
+        world.reset_envs("3", world.checkpoint())
+    with pytest.raises(ValueError, match="env"):
+        world.reset_envs([1], world.checkpoint())
+
+
+def test_ray_bad_input():
+    world = tt.World(n_envs=2)
+    world.add_ground()
+    for args, kwargs, word in ((([0, 0, 1], [0, 0, 0], 1.0), {}, "non-zero"),
+                               (([0, 0], [0, 0, -1], 1.0), {}, "origin"),
+                               (([0, 0, 1], [0, 0, -1], -1.0), {}, "max_length"),
+                               (([0, 0, 1], [0, 0, -1], 1.0), {"env": 2}, "env"),
+                               (([0, 0, np.nan], [0, 0, -1], 1.0), {}, "finite"),
+                               (("abc", [0, 0, -1], 1.0), {}, "origin")):
+        with pytest.raises((TypeError, ValueError), match=word):
+            world.ray_test(*args, **kwargs)
+    with pytest.raises(ValueError, match="shape"):
+        world.ray_test_batch(np.zeros((3, 4, 3)), np.ones((3, 4, 3)), 1.0)  # 3 envs given, the world has 2
+    with pytest.raises(ValueError, match="max_length"):
+        world.ray_test_batch(np.zeros((4, 3)), np.ones((4, 3)), np.ones((2, 5)))
+
+
+def test_pair_queries_reject_env():
+    w = _scene(build=True)
+    _rejects(w, (lambda: w.get_shape_pairs(2), ValueError, "env must be in"),
+             (lambda: w.get_shape_pairs(None), TypeError, "one env index"),
+             (lambda: w.get_pair_overflow(5), ValueError, "env must be in"))
+
+
+@pytest.mark.parametrize("kwargs, kind, match", [
+    ({"position": np.zeros((3, 2))}, ValueError, "position must have shape"),
+    ({"position": np.zeros((2, 3, 3))}, ValueError, "position must have shape"),
+    ({"orientation": np.zeros((2, 4))}, ValueError, "nonzero norm"),
+    ({"linear_velocity": np.full((2, 3), np.nan)}, ValueError, "finite"),
+    ({"angular_velocity": np.full((3, 2, 7), np.inf)[..., 2:5]}, ValueError, "finite"),  # strided rows
+    ({"orientation": np.full((3, 2, 7), np.nan)[..., 1:5]}, ValueError, "finite"),
+    ({"angular_velocity": "fast"}, TypeError, "angular_velocity"),
+    ({"position": np.zeros((2, 3)), "env": 3}, ValueError, "env"),
+])
+def test_set_state_rejects_bad_input_and_changes_nothing(kwargs, kind, match):
+    """A bad argument to ``World.set_state`` raises, naming it, and leaves every body as it was (also the
+    arguments given beside it); 3 envs, 2 bodies."""
+    w = _scene(n_envs=3, build=True)
+    w.step(2)
+    before = w.get_state()
+    with pytest.raises(kind, match=match):
+        w.set_state(linear_velocity=np.ones((2, 3)), **kwargs) if "linear_velocity" not in kwargs \
+            else w.set_state(**kwargs)
+    for name, value in w.get_state().items():
+        np.testing.assert_array_equal(value, before[name])

@@ -160,25 +160,6 @@ def test_material_pair_properties_reach_shape_pairs():
     assert slide(0.0) == pytest.approx(0.3 * 9.81, rel=0.02)
 
 
-@pytest.mark.parametrize("arg, value, kind", [("max_shape_pairs", -1, ValueError), ("max_shape_pairs", 2.5, TypeError),
-                                              ("max_shape_contacts", -3, ValueError),
-                                              ("max_shape_contacts", "8", TypeError)])
-def test_bad_limits_are_rejected(arg, value, kind):
-    with pytest.raises(kind, match=arg):
-        tt.World(dt=1e-3, **{arg: value})
-
-
-def test_bad_env_for_pair_queries():
-    world, _ = _scatter(4, 2, seed=1)
-    world.step()
-    with pytest.raises(ValueError, match="env must be in"):
-        world.get_shape_pairs(2)
-    with pytest.raises(TypeError, match="one env index"):
-        world.get_shape_pairs(None)
-    with pytest.raises(ValueError, match="env must be in"):
-        world.get_pair_overflow(5)
-
-
 def test_warm_starts_find_last_steps_shape_pairs():
     """Reference: a resting stack is its own best starting guess. A stack of 5 boxes at rest, warm started
     from the impulses the pair tables carry over from the last step, settles in fewer than half the sweeps
