@@ -247,8 +247,9 @@ def compiled_launch(kernel, scalars: tuple, arrays: dict):
     called from Python converts each ndarray argument, about 15 us apiece on a 2-core cpu).
 
     ``kernel``'s parameters are the ``i32`` scalars named in ``scalars``, then the ndarrays of ``arrays``
-    (name -> ndarray), in that order. Returns ``(run, args)``: set the scalars in ``args``, then ``run(args)``
-    launches the kernel once.
+    (name -> ndarray), in that order. ``kernel`` may be a sequence of kernels with those parameters: the graph
+    launches them in that order. Returns ``(run, args)``: set the scalars in ``args``, then ``run(args)``
+    launches the kernel (or each kernel of the sequence) once.
     """
     import taichi as ti
     from taichi.lang import impl
@@ -257,7 +258,8 @@ def compiled_launch(kernel, scalars: tuple, arrays: dict):
     sym += [ti.graph.Arg(ti.graph.ArgKind.NDARRAY, name, dtype=element_type(arr), ndim=len(arr.shape))
             for name, arr in arrays.items()]
     builder = ti.graph.GraphBuilder()
-    builder.dispatch(kernel, *sym)
+    for one in (kernel if isinstance(kernel, (list, tuple)) else (kernel,)):
+        builder.dispatch(one, *sym)
     graph = builder.compile()
     compiled = getattr(graph, "_compiled_graph", None)
     if compiled is not None and hasattr(compiled, "jit_run"):

@@ -37,11 +37,13 @@ from .terrain.builder import Ground, Terrain, TerrainBuilder  # noqa: F401  (Gro
 from .terrain.soil_state import SoilStore
 from .validation import as_vector, check_env, check_finite, check_int, check_positive, require_unbuilt
 
-#: steps per kernel launch on vulkan, for worlds without and with soil beds. On lavapipe a ``break`` three loops
-#: deep (the soil law's Newton iterations inside the sweep inside the step loop) also ended the loops around it:
-#: a box settling on soil, 40 steps in launches of 8 and of 40, sank 1.2 and 0.16 mm instead of 6.8 mm, so there
-#: each step is its own launch (about 1.5 ms on lavapipe since the env loop runs on as many threads as envs,
-#: ``kernels/common/lanes.py``; 0.6 s before)
+#: steps per kernel launch on vulkan, for worlds without and with soil beds. On lavapipe a thread's loops end
+#: after 65,535 iterations per launch, all loops together (``kernels/common/lanes.LAVAPIPE_LOOP_LIMIT``), and a
+#: soil step spends many (the soil law's Newton iterations inside the sweeps inside the step loop): a box settling
+#: on soil, 40 steps in launches of 8 and of 40, sank 1.2 and 0.16 mm instead of 6.8 mm, so there each step is
+#: its own launch (about 1.5 ms on lavapipe since the env loop runs on as many threads as envs,
+#: ``kernels/common/lanes.py``; 0.6 s before). Bigger worlds can spend the limit in one step: the step's stages
+#: are not yet launched one by one there, as the planar step's are
 _VULKAN_STEPS_PER_LAUNCH = 8
 _VULKAN_SOIL_STEPS_PER_LAUNCH = 1
 #: step kernel variants this process has compiled (the compile notice is for the first world of each)

@@ -12,6 +12,9 @@ from .reports import ContactArrays
 from .shapes import CIRCLE, POLYGON, SEGMENT
 
 _KIND_CODE = {CIRCLE: 0, POLYGON: 1, SEGMENT: 2}
+#: contact-stage launches per round on vulkan, between reads of whether every env is done (a read waits for the
+#: launches before it; a launch for an env that is done costs only its start)
+_ROUND = 8
 
 
 class PlanarArrays:
@@ -69,6 +72,7 @@ class PlanarArrays:
         settings = lay_f.view(model_f, "settings")[0]
         settings[[L.P_DT, L.P_G, L.P_SLOP, L.P_REST, L.P_ITERS]] = (world.dt, world.gravity, world.slop,
                                                                   world.rest_tolerance, world.iterations)
+        self.iterations = world.iterations
         # rounding noise of coordinates of order 10 m: about 1e-15 m in f64, 1e-6 m in f32
         settings[L.P_MOVE_TOL] = 1e-12 if np_real == np.float64 else 1e-7
         lay_f.view(model_f, "object")[...] = obj_f
@@ -101,26 +105,49 @@ class PlanarArrays:
         return np.array(self._lay_i.view(self._model_i_np, block))
 
     def step(self, n: int) -> None:
-        """Advance every env by ``n`` steps: one launch of the planar step kernel (``kernels/planar/step.py``),
-        a compiled graph bound to these arrays once; on vulkan one launch per step (on lavapipe the contact
-        sweeps' ``break``, three loops deep, also ended the step loop: one launch of 24 steps left the push
-        scene's robot at 0.40 m where 24 launches put it at 0.64 m), its env loop over as many threads as envs
-        (``kernels/common/lanes.py``)."""
+        """Advance every env by ``n`` steps (``kernels/planar/step.py``) through compiled graphs bound to these
+        arrays once: on cpu one launch of the step kernel. On vulkan, step by step, one launch per stage, and
+        the contact passes in launches of at most ``VULKAN_TASKS_PER_LAUNCH`` tasks each (lavapipe ends a
+        thread's loops after 65,535 iterations in one launch), in rounds of :data:`_ROUND` launches until every
+        env is done (one read of the envs' rows per round). The env loop runs over as many threads as envs
+        there (``kernels/common/lanes.py``)."""
         if self._launch is None:
-            from ..kernels.common.lanes import gpu_lanes
-            from ..kernels.planar.step import planar_step_kernel
-
-            arch = backend.config()["arch"]
-            names = ("model_i", "model_f", "pose", "pose0", "vel", "cmd", "wv", "pair_i", "pair_f", "order_tmp",
-                     "blk", "blk_next", "obj_s", "env_i")
-            kernel = planar_step_kernel(arch == "cpu" and self.pose.shape[0] == 1,
-                                        gpu_lanes(self.pose.shape[0]) if arch == "vulkan" else 0)
-            run, args = backend.compiled_launch(kernel, ("n_steps",), {k: getattr(self, k) for k in names})
-            self._launch = (run, args, 1 if arch == "vulkan" else None)
-        run, args, chunk = self._launch
-        for start in range(0, n, chunk or max(n, 1)):
-            args["n_steps"] = n - start if chunk is None else min(chunk, n - start)
+            self._launch = self._compile()
+        if len(self._launch) == 1:
+            (run, args), = self._launch
+            args["n_steps"] = n
             run(args)
+            return
+        (begin, b_args), (passes, p_args), (end, e_args) = self._launch
+        from ..kernels.planar.step import VULKAN_TASKS_PER_LAUNCH
+
+        p_args["n_steps"] = VULKAN_TASKS_PER_LAUNCH
+        # every pass has at most twice as many tasks as pair slots: the most rounds a step can need
+        rounds = (self.iterations + 1) * (-(-2 * self.pair_i.shape[1] // VULKAN_TASKS_PER_LAUNCH)) // _ROUND + 1
+        for _ in range(n):
+            begin(b_args)
+            for _ in range(rounds):
+                passes(p_args)
+                if self.env_i.to_numpy()[:, L.EI_DONE].all():
+                    break
+            end(e_args)
+
+    def _compile(self) -> tuple:
+        """The compiled graphs of a step: ``((run, args),)`` on cpu; the begin, contact-pass and end stages
+        (the middle one :data:`_ROUND` launches of the contact stage) on vulkan."""
+        from ..kernels.common.lanes import gpu_lanes
+        from ..kernels.planar.step import planar_step_kernel
+
+        arch = backend.config()["arch"]
+        names = ("model_i", "model_f", "pose", "pose0", "vel", "cmd", "wv", "pair_i", "pair_f", "order_tmp",
+                 "blk", "blk_next", "obj_s", "env_i")
+        arrays = {k: getattr(self, k) for k in names}
+        if arch == "cpu":
+            return (backend.compiled_launch(planar_step_kernel(self.pose.shape[0] == 1), ("n_steps",), arrays),)
+        lanes = gpu_lanes(self.pose.shape[0])
+        stages = (planar_step_kernel(False, lanes, "begin"), [planar_step_kernel(False, lanes, "contact")] * _ROUND,
+                  planar_step_kernel(False, lanes, "end"))
+        return tuple(backend.compiled_launch(kernel, ("n_steps",), arrays) for kernel in stages)
 
     def refresh(self) -> None:
         """Recompute every world-frame piece from the poses (after poses were set from outside)."""

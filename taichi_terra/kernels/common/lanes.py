@@ -3,6 +3,14 @@
 #: the most threads a loop over lanes launches (vulkan allows 65,535 groups of 128 threads per dimension)
 MAX_LANES = 1 << 22
 
+#: loop iterations a thread runs in one launch on lavapipe (Mesa's software Vulkan driver), all its loops
+#: counted together: llvmpipe gives each shader invocation one counter (``LP_MAX_TGSI_LOOP_ITERATIONS``), spent
+#: at every loop's back-edge, and once it is spent every loop ends at its next back-edge, so the work after
+#: it runs on wrong values without an error. Kernels keep a thread's work per launch below it: a stage per
+#: launch, loops over what is there (a list's length, not a table's capacity); ``tests/test_vulkan_loops.py``
+#: shows the limit and ``docs/guides/pitfalls.md`` explains it
+LAVAPIPE_LOOP_LIMIT = 65535
+
 
 def gpu_lanes(count: int) -> int:
     """Threads of a parallel loop over ``count`` items on vulkan: the next power of two from 32, or 0 (a loop
@@ -14,7 +22,8 @@ def gpu_lanes(count: int) -> int:
     kernel took about 0.6 s, for one env as for 64. A loop over a compile-time number of lanes, lane ``i``
     taking item ``i`` when ``i < count`` (``for lane in range(lanes): if lane < count: ...``), launches only
     those threads; powers of two keep the number of kernel variants (each compiled once) small. (A lane does not
-    loop over several items: on lavapipe a ``break`` three loops deep also ended the loops around it.)"""
+    loop over several items: on lavapipe, a thread's loop iterations per launch are limited,
+    :data:`LAVAPIPE_LOOP_LIMIT`.)"""
     count = int(count)
     if count > MAX_LANES:
         return 0

@@ -86,8 +86,12 @@ BLOCKER_NEXT = Block("blk_next", [("next", 1)], "per blocking contact: the objec
 OBJECT_S = Block("obj_s", [("level", 1), ("blocker", 1), ("stamp", 1), ("stack", 1), ("count", 1)],
                  "per object (and two more rows): graph level, first blocker, load-walk stamp, walk stack, sort "
                  "count")
-ENV_I = Block("env_i", [("pairs", 1), ("dropped", 1), ("sweeps", 1), ("stamp", 1)],
-              "per env: candidate pairs, pairs dropped (table full), sweeps run, load-walk stamp")
+ENV_I = Block("env_i", [("pairs", 1), ("dropped", 1), ("sweeps", 1), ("stamp", 1), ("touch", 1), ("done", 1),
+                        ("passes", 1), ("cursor", 1), ("blockers", 1), ("moved", 1)],
+              "per env: candidate pairs, pairs dropped (table full), sweeps run, load-walk stamp, pairs the "
+              "touch test visits, whether the passes are done, passes finished this step, and of the pass under "
+              "way (run over several launches on vulkan): its next task, blockers recorded, whether it moved "
+              "anything")
 #: every per-env array in kernel argument order; rows: objects, vertices, pairs, blockers (2 per pair),
 #: objects + 2, or one per env (None)
 TABLES = (Table(POSE, "real", "objects", "state"), Table(POSE0, "real", "objects", "scratch"),
@@ -109,6 +113,8 @@ PF_BNX, PF_BNY, PF_TNX, PF_TNY = (PAIR_F.first_normal, PAIR_F.first_normal + 1, 
 OS_LEVEL, OS_BLOCK, OS_SEEN, OS_STACK, OS_COUNT = (OBJECT_S.level, OBJECT_S.blocker, OBJECT_S.stamp, OBJECT_S.stack,
                                                    OBJECT_S.count)
 EI_PAIRS, EI_DROPPED, EI_SWEEPS, EI_STAMP = ENV_I.pairs, ENV_I.dropped, ENV_I.sweeps, ENV_I.stamp
+EI_TOUCH, EI_DONE, EI_PASSES = ENV_I.touch, ENV_I.done, ENV_I.passes
+EI_CURSOR, EI_BLOCKERS, EI_MOVED = ENV_I.cursor, ENV_I.blockers, ENV_I.moved
 
 
 # --------------------------------------------------------------------------- what kernels take

@@ -17,10 +17,10 @@ Per env, in order:
    over dt^2, capped at the traction of a driven object pushing into the contact; bouncy pairs get the
    separation speed restitution asks for, shared by the passive bodies that were free to move.
 
-Every loop here has a bound known before it starts (a flag ends its work early, not a ``break`` or a
-``while``): on the vulkan backend's software driver (lavapipe) a ``break`` nested a few loops deep also ended
-the loops around it, and with it and the ``while`` loops the push scene's last box ended 3 m from where cpu put
-it (now within 1e-6 m). Lavapipe still ends the sweep over a step's pairs early in the pen scene (docs/limitations.md).
+The stages are separate functions so that vulkan can launch them one by one (``step.py``): on lavapipe a
+thread's loops end after 65,535 iterations per launch, all loops together (``common/lanes.LAVAPIPE_LOOP_LIMIT``).
+For the same reason every loop runs over what is there (a list walked to its end, the pairs found), never over
+a table's capacity.
 """
 import taichi as ti
 
@@ -28,9 +28,16 @@ from ..common.schema import get, row
 from .geometry import com_of, object_mtv, refresh_object, rot
 from .arrays import (
     DRIVEN,
+    EI_BLOCKERS,
+    EI_CURSOR,
+    EI_DONE,
+    EI_DROPPED,
+    EI_MOVED,
     EI_PAIRS,
+    EI_PASSES,
     EI_STAMP,
     EI_SWEEPS,
+    EI_TOUCH,
     EPS,
     F_BOUNCE,
     F_FREE_A,
@@ -200,13 +207,12 @@ def free_motion(D: ti.template(), e, k, direction, cone):
     when the push stays inside the friction cone of the mean coefficient."""
     best, normal, mu_blocker = -1e30, vec2(0.0, 0.0), 0.0
     j = D.obj_s[e, k][OS_BLOCK]
-    for _ in range(D.blk_next.shape[1]):  # (the list holds each blocker once)
-        if j >= 0:
-            u = D.blk[e, j]
-            into = direction[0] * u[0] + direction[1] * u[1]
-            if into >= best:  # the list runs newest first: ">=" keeps the earliest of equal blockers
-                best, normal, mu_blocker = into, vec2(u[0], u[1]), u[2]
-            j = D.blk_next[e, j]
+    while j >= 0:  # (the list holds each blocker once and ends in -1)
+        u = D.blk[e, j]
+        into = direction[0] * u[0] + direction[1] * u[1]
+        if into >= best:  # the list runs newest first: ">=" keeps the earliest of equal blockers
+            best, normal, mu_blocker = into, vec2(u[0], u[1]), u[2]
+        j = D.blk_next[e, j]
     motion, gain = direction, 1.0
     if best > 0.0:
         motion = direction - best * normal
@@ -228,25 +234,24 @@ def load(D: ti.template(), e, start, direction, n):
     D.obj_s[e, 0][OS_STACK] = start
     top = 1
     total = 0.0
-    for _ in range(D.obj_s.shape[1]):  # (each object is pushed once: at most this many pops)
-        if top > 0:
-            top -= 1
-            cur = D.obj_s[e, top][OS_STACK]
-            total += row(D.obj_f, 0, cur)[OF_TRACTION]
-            for p in range(n):
-                if D.pair_i[e, p][PI_FLAGS] & F_TOUCHING:
-                    a, b = D.pair_i[e, p][PI_A], D.pair_i[e, p][PI_B]
-                    nrm = vec2(D.pair_f[e, p][PF_TNX], D.pair_f[e, p][PF_TNY])  # from b toward a
-                    other = -1
-                    if a == cur:
-                        other = b
-                    elif b == cur:
-                        other, nrm = a, -nrm
-                    # nrm points from other to cur: pushing cur along direction drives it into other when they oppose
-                    if other >= 0 and D.obj_s[e, other][OS_SEEN] != stamp and direction.dot(nrm) < -EPS:
-                        D.obj_s[e, other][OS_SEEN] = stamp
-                        D.obj_s[e, top][OS_STACK] = other
-                        top += 1
+    while top > 0:  # (each object is pushed once, so it ends after at most as many pops as objects)
+        top -= 1
+        cur = D.obj_s[e, top][OS_STACK]
+        total += row(D.obj_f, 0, cur)[OF_TRACTION]
+        for p in range(n):
+            if D.pair_i[e, p][PI_FLAGS] & F_TOUCHING:
+                a, b = D.pair_i[e, p][PI_A], D.pair_i[e, p][PI_B]
+                nrm = vec2(D.pair_f[e, p][PF_TNX], D.pair_f[e, p][PF_TNY])  # from b toward a
+                other = -1
+                if a == cur:
+                    other = b
+                elif b == cur:
+                    other, nrm = a, -nrm
+                # nrm points from other to cur: pushing cur along direction drives it into other when they oppose
+                if other >= 0 and D.obj_s[e, other][OS_SEEN] != stamp and direction.dot(nrm) < -EPS:
+                    D.obj_s[e, other][OS_SEEN] = stamp
+                    D.obj_s[e, top][OS_STACK] = other
+                    top += 1
     return total
 
 
@@ -355,64 +360,93 @@ def separate(D: ti.template(), e, p, nrm, depth, point, n, nblk):
 
 @ti.func
 def contact_env(D: ti.template(), e):
-    """The contact step of env ``e`` (the stages are listed in the module docstring)."""
-    nk, cap = D.pose.shape[1], D.pair_i.shape[1]
-    dt, slop, rest = get(D.params, 0, 0, P_DT), get(D.params, 0, 0, P_SLOP), get(D.params, 0, 0, P_REST)
-    iterations = ti.cast(get(D.params, 0, 0, P_ITERS), ti.i32)
-    # 1. candidates: bounding circles within the margin
+    """The contact step of env ``e``, its stages in order (listed in the module docstring): on cpu in one
+    launch; on vulkan each stage call is a launch of its own (``step.py``)."""
+    find_candidates(D, e)
+    for _ in range(ti.cast(get(D.params, 0, 0, P_ITERS), ti.i32) + 1):
+        contact_pass(D, e, 2 * D.pair_i.shape[1])  # (a pass has at most twice as many tasks as pairs)
+    apply_contacts(D, e)
+
+
+@ti.func
+def contact_margin(D: ti.template(), e):
+    """How near two objects must come to be a candidate pair [m]: two steps of the fastest object's travel
+    plus the slop, and at least the rest tolerance, so that resting contacts are reported whether or not
+    anything moves."""
     travel = 0.0
-    for k in range(nk):
-        D.obj_s[e, k][OS_SEEN] = 0
+    for k in range(D.pose.shape[1]):
         if row(D.obj_i, 0, k)[OI_KIND] != STATIC:
             travel = ti.max(travel, vec2(D.vel[e, k][0], D.vel[e, k][1]).norm())
-    # two steps of the fastest travel plus the slop, and at least the rest tolerance, so that resting
-    # contacts are reported whether or not anything moves
-    margin = 2.0 * travel * dt + slop + rest
-    n, dropped = candidates(D, e, nk, cap, margin)
-    D.env_i[e] = ti.Vector([n, dropped, 0, 0])
-    # 2. pass 0 keeps the candidates whose pieces come within the margin (so a long wall is a neighbour
-    # only of what is near it) and sorts them outward from immovable objects; 3. passes 1.. are the
-    # sweeps. One loop, so that the overlap test is compiled once.
-    n_touch = 0
-    sweeps = 0
-    done = False  # (a flag, not a break: see the module docstring)
-    for it in range(iterations + 1):
-        if not done:
-            nblk = 0
-            if it > 0:
-                for k in range(nk):
-                    D.obj_s[e, k][OS_BLOCK] = -1
-            moved = False
-            n_tasks = n
-            if it > 0:
-                n_tasks = n_touch + n
-            for t in range(n_tasks):
-                touch_pass = it > 0 and t < n_touch
-                p = t
-                if it > 0 and t >= n_touch:
-                    p = D.pair_i[e, t - n_touch][PI_ORDER]
-                a, b = D.pair_i[e, p][PI_A], D.pair_i[e, p][PI_B]
-                skip = False
-                if touch_pass:
-                    D.pair_i[e, p][PI_FLAGS] &= ~F_TOUCHING
-                    skip = not (row(D.obj_i, 0, a)[OI_KIND] == PASSIVE and row(D.obj_i, 0, b)[OI_KIND] == PASSIVE
-                                and row(D.obj_f, 0, a)[OF_INV_M] * row(D.obj_f, 0, b)[OF_INV_M] > 0.0)
-                if not skip:
-                    tol = rest
-                    if it == 0:
-                        tol = margin
-                    found, nrm, depth, point = object_mtv(D, e, a, b, tol)
-                    if it == 0:
-                        if found:
-                            D.pair_i[e, p][PI_FLAGS] = F_NEAR
-                    elif touch_pass:
-                        if found:
-                            D.pair_i[e, p][PI_FLAGS] |= F_TOUCHING
-                            D.pair_f[e, p][PF_TNX] = nrm[0]
-                            D.pair_f[e, p][PF_TNY] = nrm[1]
-                    elif found:
-                        m, nblk = separate(D, e, p, nrm, depth, point, n, nblk)
-                        moved = moved or m
+    return 2.0 * travel * get(D.params, 0, 0, P_DT) + get(D.params, 0, 0, P_SLOP) + get(D.params, 0, 0, P_REST)
+
+
+@ti.func
+def find_candidates(D: ti.template(), e):
+    """1. candidates: bounding circles within the margin; the env's row starts the step's count afresh."""
+    nk = D.pose.shape[1]
+    for k in range(nk):
+        D.obj_s[e, k][OS_SEEN] = 0
+    n, dropped = candidates(D, e, nk, D.pair_i.shape[1], contact_margin(D, e))
+    D.env_i[e][EI_PAIRS] = n
+    D.env_i[e][EI_DROPPED] = dropped
+    for c in ti.static((EI_SWEEPS, EI_STAMP, EI_TOUCH, EI_DONE, EI_PASSES, EI_CURSOR, EI_BLOCKERS, EI_MOVED)):
+        D.env_i[e][c] = 0
+
+
+@ti.func
+def contact_pass(D: ti.template(), e, chunk):
+    """Up to ``chunk`` tasks of the env's current pass over its pairs, and the pass's end when its last task is
+    done (the env's row holds where a pass stands between calls: on vulkan a pass may take several launches,
+    ``step.py``). Pass 0 keeps the candidates whose pieces come within the margin (so a long wall is a neighbour
+    only of what is near it) and sorts them outward from immovable objects (2.); passes 1.. are the sweeps (3.).
+    After a pass that moved nothing, or after the last sweep allowed, the env is done and a call does nothing.
+    One function for both kinds of pass, so that the overlap test is compiled once."""
+    if D.env_i[e][EI_DONE] == 0:
+        nk = D.pose.shape[1]
+        it, t0 = D.env_i[e][EI_PASSES], D.env_i[e][EI_CURSOR]
+        n, n_touch = D.env_i[e][EI_PAIRS], D.env_i[e][EI_TOUCH]
+        margin = 0.0
+        if it == 0:
+            margin = contact_margin(D, e)
+        if it > 0 and t0 == 0:  # a sweep begins: no blockers yet
+            for k in range(nk):
+                D.obj_s[e, k][OS_BLOCK] = -1
+        nblk, moved = D.env_i[e][EI_BLOCKERS], D.env_i[e][EI_MOVED] != 0
+        n_tasks = n
+        if it > 0:
+            n_tasks = n_touch + n
+        t1 = ti.min(t0 + chunk, n_tasks)
+        for t in range(t0, t1):
+            touch_pass = it > 0 and t < n_touch
+            p = t
+            if it > 0 and t >= n_touch:
+                p = D.pair_i[e, t - n_touch][PI_ORDER]
+            a, b = D.pair_i[e, p][PI_A], D.pair_i[e, p][PI_B]
+            skip = False
+            if touch_pass:
+                D.pair_i[e, p][PI_FLAGS] &= ~F_TOUCHING
+                skip = not (row(D.obj_i, 0, a)[OI_KIND] == PASSIVE and row(D.obj_i, 0, b)[OI_KIND] == PASSIVE
+                            and row(D.obj_f, 0, a)[OF_INV_M] * row(D.obj_f, 0, b)[OF_INV_M] > 0.0)
+            if not skip:
+                tol = get(D.params, 0, 0, P_REST)
+                if it == 0:
+                    tol = margin
+                found, nrm, depth, point = object_mtv(D, e, a, b, tol)
+                if it == 0:
+                    if found:
+                        D.pair_i[e, p][PI_FLAGS] = F_NEAR
+                elif touch_pass:
+                    if found:
+                        D.pair_i[e, p][PI_FLAGS] |= F_TOUCHING
+                        D.pair_f[e, p][PF_TNX] = nrm[0]
+                        D.pair_f[e, p][PF_TNY] = nrm[1]
+                elif found:
+                    m, nblk = separate(D, e, p, nrm, depth, point, n, nblk)
+                    moved = moved or m
+        D.env_i[e][EI_CURSOR] = t1
+        D.env_i[e][EI_BLOCKERS] = nblk
+        D.env_i[e][EI_MOVED] = 1 if moved else 0
+        if t1 == n_tasks:  # the pass ends
             if it == 0:
                 n = keep_near(D, e, n)
                 D.env_i[e][EI_PAIRS] = n
@@ -422,12 +456,23 @@ def contact_env(D: ti.template(), e):
                     kb = row(D.obj_i, 0, D.pair_i[e, p][PI_B])[OI_KIND]
                     if (ka == DRIVEN and kb == PASSIVE) or (kb == DRIVEN and ka == PASSIVE):
                         n_touch = n
+                D.env_i[e][EI_TOUCH] = n_touch
                 moved = True
             else:
-                sweeps = it
-            if not moved:
-                done = True
-    D.env_i[e][EI_SWEEPS] = sweeps
+                D.env_i[e][EI_SWEEPS] = it
+            if not moved or it >= ti.cast(get(D.params, 0, 0, P_ITERS), ti.i32):
+                D.env_i[e][EI_DONE] = 1
+            D.env_i[e][EI_PASSES] = it + 1
+            D.env_i[e][EI_CURSOR] = 0
+            D.env_i[e][EI_BLOCKERS] = 0
+            D.env_i[e][EI_MOVED] = 0
+
+
+@ti.func
+def apply_contacts(D: ti.template(), e):
+    """4. apply: velocities, forces and restitution from what the passes did."""
+    nk, n = D.pose.shape[1], D.env_i[e][EI_PAIRS]
+    dt = get(D.params, 0, 0, P_DT)
     # 4. apply: velocities from the position change (of the centre of mass), headings wrapped
     for k in range(nk):
         if row(D.obj_i, 0, k)[OI_KIND] != STATIC:
