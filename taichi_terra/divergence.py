@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels.common.layout import DIVERGED_COORDINATE, DIVERGED_POSITION, DIVERGED_SPEED, DIVERGED_VELOCITY
+from .kernels.common.layout import (DIVERGED_COORDINATE, DIVERGED_LOOPS, DIVERGED_POSITION, DIVERGED_SPEED,
+                                    DIVERGED_VELOCITY)
 
-#: what the divergence watch found (kernels/step.py watch_env), by its code
+#: what the divergence watch found (kernels/step.py watch_env, loops_ran_out), by its code
 _DIVERGED = {DIVERGED_COORDINATE: "a non-finite coordinate", DIVERGED_POSITION: "a position out of bounds",
-             DIVERGED_VELOCITY: "a non-finite velocity", DIVERGED_SPEED: "a speed over the limit"}
+             DIVERGED_VELOCITY: "a non-finite velocity", DIVERGED_SPEED: "a speed over the limit",
+             DIVERGED_LOOPS: "a launch past the Vulkan driver's loop limit"}
 
 
 class DivergenceError(RuntimeError):
@@ -37,7 +39,7 @@ class DivergenceReports:
         out = {}
         for e in np.flatnonzero(what):
             b = int(body[e])
-            name = f"body {b}" if b < self._n_free else self._names[b - self._n_free]
+            name = None if b < 0 else f"body {b}" if b < self._n_free else self._names[b - self._n_free]
             out[int(e)] = {"step": int(step[e]), "body": name, "what": _DIVERGED[int(what[e])]}
         return out
 
@@ -52,9 +54,13 @@ class DivergenceWatch:
         """The envs the divergence watch found diverged (:attr:`bounds`, :attr:`speed_limit`; the step kernel
         checks every free body and tree after each step): ``{env: {"step": the env's step after which it was
         found (counted from its build, or as restored), "body": the body's name (a free body's index as
-        ``"body <i>"``, an articulated system's name), "what": "a non-finite coordinate", "a position out of
-        bounds", "a non-finite velocity" or "a speed over the limit"}}``. A diverged env stands still until
-        :meth:`reset_envs` or :meth:`restore` puts it back; the other envs are not affected."""
+        ``"body <i>"``, an articulated system's name; ``None`` for a launch past the loop limit), "what": "a
+        non-finite coordinate", "a position out of bounds", "a non-finite velocity", "a speed over the limit" or
+        "a launch past the Vulkan driver's loop limit"}}``. The last is vulkan's on lavapipe: a launch in which
+        the env's thread ran more loop iterations than the driver allows, so that its loops ended early and its
+        state is wrong (``docs/guides/pitfalls.md``; a smaller world, or fewer sweeps, fits). A diverged env
+        stands still until :meth:`reset_envs` or :meth:`restore` puts it back; the other envs are not
+        affected."""
         self.build()
         return self._divergence.found()
 
@@ -62,5 +68,6 @@ class DivergenceWatch:
         found = self.get_diverged()
         if found:
             e = min(found)
-            raise DivergenceError(f"env {e} diverged after its step {found[e]['step']}: {found[e]['what']} "
-                                  f"of {found[e]['body']} (world.get_diverged(): {len(found)} env(s))")
+            body = "" if found[e]["body"] is None else f" of {found[e]['body']}"
+            raise DivergenceError(f"env {e} diverged after its step {found[e]['step']}: {found[e]['what']}{body} "
+                                  f"(world.get_diverged(): {len(found)} env(s))")

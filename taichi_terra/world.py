@@ -37,13 +37,14 @@ from .terrain.builder import Ground, Terrain, TerrainBuilder  # noqa: F401  (Gro
 from .terrain.soil_state import SoilStore
 from .validation import as_vector, check_env, check_finite, check_int, check_positive, require_unbuilt
 
-#: steps per kernel launch on vulkan, for worlds without and with soil beds. On lavapipe a thread's loops end
-#: after 65,535 iterations per launch, all loops together (``kernels/common/lanes.LAVAPIPE_LOOP_LIMIT``), and a
-#: soil step spends many (the soil law's Newton iterations inside the sweeps inside the step loop): a box settling
-#: on soil, 40 steps in launches of 8 and of 40, sank 1.2 and 0.16 mm instead of 6.8 mm, so there each step is
-#: its own launch (about 1.5 ms on lavapipe since the env loop runs on as many threads as envs,
-#: ``kernels/common/lanes.py``; 0.6 s before). Bigger worlds can spend the limit in one step: the step's stages
-#: are not yet launched one by one there, as the planar step's are
+#: steps per kernel launch on vulkan, for worlds without and with soil beds. On a driver that limits a thread's
+#: loop iterations per launch (lavapipe: 65,535, all loops together; ``kernels/common/lanes.driver_loop_limit``)
+#: every world takes one step per launch: a stack of five boxes ran past the limit in launches of eight steps,
+#: and a box settling on soil, 40 steps in launches of 8 and of 40, sank 1.2 and 0.16 mm instead of 6.8 mm. A
+#: launch costs about 1.5 ms on lavapipe (the env loop runs on as many threads as envs,
+#: ``kernels/common/lanes.py``; 0.6 s before). A step that alone runs past the limit (a stack of 20 boxes) is
+#: reported, not hidden: the step kernel marks the env (``kernels/step.py`` ``loops_ran_out``, read by
+#: ``get_diverged``); its stages are not yet launched one by one, as the planar step's are
 _VULKAN_STEPS_PER_LAUNCH = 8
 _VULKAN_SOIL_STEPS_PER_LAUNCH = 1
 #: step kernel variants this process has compiled (the compile notice is for the first world of each)
@@ -345,7 +346,10 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._scratch = Scratch(model, ne)
         self._model = model
         if self._vulkan:
-            self._step_chunk = _VULKAN_SOIL_STEPS_PER_LAUNCH if beds else _VULKAN_STEPS_PER_LAUNCH
+            from .kernels.common.lanes import driver_loop_limit
+
+            limited = driver_loop_limit() is not None
+            self._step_chunk = (_VULKAN_SOIL_STEPS_PER_LAUNCH if beds or limited else _VULKAN_STEPS_PER_LAUNCH)
         self._sweep_axis = self._broadphase_axis(q0)
         self._soil = SoilStore(model.soil_offsets, model.soil_row_offsets, self._state)
         self._checkpoints = Checkpoints(self._state, self._control, self._scratch, self._soil, beds, ne)

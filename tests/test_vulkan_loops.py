@@ -59,3 +59,52 @@ def test_a_threads_loops_share_one_limit_per_launch_and_launches_split_the_work(
         # pass of the inner loop costs its 300 iterations and a few more for the loops around them (302 measured)
         assert one_launch == LAVAPIPE_LOOP_LIMIT
         assert LAVAPIPE_LOOP_LIMIT * 300 / 305 < nested < LAVAPIPE_LOOP_LIMIT * 300 / 301
+
+
+STACKS = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {root!r})
+    import taichi_terra as tt
+    tt.init(arch={arch!r}, precision="f32")
+    from taichi_terra.kernels.common.lanes import driver_loop_limit
+    for n_boxes in (5, 20):
+        world = tt.World(dt=1e-3, n_envs=2, on_divergence={mode!r})
+        world.add_ground()
+        for k in range(n_boxes):
+            world.add_box(0.2, 0.2, 0.2, 1.0).set_position([0.01 * (k % 3), 0.0, 0.1 + 0.2 * k])
+        try:
+            world.step(40)
+        except tt.DivergenceError as exc:
+            print("raised", n_boxes, exc)
+        found = world.get_diverged()
+        print(n_boxes, sorted(found), found.get(0, {{}}).get("what"), found.get(0, {{}}).get("body"),
+              repr(world.bodies[-1].get_position(0)[2]), driver_loop_limit())
+""")
+
+
+def _stacks(arch: str, mode: str = "flag") -> list[str]:
+    root = str(Path(__file__).resolve().parents[1])
+    out = subprocess.run([sys.executable, "-c", STACKS.format(root=root, arch=arch, mode=mode)],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return [line for line in out.stdout.splitlines() if line[:1].isdigit() or line.startswith("raised")]
+
+
+@pytest.mark.needs("vulkan")
+def test_a_step_past_the_loop_limit_is_reported_and_a_step_within_it_agrees_with_cpu():
+    """Reference: cpu f32, the same stacks of 0.2 m boxes for 40 steps of 1 ms. On lavapipe a world takes one
+    step per launch, so that five boxes (100 sweeps a step) stay within the limit and end where cpu puts them,
+    to the last bit here; a stack of 20 runs past the limit within one step, and every env reports it
+    (``get_diverged``: no body in particular), and ``on_divergence="raise"`` raises naming it, where the
+    same launch used to leave wrong values silently. On a driver without the limit, nothing is reported."""
+    cpu, vk = _stacks("cpu"), _stacks("vulkan")
+    assert cpu[0].split()[-2] == vk[0].split()[-2] and "[]" in vk[0]  # five boxes: the same top height, no report
+    assert cpu[1].split()[1] == "[]"  # (cpu has no limit)
+    if vk[0].split()[-1] == "None":  # a GPU's own driver: no limit, no report
+        assert "[]" in vk[1]
+    else:
+        assert vk[0].split()[-1] == str(LAVAPIPE_LOOP_LIMIT)
+        assert vk[1].startswith("20 [0, 1] a launch past the Vulkan driver's loop limit None")
+        raised = [line for line in _stacks("vulkan", "raise") if line.startswith("raised")]
+        assert len(raised) == 1 and "env 0 diverged after its step" in raised[0]
+        assert "loop limit (world.get_diverged(): 2 env(s))" in raised[0]

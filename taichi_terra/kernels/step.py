@@ -85,7 +85,7 @@ from .common.arrays import (
     TREE_STEP,
     StepData,
 )
-from .common.layout import (DIVERGED_COORDINATE, DIVERGED_POSITION, DIVERGED_SPEED, DIVERGED_VELOCITY,
+from .common.layout import (DIVERGED_COORDINATE, DIVERGED_LOOPS, DIVERGED_POSITION, DIVERGED_SPEED, DIVERGED_VELOCITY,
                             JOINT_FIXED_ROOT, JOINT_FLOATING, ROW_MERGED)
 from .common.math import vec3
 from .common.schema import add, get, get3, get33, put, put33, put_row, putn, row
@@ -172,10 +172,11 @@ def _simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int
         if ti.static(lanes > 0):
             for lane in range(lanes):
                 if lane < q.shape[0]:
-                    run_env(StepData(model_i, trees, features, model_i=model_i, model_f=model_f, heights=heights,
-                                     q=q, u=u, state_f=state_f, state_i=state_i, control=control,
-                                     scratch_f=scratch_f, scratch_i=scratch_i, soil_rev=soil_rev),
-                            lane, n_steps, stamp, trees, plates, split, features)
+                    run_env_watched(StepData(model_i, trees, features, model_i=model_i, model_f=model_f,
+                                             heights=heights, q=q, u=u, state_f=state_f, state_i=state_i,
+                                             control=control, scratch_f=scratch_f, scratch_i=scratch_i,
+                                             soil_rev=soil_rev),
+                                    lane, n_steps, stamp, trees, plates, split, features)
         else:
             ti.loop_config(serialize=serial)
             for i in range(q.shape[0] * spread):  # (env_spread: all but every spread-th iteration are empty)
@@ -236,6 +237,34 @@ def run_env(D: ti.template(), e, n_steps, stamp, trees: ti.template(), plates: t
             step_env(D, e, trees, plates, split, features)
             add(D.env, e, 0, ENV.steps, 1)
             watch_env(D, e)
+
+
+@ti.func
+def run_env_watched(D: ti.template(), e, n_steps, stamp, trees: ti.template(), plates: ti.template(),
+                    split: ti.template(), features: ti.template()):
+    """:func:`run_env`, then :func:`loops_ran_out` (vulkan)."""
+    run_env(D, e, n_steps, stamp, trees, plates, split, features)
+    loops_ran_out(D, e, n_steps)
+
+
+@ti.func
+def loops_ran_out(D: ti.template(), e, n_steps):
+    """After env ``e``'s steps of a launch on vulkan: whether its thread ran out of loop iterations, and if so
+    the env's report (``ENV.diverged``: ``DIVERGED_LOOPS``, no body in particular) unless it had one.
+
+    lavapipe ends every loop of a thread once the thread has run 65,535 loop iterations in one launch, all its
+    loops together (``common/lanes.LAVAPIPE_LOOP_LIMIT``), and the thread goes on with wrong values. A loop of
+    two iterations run last then runs only one: its bound comes from ``n_steps`` (>= 1), so that no compiler
+    unrolls it. A GPU's own driver has no such limit and never reports it."""
+    ran = 2
+    if n_steps > 0:  # (a launch of no steps has nothing to check: the cache's launch that checks the stamp)
+        ran = 0
+        for _ in range(ti.min(n_steps, 1) + 1):
+            ran += 1
+    if ran < 2 and get(D.env, e, 0, ENV.diverged) == 0:
+        put(D.env, e, 0, ENV.diverged, DIVERGED_LOOPS)
+        put(D.env, e, 0, ENV.diverged_body, -1)
+        put(D.env, e, 0, ENV.diverged_step, get(D.env, e, 0, ENV.steps))
 
 
 @ti.func

@@ -156,7 +156,8 @@ ENV = Block("env", [("shape_pairs", 1), ("prev_shape_pairs", 1), ("pairs_dropped
             "per env: shape pairs this step and the last, pairs dropped (table full), sweeps of the last step, "
             "steps taken, and the divergence watch's finding (kernels/step.py watch_env): what (0: none, "
             "1: a non-finite coordinate, 2: a position out of bounds, 3: a non-finite velocity, 4: a speed over "
-            "the limit), the body (a free body's index; n_free_bodies + t: tree t) and the step it was found after")
+            "the limit, 5: the launch ran past the driver's loop limit), the body (a free body's index; "
+            "n_free_bodies + t: tree t; -1: none in particular) and the step it was found after")
 SOIL_SPAN = Block("soil_span", [("lo", 1), ("hi", 1), ("next_lo", 1), ("next_hi", 1)],
                   "per soil-bed sample row: the x indices lo..hi that hold every sample loaded in the last step "
                   "(lo > hi: none), the only samples whose elastic part can still need recovering; next_lo/next_hi "

@@ -31,3 +31,32 @@ def gpu_lanes(count: int) -> int:
     while lanes < count:
         lanes *= 2
     return lanes
+
+
+_LOOP_LIMIT: dict = {}
+
+
+def driver_loop_limit():
+    """:data:`LAVAPIPE_LOOP_LIMIT` where the Vulkan driver limits a thread's loop iterations per launch (lavapipe),
+    else ``None`` (a GPU's own driver). Measured once per process on vulkan, by a thread counting to
+    ``LAVAPIPE_LOOP_LIMIT + 2`` in one launch; ``None`` on the other backends. Call after ``taichi_terra.init``."""
+    from ... import backend
+
+    if backend.config()["arch"] != "vulkan":
+        return None
+    if "limit" not in _LOOP_LIMIT:
+        import taichi as ti
+
+        @ti.kernel
+        def count(n: ti.i32, out: ti.types.ndarray()):
+            for thread in range(1):  # one thread
+                c = 0
+                for _ in range(n):
+                    c += 1
+                out[thread] = c
+
+        out = ti.ndarray(ti.i32, 1)
+        count(LAVAPIPE_LOOP_LIMIT + 2, out)
+        ran = int(out.to_numpy()[0])
+        _LOOP_LIMIT["limit"] = None if ran == LAVAPIPE_LOOP_LIMIT + 2 else ran
+    return _LOOP_LIMIT["limit"]

@@ -11,8 +11,9 @@ PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES, PAIR_SOIL = 0, 1, 2, 3
 # one of the same belt (belts/rows.py) and takes no impulse
 ROW_CONTACT, ROW_SOIL, ROW_LIMIT, ROW_JOINT_FRICTION, ROW_PIN, ROW_MERGED = 0, 1, 2, 3, 4, 5
 
-# what the divergence watch found in an env (kernels/step.py watch_env; ENV.diverged, 0: nothing)
-DIVERGED_COORDINATE, DIVERGED_POSITION, DIVERGED_VELOCITY, DIVERGED_SPEED = 1, 2, 3, 4
+# what the divergence watch found in an env (kernels/step.py watch_env; ENV.diverged, 0: nothing); LOOPS: the
+# env's thread ran out of loop iterations in a launch (lavapipe's limit, kernels/step.py loops_ran_out)
+DIVERGED_COORDINATE, DIVERGED_POSITION, DIVERGED_VELOCITY, DIVERGED_SPEED, DIVERGED_LOOPS = 1, 2, 3, 4, 5
 
 # shape types (mirror bodies.shapes.ShapeType)
 SPHERE, BOX, CAPSULE, CYLINDER, MESH = 0, 1, 2, 3, 4
