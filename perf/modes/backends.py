@@ -95,6 +95,10 @@ def measure(name: str, n_envs: int, steps: int, repeats: int, warmup: int) -> di
     world = built.world
     run = time_world(world, Window(steps, repeats, warmup), built.control, scene.chunk,
                      after_round=lambda k, _snap: (_sweeps(world), positions(world) if k == 0 else None))
+    found = world.get_diverged() if hasattr(world, "get_diverged") else {}
+    if found:  # (a diverged env stands still: its rate and positions would mislead)
+        e = min(found)
+        raise RuntimeError(f"env {e} diverged after its step {found[e]['step']}: {found[e]['what']}")
     sweeps = [s for s, _ in run["after_round"]]
     pos = run["after_round"][0][1]
     return {"scene": name, "n_envs": n_envs, "steps": steps, "warmup": warmup, "build_s": build_s,
