@@ -39,12 +39,11 @@ from .validation import as_vector, check_env, check_finite, check_int, check_pos
 
 #: steps per kernel launch on vulkan, for worlds without and with soil beds. On a driver that limits a thread's
 #: loop iterations per launch (lavapipe: 65,535, all loops together; ``kernels/common/lanes.driver_loop_limit``)
-#: every world takes one step per launch: a stack of five boxes ran past the limit in launches of eight steps,
-#: and a box settling on soil, 40 steps in launches of 8 and of 40, sank 1.2 and 0.16 mm instead of 6.8 mm. A
-#: launch costs about 1.5 ms on lavapipe (the env loop runs on as many threads as envs,
-#: ``kernels/common/lanes.py``; 0.6 s before). A step that alone runs past the limit (a stack of 20 boxes) is
-#: reported, not hidden: the step kernel marks the env (``kernels/step.py`` ``loops_ran_out``, read by
-#: ``get_diverged``); its stages are not yet launched one by one, as the planar step's are
+#: every world takes one step per call of its stage kernels, a launch per stage (``World._staged``): a stack of
+#: five boxes ran past the limit in launches of eight steps, and a box settling on soil, 40 steps in launches of
+#: 8 and of 40, sank 1.2 and 0.16 mm instead of 6.8 mm. A stage that alone runs past the limit (the sweeps of a
+#: stack of 20 boxes) is reported, not hidden: the kernel marks the env (``kernels/step.py`` ``loops_ran_out``,
+#: read by ``get_diverged``)
 _VULKAN_STEPS_PER_LAUNCH = 8
 _VULKAN_SOIL_STEPS_PER_LAUNCH = 1
 #: step kernel variants this process has compiled (the compile notice is for the first world of each)
@@ -348,7 +347,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         if self._vulkan:
             from .kernels.common.lanes import driver_loop_limit
 
-            limited = driver_loop_limit() is not None
+            limited = driver_loop_limit() is not None  # (then a step is a launch per stage: _staged)
             self._step_chunk = (_VULKAN_SOIL_STEPS_PER_LAUNCH if beds or limited else _VULKAN_STEPS_PER_LAUNCH)
         self._sweep_axis = self._broadphase_axis(q0)
         self._soil = SoilStore(model.soil_offsets, model.soil_row_offsets, self._state)
@@ -453,6 +452,8 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         """The step kernel as a compiled Taichi graph, built once per world: one call binds every array in
         C++ instead of Python. Returns the function that runs it and its argument dict (``n_steps`` set by
         the caller). A world of one env on cpu runs its env loop on the calling thread."""
+        if self._step_graph is None and self._staged():
+            self._step_graph = self._staged_graph()
         if self._step_graph is None:
             from .kernels.common.arrays import ARENAS
             from .kernels.step import env_spread, simulate_kernel, stand_in
@@ -473,6 +474,33 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
             _COMPILED_VARIANTS.add(variant)
             self._step_graph = (run, args)
         return self._step_graph
+
+    def _staged(self) -> bool:
+        """Whether the step runs in the GPU layout, a launch per stage (``kernels/step.py`` ``stage_kernels``):
+        on vulkan where the driver limits a thread's loop iterations per launch (lavapipe), so that each stage
+        has the whole budget."""
+        from .kernels.common.lanes import driver_loop_limit
+
+        return self._vulkan and driver_loop_limit() is not None
+
+    def _staged_graph(self):
+        """The step's stage kernels as one compiled graph (a call runs one step) and its argument dict."""
+        from .kernels.common.arrays import ARENAS, FEATURES
+        from .kernels.common.lanes import gpu_lanes
+        from .kernels.step import stage_kernels
+
+        m = self._model
+        trees = m.n_trees > 0
+        features = backend.step_features(m.n_soil_samples, m.n_pins, m.n_tracks, m.n_plates) if trees else FEATURES
+        cfg = backend.config()
+        what = (f"the step's stage kernels ({'articulated trees' if trees else 'free bodies'}, "
+                f"{gpu_lanes(self._n_envs)} lanes; {cfg['arch']} {cfg['precision']})")
+        arrays = {**m.arrays(), **self._state.arrays(), **self._control.arrays(), **self._scratch.arrays()}
+        with backend.compile_notice(what):
+            run, args = backend.compiled_launch(stage_kernels(trees, gpu_lanes(self._n_envs), features),
+                                                ("n_steps", "spread", "stamp"), {a.name: arrays[a.name] for a in ARENAS})
+        args["spread"] = 1
+        return run, args
 
     def _step_variant(self) -> tuple:
         """The step kernel this world runs, as ``kernels.step.simulate_kernel``'s arguments ``(serial, trees,

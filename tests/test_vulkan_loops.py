@@ -92,9 +92,9 @@ def _stacks(arch: str, mode: str = "flag") -> list[str]:
 
 @pytest.mark.needs("vulkan")
 def test_a_step_past_the_loop_limit_is_reported_and_a_step_within_it_agrees_with_cpu():
-    """Reference: cpu f32, the same stacks of 0.2 m boxes for 40 steps of 1 ms. On lavapipe a world takes one
-    step per launch, so that five boxes (100 sweeps a step) stay within the limit and end where cpu puts them,
-    to the last bit here; a stack of 20 runs past the limit within one step, and every env reports it
+    """Reference: cpu f32, the same stacks of 0.2 m boxes for 40 steps of 1 ms. On lavapipe a step is a launch
+    per stage, so that five boxes (100 sweeps a step) stay within the limit and end where cpu puts them, to the
+    last bit here; the sweeps of a stack of 20 run past the limit in one launch, and every env reports it
     (``get_diverged``: no body in particular), and ``on_divergence="raise"`` raises naming it, where the
     same launch used to leave wrong values silently. On a driver without the limit, nothing is reported."""
     cpu, vk = _stacks("cpu"), _stacks("vulkan")

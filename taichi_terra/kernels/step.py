@@ -42,6 +42,11 @@ stage's constant names it in the code):
 
 The kernel binds the arrays declared in ``common/arrays.py`` and nothing else.
 
+On vulkan where the driver limits a thread's loop iterations per launch (lavapipe), each stage is a kernel of
+its own (:func:`stage_kernels`, the GPU layout: one launch per stage, the step's :class:`Rows` passed on through
+the env's row), and every launch ends by checking that the thread's loops ran to their end
+(:func:`loops_ran_out`).
+
 On cpu the step of articulated trees runs the stages in a few functions of their own, each calling the next (:func:`chain`), which cut
 its compile to a third of what one function holding every stage took; the free-body step and the GPU backends
 inline them into the kernel. Both compute the same: the golden replays (``tests/test_golden.py``) pass bit for
@@ -211,6 +216,65 @@ def stand_in(tag: tuple):
             held[k] = tag[k]
 
     return simulate
+
+
+def _stage_kernel(trees: bool, lanes: int, features: tuple, which: int, first: bool, last: bool):
+    """The kernel of one stage of a step (``which``: one of :func:`stages_of`), env ``i`` on thread ``i`` of
+    ``lanes``: the GPU layout of the step, a launch per stage, so that each stage has the thread's whole loop
+    budget on a driver that limits it (lavapipe). ``first`` and ``last``: whether it is the step's first stage
+    (it writes the launch stamp and starts the rows afresh) or its last (it counts the step and runs the
+    divergence watch). The step's :class:`Rows` go from stage to stage through the env's row (``ENV``). The
+    parameters are the step kernel's (``n_steps`` is 1)."""
+
+    @ti.kernel
+    def simulate(n_steps: ti.i32, spread: ti.i32, stamp: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd,
+                 u: nd, state_f: nd, state_i: nd, control: nd, scratch_f: nd, scratch_i: nd, soil_rev: nd):
+        for lane in range(lanes):
+            if lane < q.shape[0]:
+                run_stage_of_env(StepData(model_i, trees, features, model_i=model_i, model_f=model_f,
+                                          heights=heights, q=q, u=u, state_f=state_f, state_i=state_i,
+                                          control=control, scratch_f=scratch_f, scratch_i=scratch_i,
+                                          soil_rev=soil_rev),
+                                 lane, n_steps, stamp, which, first, last)
+
+    return simulate
+
+
+_STAGE_KERNELS = {}
+
+
+def stage_kernels(trees: bool, lanes: int, features: tuple = FEATURES) -> list:
+    """The step's stage kernels in order (:func:`_stage_kernel`), for a world without the RFT stage inside the
+    step (the GPU backends launch it before the step)."""
+    features = tuple(f for f in FEATURES if f in features)
+    order = stages_of(trees, False)
+    out = []
+    for k, which in enumerate(order):
+        key = (bool(trees), int(lanes), features, which, k == 0, k == len(order) - 1)
+        if key not in _STAGE_KERNELS:
+            _STAGE_KERNELS[key] = _stage_kernel(*key)
+        out.append(_STAGE_KERNELS[key])
+    return out
+
+
+@ti.func
+def run_stage_of_env(D: ti.template(), e, n_steps, stamp, which: ti.template(), first: ti.template(),
+                     last: ti.template()):
+    """Stage ``which`` of env ``e``'s step, launched on its own (:func:`_stage_kernel`), then the check of the
+    thread's loop budget (:func:`loops_ran_out`)."""
+    if ti.static(first):
+        put(D.launch, e, 0, LAUNCH.stamp, stamp)
+    if get(D.env, e, 0, ENV.diverged) == 0:  # (a diverged env stands still until it is reset)
+        rows = Rows(contacts=0, joints=0)
+        if ti.static(not first):
+            rows = Rows(contacts=get(D.env, e, 0, ENV.row_contacts), joints=get(D.env, e, 0, ENV.row_joints))
+        rows = run_stage(D, e, which, rows, False)
+        put(D.env, e, 0, ENV.row_contacts, rows.contacts)
+        put(D.env, e, 0, ENV.row_joints, rows.joints)
+        if ti.static(last):
+            add(D.env, e, 0, ENV.steps, 1)
+            watch_env(D, e)
+    loops_ran_out(D, e, n_steps)
 
 
 def simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int = 0, split: bool = False,

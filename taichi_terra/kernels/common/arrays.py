@@ -152,12 +152,14 @@ CONTACT = Block("contact", [("position", 3), ("normal", 3), ("depth", 1), ("impu
 SOIL = Block("soil", [("sinkage", 1), ("plastic", 1), ("slip", 1), ("loaded", 1)],
              "per soil sample: total sinkage [m], plastic sinkage [m], accumulated slip [m], loaded last step (0/1)")
 ENV = Block("env", [("shape_pairs", 1), ("prev_shape_pairs", 1), ("pairs_dropped", 1), ("sweeps", 1),
-                    ("steps", 1), ("diverged", 1), ("diverged_body", 1), ("diverged_step", 1)],
+                    ("steps", 1), ("diverged", 1), ("diverged_body", 1), ("diverged_step", 1), ("row_contacts", 1),
+                    ("row_joints", 1)],
             "per env: shape pairs this step and the last, pairs dropped (table full), sweeps of the last step, "
             "steps taken, and the divergence watch's finding (kernels/step.py watch_env): what (0: none, "
             "1: a non-finite coordinate, 2: a position out of bounds, 3: a non-finite velocity, 4: a speed over "
             "the limit, 5: the launch ran past the driver's loop limit), the body (a free body's index; "
-            "n_free_bodies + t: tree t; -1: none in particular) and the step it was found after")
+            "n_free_bodies + t: tree t; -1: none in particular) and the step it was found after; the step's "
+            "Rows (kernels/step.py) between stages launched one by one (vulkan)")
 SOIL_SPAN = Block("soil_span", [("lo", 1), ("hi", 1), ("next_lo", 1), ("next_hi", 1)],
                   "per soil-bed sample row: the x indices lo..hi that hold every sample loaded in the last step "
                   "(lo > hi: none), the only samples whose elastic part can still need recovering; next_lo/next_hi "
