@@ -272,12 +272,13 @@ class Model:
                           "soil_group_matrix": (6 * A.SOIL_GROUP_LINKS) ** 2 if trees and n_soil else 0,
                           "soil_group_vector": 6 * A.SOIL_GROUP_LINKS if trees and n_soil else 0,
                           "plate_out": self.n_plates, "plate_load": self.n_plate_carriers,
-                          "sand": self.n_plate_carriers, "u_seen": max(6 * n_free + n_tree_u, 1)},
+                          "sand": self.n_plate_carriers, "u_seen": max(6 * n_free + n_tree_u, 1),
+                          "sweep_state": 1},
             "scratch_i": {"row": self.n_slots + n_solver_rows, "sweep": nb,
                           "soil_claim": n_soil if trees else 0, "tree_step": self.n_trees,
                           "block": A.BLOCK_ROWS if trees else 0, "block_state": 1,
                           "soil_group": A.SOIL_GROUP_BLOCKS if trees and n_soil else 0, "soil_group_state": 1,
-                          "launch": 1},
+                          "launch": 1, "stage": 1},
             "soil_rev": {"row_revision": n_soil_rows},
         }
         self.layouts = {a.name: a.layout(rows[a.name]) for a in A.ARENAS}

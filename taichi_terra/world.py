@@ -41,9 +41,9 @@ from .validation import as_vector, check_env, check_finite, check_int, check_pos
 #: loop iterations per launch (lavapipe: 65,535, all loops together; ``kernels/common/lanes.driver_loop_limit``)
 #: every world takes one step per call of its stage kernels, a launch per stage (``World._staged``): a stack of
 #: five boxes ran past the limit in launches of eight steps, and a box settling on soil, 40 steps in launches of
-#: 8 and of 40, sank 1.2 and 0.16 mm instead of 6.8 mm. A stage that alone runs past the limit (the sweeps of a
-#: stack of 20 boxes) is reported, not hidden: the kernel marks the env (``kernels/step.py`` ``loops_ran_out``,
-#: read by ``get_diverged``)
+#: 8 and of 40, sank 1.2 and 0.16 mm instead of 6.8 mm. A launch that still runs past the limit (the contact
+#: search of 200 boxes) is reported, not hidden: the kernel marks the env (``kernels/step.py``
+#: ``loops_ran_out``, read by ``get_diverged``)
 _VULKAN_STEPS_PER_LAUNCH = 8
 _VULKAN_SOIL_STEPS_PER_LAUNCH = 1
 #: step kernel variants this process has compiled (the compile notice is for the first world of each)
@@ -452,8 +452,8 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         """The step kernel as a compiled Taichi graph, built once per world: one call binds every array in
         C++ instead of Python. Returns the function that runs it and its argument dict (``n_steps`` set by
         the caller). A world of one env on cpu runs its env loop on the calling thread."""
-        if self._step_graph is None and self._staged():
-            self._step_graph = self._staged_graph()
+        if self._staged() and (self._step_graph is None or self._step_graph[2] != self.solver.max_sweeps):
+            self._step_graph = (*self._staged_graph(), self.solver.max_sweeps)  # (SWEEPS' launches fit max_sweeps)
         if self._step_graph is None:
             from .kernels.common.arrays import ARENAS
             from .kernels.step import env_spread, simulate_kernel, stand_in
@@ -473,7 +473,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
                     lambda: self._scratch.block("scratch_i", "launch", "stamp"))
             _COMPILED_VARIANTS.add(variant)
             self._step_graph = (run, args)
-        return self._step_graph
+        return self._step_graph[:2]
 
     def _staged(self) -> bool:
         """Whether the step runs in the GPU layout, a launch per stage (``kernels/step.py`` ``stage_kernels``):
@@ -497,8 +497,9 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
                 f"{gpu_lanes(self._n_envs)} lanes; {cfg['arch']} {cfg['precision']})")
         arrays = {**m.arrays(), **self._state.arrays(), **self._control.arrays(), **self._scratch.arrays()}
         with backend.compile_notice(what):
-            run, args = backend.compiled_launch(stage_kernels(trees, gpu_lanes(self._n_envs), features),
-                                                ("n_steps", "spread", "stamp"), {a.name: arrays[a.name] for a in ARENAS})
+            run, args = backend.compiled_launch(
+                stage_kernels(trees, gpu_lanes(self._n_envs), features, self.solver.max_sweeps),
+                ("n_steps", "spread", "stamp"), {a.name: arrays[a.name] for a in ARENAS})
         args["spread"] = 1
         return run, args
 

@@ -44,7 +44,7 @@ The kernel binds the arrays declared in ``common/arrays.py`` and nothing else.
 
 On vulkan where the driver limits a thread's loop iterations per launch (lavapipe), each stage is a kernel of
 its own (:func:`stage_kernels`, the GPU layout: one launch per stage, the step's :class:`Rows` passed on through
-the env's row), and every launch ends by checking that the thread's loops ran to their end
+``STAGE_I``), and every launch ends by checking that the thread's loops ran to their end
 (:func:`loops_ran_out`).
 
 On cpu the step of articulated trees runs the stages in a few functions of their own, each calling the next (:func:`chain`), which cut
@@ -86,6 +86,7 @@ from .common.arrays import (
     SETTINGS_F,
     SETTINGS_I,
     SHAPE_PAIR,
+    STAGE_I,
     TREE,
     TREE_STEP,
     StepData,
@@ -120,7 +121,7 @@ from .solver.pins import (
 )
 from .solver.relax import relax_internal_friction
 from .solver.rows import build_rows, pair_entry
-from .solver.sweep import sweep_rows, warm_start
+from .solver.sweep import continue_sweeps, start_sweeps, sweep_rows, warm_start
 
 nd = ti.types.ndarray()
 
@@ -218,13 +219,20 @@ def stand_in(tag: tuple):
     return simulate
 
 
-def _stage_kernel(trees: bool, lanes: int, features: tuple, which: int, first: bool, last: bool):
+#: sweeps one launch of the ``SWEEPS`` stage runs in the GPU layout (:func:`stage_kernels`): a sweep of a stack
+#: of 20 boxes (80 rows) spends about 770 of lavapipe's 65,535 loop iterations, so 16 leave room for worlds
+#: several times larger
+SWEEPS_PER_LAUNCH = 16
+
+
+def _stage_kernel(trees: bool, lanes: int, features: tuple, which: int, first: bool, last: bool, part: int = 0):
     """The kernel of one stage of a step (``which``: one of :func:`stages_of`), env ``i`` on thread ``i`` of
     ``lanes``: the GPU layout of the step, a launch per stage, so that each stage has the thread's whole loop
     budget on a driver that limits it (lavapipe). ``first`` and ``last``: whether it is the step's first stage
     (it writes the launch stamp and starts the rows afresh) or its last (it counts the step and runs the
-    divergence watch). The step's :class:`Rows` go from stage to stage through the env's row (``ENV``). The
-    parameters are the step kernel's (``n_steps`` is 1)."""
+    divergence watch). The step's :class:`Rows` go from stage to stage through ``STAGE_I``. ``SWEEPS`` is
+    launched several times: ``part`` 0 starts the sweeps, every launch runs up to :data:`SWEEPS_PER_LAUNCH`
+    of them. The parameters are the step kernel's (``n_steps`` is 1)."""
 
     @ti.kernel
     def simulate(n_steps: ti.i32, spread: ti.i32, stamp: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd,
@@ -235,7 +243,7 @@ def _stage_kernel(trees: bool, lanes: int, features: tuple, which: int, first: b
                                           heights=heights, q=q, u=u, state_f=state_f, state_i=state_i,
                                           control=control, scratch_f=scratch_f, scratch_i=scratch_i,
                                           soil_rev=soil_rev),
-                                 lane, n_steps, stamp, which, first, last)
+                                 lane, n_steps, stamp, which, first, last, part)
 
     return simulate
 
@@ -243,23 +251,26 @@ def _stage_kernel(trees: bool, lanes: int, features: tuple, which: int, first: b
 _STAGE_KERNELS = {}
 
 
-def stage_kernels(trees: bool, lanes: int, features: tuple = FEATURES) -> list:
+def stage_kernels(trees: bool, lanes: int, features: tuple = FEATURES, max_sweeps: int = 100) -> list:
     """The step's stage kernels in order (:func:`_stage_kernel`), for a world without the RFT stage inside the
-    step (the GPU backends launch it before the step)."""
+    step (the GPU backends launch it before the step), ``SWEEPS`` as many times as ``max_sweeps`` (the solver's
+    limit) needs."""
     features = tuple(f for f in FEATURES if f in features)
     order = stages_of(trees, False)
     out = []
     for k, which in enumerate(order):
-        key = (bool(trees), int(lanes), features, which, k == 0, k == len(order) - 1)
-        if key not in _STAGE_KERNELS:
-            _STAGE_KERNELS[key] = _stage_kernel(*key)
-        out.append(_STAGE_KERNELS[key])
+        parts = range(-(-int(max_sweeps) // SWEEPS_PER_LAUNCH) if which == SWEEPS else 1)
+        for part in parts:
+            key = (bool(trees), int(lanes), features, which, k == 0, k == len(order) - 1, min(part, 1))
+            if key not in _STAGE_KERNELS:
+                _STAGE_KERNELS[key] = _stage_kernel(*key)
+            out.append(_STAGE_KERNELS[key])
     return out
 
 
 @ti.func
 def run_stage_of_env(D: ti.template(), e, n_steps, stamp, which: ti.template(), first: ti.template(),
-                     last: ti.template()):
+                     last: ti.template(), part: ti.template()):
     """Stage ``which`` of env ``e``'s step, launched on its own (:func:`_stage_kernel`), then the check of the
     thread's loop budget (:func:`loops_ran_out`)."""
     if ti.static(first):
@@ -267,10 +278,16 @@ def run_stage_of_env(D: ti.template(), e, n_steps, stamp, which: ti.template(), 
     if get(D.env, e, 0, ENV.diverged) == 0:  # (a diverged env stands still until it is reset)
         rows = Rows(contacts=0, joints=0)
         if ti.static(not first):
-            rows = Rows(contacts=get(D.env, e, 0, ENV.row_contacts), joints=get(D.env, e, 0, ENV.row_joints))
-        rows = run_stage(D, e, which, rows, False)
-        put(D.env, e, 0, ENV.row_contacts, rows.contacts)
-        put(D.env, e, 0, ENV.row_joints, rows.joints)
+            rows = Rows(contacts=get(D.stage, e, 0, STAGE_I.row_contacts),
+                        joints=get(D.stage, e, 0, STAGE_I.row_joints))
+        if ti.static(which == SWEEPS):  # (in launches of a few sweeps: stage_sweeps as sweep_rows runs it)
+            if ti.static(part == 0):
+                start_sweeps(D, e, rows.contacts)
+            continue_sweeps(D, e, rows.contacts, rows.joints, _n_pins(D, e), SWEEPS_PER_LAUNCH)
+        else:
+            rows = run_stage(D, e, which, rows, False)
+        put(D.stage, e, 0, STAGE_I.row_contacts, rows.contacts)
+        put(D.stage, e, 0, STAGE_I.row_joints, rows.joints)
         if ti.static(last):
             add(D.env, e, 0, ENV.steps, 1)
             watch_env(D, e)
@@ -709,10 +726,7 @@ def _n_pins(D: ti.template(), e):
 @ti.func
 def stage_sweeps(D: ti.template(), e, rows):
     """``SWEEPS``: projected Gauss-Seidel sweeps until the velocities settle to the tolerance."""
-    sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
-    put(D.env, e, 0, ENV.sweeps,
-        sweep_rows(D, e, rows.contacts, rows.joints, _n_pins(D, e), sf[SETTINGS_F.dt], sf[SETTINGS_F.erp],
-                   sf[SETTINGS_F.tolerance], si[SETTINGS_I.max_sweeps], si[SETTINGS_I.n_plate_carriers]))
+    sweep_rows(D, e, rows.contacts, rows.joints, _n_pins(D, e))
 
 
 @ti.func

@@ -152,14 +152,12 @@ CONTACT = Block("contact", [("position", 3), ("normal", 3), ("depth", 1), ("impu
 SOIL = Block("soil", [("sinkage", 1), ("plastic", 1), ("slip", 1), ("loaded", 1)],
              "per soil sample: total sinkage [m], plastic sinkage [m], accumulated slip [m], loaded last step (0/1)")
 ENV = Block("env", [("shape_pairs", 1), ("prev_shape_pairs", 1), ("pairs_dropped", 1), ("sweeps", 1),
-                    ("steps", 1), ("diverged", 1), ("diverged_body", 1), ("diverged_step", 1), ("row_contacts", 1),
-                    ("row_joints", 1)],
+                    ("steps", 1), ("diverged", 1), ("diverged_body", 1), ("diverged_step", 1)],
             "per env: shape pairs this step and the last, pairs dropped (table full), sweeps of the last step, "
             "steps taken, and the divergence watch's finding (kernels/step.py watch_env): what (0: none, "
             "1: a non-finite coordinate, 2: a position out of bounds, 3: a non-finite velocity, 4: a speed over "
             "the limit, 5: the launch ran past the driver's loop limit), the body (a free body's index; "
-            "n_free_bodies + t: tree t; -1: none in particular) and the step it was found after; the step's "
-            "Rows (kernels/step.py) between stages launched one by one (vulkan)")
+            "n_free_bodies + t: tree t; -1: none in particular) and the step it was found after")
 SOIL_SPAN = Block("soil_span", [("lo", 1), ("hi", 1), ("next_lo", 1), ("next_hi", 1)],
                   "per soil-bed sample row: the x indices lo..hi that hold every sample loaded in the last step "
                   "(lo > hi: none), the only samples whose elastic part can still need recovering; next_lo/next_hi "
@@ -399,6 +397,13 @@ SOIL_CLAIM = Block("soil_claim", [("slot", 1), ("joint", 1)],
 U_SEEN = Block("u_seen", [("velocity", 1)],
                "the generalized velocities as the last sweep left them, laid out as u (the sweeps' stopping "
                "test, solver/sweep.py)")
+STAGE_I = Block("stage", [("row_contacts", 1), ("row_joints", 1), ("sweeps_done", 1), ("sweep_block", 1),
+                          ("sweep_soil_block", 1), ("sweep_light", 1)],
+                "per env, one row, within a step: its Rows (kernels/step.py), passed from stage to stage when they "
+                "are launched one by one (vulkan), and where its sweeps stand between launches (solver/sweep.py): "
+                "whether they are done, and the contact block, soil blocks and light soil group switches")
+SWEEP_F = Block("sweep_state", [("last_change", 1)],
+                "per env, one row: the last sweep's largest velocity change (solver/sweep.py), kept between launches")
 SWEEP = Block("sweep", [("count", 1), ("start", 1), ("fill", 1)],
               "per body: its shape pairs with higher bodies, first entry in the pair table, entries written")
 
@@ -422,9 +427,9 @@ SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DY
                                                PIN_RESPONSE, PIN_MATRIX,
                                                PIN_VECTOR, TRACK_DYN, SOIL_GROUP_F, SOIL_GROUP_MATRIX,
                                                SOIL_GROUP_VECTOR,
-                                               PLATE_OUT, PLATE_LOAD, SAND, U_SEEN], "scratch")
+                                               PLATE_OUT, PLATE_LOAD, SAND, U_SEEN, SWEEP_F], "scratch")
 SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP, BLOCK_I, BLOCK_STATE, SOIL_GROUP_I,
-                                             SOIL_GROUP_STATE, LAUNCH], "scratch")
+                                             SOIL_GROUP_STATE, LAUNCH, STAGE_I], "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
 #: every array of the rigid world, in the step kernel's argument order
@@ -531,6 +536,7 @@ _REF_NAMES = {
     ("model_i", "plate_range"): "plate_range", ("model_i", "medium"): "medium_i", ("model_f", "medium"): "medium_f",
     ("state_f", "plate_state"): "plate_state", ("scratch_f", "plate_out"): "plate_out",
     ("scratch_f", "plate_load"): "plate_load", ("scratch_f", "sand"): "sand", ("scratch_f", "u_seen"): "u_seen",
+    ("scratch_f", "sweep_state"): "sweep_state", ("scratch_i", "stage"): "stage",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 

@@ -12,14 +12,18 @@ import taichi as ti
 from ..common.arrays import (
     BODY_I,
     CONTACT,
+    ENV,
     FEATURE,
     LINK,
     PAIR,
     PIN_I,
     ROW_F,
     ROW_I,
+    SETTINGS_F,
     SETTINGS_I,
     SOIL_GROUP_STATE,
+    STAGE_I,
+    SWEEP_F,
     TREE,
     U_SEEN,
 )
@@ -168,11 +172,12 @@ def _solve_row(D: ti.template(), e, r, ri, s, w, lam, vloc, dt):
 
 
 @ti.func
-def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, tolerance, max_sweeps, n_carriers):
+def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins):
     """``SWEEPS``: Gauss-Seidel sweeps over the contact rows, then the ``n_joint_rows`` joint rows
-    (``solver/limits.py``), the ``n_pins`` pin rows and (with RFT plates, ``n_carriers > 0``) the sand rows
-    (``solver/sand.py``), each row solved by the law of its kind, until the velocities have settled; returns
-    the sweeps taken.
+    (``solver/limits.py``), the ``n_pins`` pin rows and (with RFT plates) the sand rows (``solver/sand.py``),
+    each row solved by the law of its kind, until the velocities have settled (``ENV.sweeps``: the sweeps
+    taken). :func:`start_sweeps`, then :func:`continue_sweeps` up to the limit; the GPU layout launches the
+    latter several times, a few sweeps each (``kernels/step.py``).
 
     The sweeps stop once a whole sweep changed no generalized velocity (``u``: every free body's and
     tree's) by more than ``tolerance``, and that change ``c`` times ``rho / (1 - rho)`` is within
@@ -196,6 +201,14 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
     by one (no contact block, no soil blocks), except that an env with a soil group takes its soil blocks up
     again at the group's ``LATE_SWEEP``-th sweep, from which the group is solved in stages of stiffer
     anchors (``soil_group.py``, "Slow steps")."""
+    start_sweeps(D, e, n_rows)
+    continue_sweeps(D, e, n_rows, n_joint_rows, n_pins, get(D.settings_i, e, 0, SETTINGS_I.max_sweeps))
+
+
+@ti.func
+def start_sweeps(D: ti.template(), e, n_rows):
+    """Before a step's first sweep: the contact block and soil group set up, the velocities remembered, and
+    where the sweeps stand (``ENV.sweeps*``, ``SWEEP_F``) at their start."""
     use_soil_block = 0  # the soil blocks are on (0/1)
     if ti.static(D.has_soil):
         use_soil_block = get(D.settings_i, e, 0, SETTINGS_I.soil_block)
@@ -205,14 +218,31 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
     if ti.static(D.trees and D.has_soil):
         light = setup_soil_group(D, e, n_rows, use_soil_block * get(D.settings_i, e, 0, SETTINGS_I.tree_soil_block))
     velocity_change(D, e)
-    sweeps = 0
-    done = False
-    use_block = 1  # the contact block is on in this step's sweeps
+    put(D.env, e, 0, ENV.sweeps, 0)
+    put(D.stage, e, 0, STAGE_I.sweeps_done, 0)
+    put(D.stage, e, 0, STAGE_I.sweep_block, 1)  # the contact block is on in this step's sweeps
+    put(D.stage, e, 0, STAGE_I.sweep_soil_block, use_soil_block)
+    put(D.stage, e, 0, STAGE_I.sweep_light, light)
+    put(D.sweep_state, e, 0, SWEEP_F.last_change, 0.0)
+
+
+@ti.func
+def continue_sweeps(D: ti.template(), e, n_rows, n_joint_rows, n_pins, budget):
+    """Up to ``budget`` more sweeps of the step (:func:`sweep_rows`), from where the env's row says they stand,
+    which it updates."""
+    dt, erp = get(D.settings_f, e, 0, SETTINGS_F.dt), get(D.settings_f, e, 0, SETTINGS_F.erp)
+    tolerance = get(D.settings_f, e, 0, SETTINGS_F.tolerance)
+    max_sweeps = get(D.settings_i, e, 0, SETTINGS_I.max_sweeps)
+    n_carriers = get(D.settings_i, e, 0, SETTINGS_I.n_plate_carriers)
+    sweeps, done = get(D.env, e, 0, ENV.sweeps), get(D.stage, e, 0, STAGE_I.sweeps_done) != 0
+    use_block, use_soil_block = get(D.stage, e, 0, STAGE_I.sweep_block), get(D.stage, e, 0, STAGE_I.sweep_soil_block)
+    light = get(D.stage, e, 0, STAGE_I.sweep_light)
     pin_blocks = 0
     if n_pins > 0:
         pin_blocks = get(D.settings_i, e, 0, SETTINGS_I.pin_block)  # each tree's pins together (0/1)
-    last_change = 0.0
-    while sweeps < max_sweeps and not done:
+    last_change = get(D.sweep_state, e, 0, SWEEP_F.last_change)
+    stop = sweeps + budget
+    while sweeps < max_sweeps and not done and sweeps < stop:
         sweeps += 1
         solved = 0  # the contact-block members solved together in this sweep (bit per member)
         grouped = False  # the soil group converged in this sweep: its members skip their own blocks
@@ -324,4 +354,8 @@ def sweep_rows(D: ti.template(), e, n_rows, n_joint_rows, n_pins, dt, erp, toler
             use_block = 0
             use_soil_block = 0
         last_change = change
-    return sweeps
+    put(D.env, e, 0, ENV.sweeps, sweeps)
+    put(D.stage, e, 0, STAGE_I.sweeps_done, 1 if done or sweeps >= max_sweeps else 0)
+    put(D.stage, e, 0, STAGE_I.sweep_block, use_block)
+    put(D.stage, e, 0, STAGE_I.sweep_soil_block, use_soil_block)
+    put(D.sweep_state, e, 0, SWEEP_F.last_change, last_change)
