@@ -28,6 +28,19 @@ def _roll(arch: str, steps: int):
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
 
 
+def _on_cpu_and_vulkan(script: str) -> dict:
+    """``script`` (formatted with ``root``, the repository, and ``arch``) run in a process of its own on cpu
+    and on vulkan, f32: each one's stdout lines."""
+    root = str(Path(__file__).resolve().parents[1])
+    lines = {}
+    for arch in ("cpu", "vulkan"):
+        out = subprocess.run([sys.executable, "-c", script.format(root=root, arch=arch)], capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        lines[arch] = out.stdout.strip().splitlines()
+    return lines
+
+
 def _expected(t: float, dt: float = 1e-3) -> float:
     """(5/14) g sin(20 deg) t^2 for rolling without slip, with the semi-implicit Euler factor (1 + dt / t)."""
     import math
@@ -165,13 +178,8 @@ def test_vulkan_planar_push_scene_ends_where_cpu_does():
     a wall inside a pen, 60 steps of 0.1 s). Packed, every body rests where the contacts put it, so the two
     backends must agree to f32's rounding of metre-sized coordinates (2e-6 m, as above). When a launch spent
     lavapipe's loop limit (``test_vulkan_loops.py``), it left the last box 2.9 m away."""
-    root = str(Path(__file__).resolve().parents[1])
-    poses = {}
-    for arch in ("cpu", "vulkan"):
-        out = subprocess.run([sys.executable, "-c", PUSH_SCENE.format(root=root, arch=arch)], capture_output=True,
-                             text=True, timeout=600)
-        assert out.returncode == 0, out.stderr[-2000:]
-        poses[arch] = np.array([float(v) for v in out.stdout.strip().splitlines()[-1].split()]).reshape(-1, 3)
+    poses = {arch: np.array([float(v) for v in lines[-1].split()]).reshape(-1, 3)
+             for arch, lines in _on_cpu_and_vulkan(PUSH_SCENE).items()}
     assert poses["cpu"].shape == poses["vulkan"].shape
     assert np.abs(poses["vulkan"] - poses["cpu"]).max() < 2e-6
 
@@ -204,14 +212,8 @@ def test_vulkan_planar_pen_separates_as_cpu_does():
     1.1 m after one step of one sweep), so for them the test asks that no pass is cut short: the first two
     steps run as many sweeps as on cpu and keep as many pairs within 10 % (a cut pass kept none; by the third
     the scenes have parted: 439 pairs in cpu f32 against 531 in cpu f64)."""
-    root = str(Path(__file__).resolve().parents[1])
-    runs = {}
-    for arch in ("cpu", "vulkan"):
-        out = subprocess.run([sys.executable, "-c", PEN_SCENE.format(root=root, arch=arch)], capture_output=True,
-                             text=True, timeout=600)
-        assert out.returncode == 0, out.stderr[-2000:]
-        runs[arch] = {line.split()[0]: np.array([float(v) for v in line.split()[1:]])
-                      for line in out.stdout.strip().splitlines()[-2:]}
+    runs = {arch: {line.split()[0]: np.array([float(v) for v in line.split()[1:]]) for line in lines[-2:]}
+            for arch, lines in _on_cpu_and_vulkan(PEN_SCENE).items()}
     tolerance = 3 * 64 * float(np.finfo(np.float32).eps) * 4.0
     cpu, vk = runs["cpu"]["circle"], runs["vulkan"]["circle"]
     assert (cpu[0:6:2] > 10).all()  # the pen takes many sweeps (cut short, the comparison below would show it)
@@ -255,14 +257,9 @@ def test_vulkan_articulated_chain_swings_as_cpu_does():
     after 50 steps of 1 ms. On lavapipe the step runs in the GPU layout, a launch per stage (one kernel of the
     articulated step did not compile in useful time there); the tip must agree within 64 float32 roundings of
     the chain's 1 m per step, and no launch may run past the driver's loop limit."""
-    root = str(Path(__file__).resolve().parents[1])
     tips = {}
-    for arch in ("cpu", "vulkan"):
-        out = subprocess.run([sys.executable, "-c", CHAIN.format(root=root, arch=arch)], capture_output=True,
-                             text=True, timeout=600)
-        assert out.returncode == 0, out.stderr[-2000:]
-        line = out.stdout.strip().splitlines()[-1]
-        assert line.startswith("{} "), line
-        tips[arch] = np.array([float(v) for v in line.split()[1:]])
+    for arch, lines in _on_cpu_and_vulkan(CHAIN).items():
+        assert lines[-1].startswith("{} "), lines[-1]  # (no env reported)
+        tips[arch] = np.array([float(v) for v in lines[-1].split()[1:]])
     assert np.abs(tips["cpu"] - np.array([0.0, 0.0, 2.0])).max() > 0.1  # (the chain hangs away from its base)
     assert np.abs(tips["vulkan"] - tips["cpu"]).max() < 51 * 64 * float(np.finfo(np.float32).eps) * 1.0
