@@ -479,9 +479,10 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         """Whether the step runs in the GPU layout, a launch per stage (``kernels/step.py`` ``stage_kernels``):
         on vulkan where the driver limits a thread's loop iterations per launch (lavapipe), so that each stage
         has the whole budget."""
-        from .kernels.common.lanes import driver_loop_limit
+        from .kernels.common.lanes import driver_loop_limit, gpu_lanes
 
-        return self._vulkan and driver_loop_limit() is not None
+        # (past MAX_LANES envs the stage kernels would have no lanes: the fused kernel sizes its own loop)
+        return self._vulkan and gpu_lanes(self._n_envs) > 0 and driver_loop_limit() is not None
 
     def _staged_graph(self):
         """The step's stage kernels as one compiled graph (a call runs one step) and its argument dict."""
