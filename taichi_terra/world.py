@@ -497,12 +497,19 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         what = (f"the step's stage kernels ({'articulated trees' if trees else 'free bodies'}, "
                 f"{gpu_lanes(self._n_envs)} lanes; {cfg['arch']} {cfg['precision']})")
         arrays = {**m.arrays(), **self._state.arrays(), **self._control.arrays(), **self._scratch.arrays()}
-        with backend.compile_notice(what):
-            run, args = backend.compiled_launch(
-                stage_kernels(trees, gpu_lanes(self._n_envs), features, self.solver.max_sweeps),
-                ("n_steps", "spread", "stamp"), {a.name: arrays[a.name] for a in ARENAS})
+        run, args = backend.compiled_launch(
+            stage_kernels(trees, gpu_lanes(self._n_envs), features, self.solver.max_sweeps),
+            ("n_steps", "spread", "stamp"), {a.name: arrays[a.name] for a in ARENAS})
         args["spread"] = 1
-        return run, args
+        pending = [what]  # (the driver compiles the shaders at their first launch: the notice is around it)
+
+        def run_staged(a, _run=run):
+            if pending:
+                with backend.compile_notice(pending.pop()):
+                    _run(a)
+            else:
+                _run(a)
+        return run_staged, args
 
     def _step_variant(self) -> tuple:
         """The step kernel this world runs, as ``kernels.step.simulate_kernel``'s arguments ``(serial, trees,
@@ -537,7 +544,8 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
 
         The first world of its kind in a process compiles the step kernel (seconds to minutes on a 2-core cpu;
         the times are in ``docs/performance.md``; a notice on stderr says so, see :func:`taichi_terra.init`'s
-        ``verbose``); later worlds of the same kind in the process reuse it. Steps nothing.
+        ``verbose``); later worlds of the same kind in the process reuse it. Steps nothing. (On lavapipe, where
+        the step runs a launch per stage, the driver compiles the stages' shaders at the first step instead.)
         Returns the wall time it took [s].
         """
         start = time.perf_counter()
