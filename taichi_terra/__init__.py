@@ -23,7 +23,7 @@ _LAZY = {
     "Checkpoint": ("checkpoints", "Checkpoint"),
     "DivergenceError": ("divergence", "DivergenceError"),
     "ContactSet": ("contacts", "ContactSet"),
-    "Ground": ("world", "Ground"),
+    "Ground": ("terrain.builder", "Ground"),
     "Body": ("bodies.body", "Body"),
     "ArticulatedSystem": ("bodies.articulated", "ArticulatedSystem"),
     "URDFError": ("bodies.urdf", "URDFError"),

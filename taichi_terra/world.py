@@ -33,7 +33,7 @@ from .divergence import DivergenceReports, DivergenceWatch
 from .granular.builder import Granular, GranularBuilder
 from .materials import DEFAULT_MATERIAL, MaterialTable
 from .rays import RayCaster, Rays
-from .terrain.builder import Ground, Terrain, TerrainBuilder  # noqa: F401  (Ground: public via world)
+from .terrain.builder import Terrain, TerrainBuilder
 from .terrain.soil_state import SoilStore
 from .validation import as_vector, check_env, check_finite, check_int, check_positive, require_unbuilt
 
@@ -451,10 +451,15 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
     def _graph(self):
         """The step kernel as a compiled Taichi graph, built once per world: one call binds every array in
         C++ instead of Python. Returns the function that runs it and its argument dict (``n_steps`` set by
-        the caller). A world of one env on cpu runs its env loop on the calling thread."""
-        if self._staged() and (self._step_graph is None or self._step_graph[2] != self.solver.max_sweeps):
-            self._step_graph = (*self._staged_graph(), self.solver.max_sweeps)  # (SWEEPS' launches fit max_sweeps)
-        if self._step_graph is None:
+        the caller). A world of one env on cpu runs its env loop on the calling thread. The GPU layout's graph
+        (:meth:`_staged`) launches the sweeps as often as ``solver.max_sweeps`` needs: it is made again when that
+        changes."""
+        graph = self._step_graph
+        if graph is not None and (graph[2] is None or graph[2] == self.solver.max_sweeps):
+            return graph[0], graph[1]
+        if self._staged():
+            self._step_graph = (*self._staged_graph(), self.solver.max_sweeps)
+        else:
             from .kernels.common.arrays import ARENAS
             from .kernels.step import env_spread, simulate_kernel, stand_in
 
@@ -472,8 +477,8 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
                     {a.name: arrays[a.name] for a in ARENAS},
                     lambda: self._scratch.block("scratch_i", "launch", "stamp"))
             _COMPILED_VARIANTS.add(variant)
-            self._step_graph = (run, args)
-        return self._step_graph[:2]
+            self._step_graph = (run, args, None)
+        return self._step_graph[0], self._step_graph[1]
 
     def _staged(self) -> bool:
         """Whether the step runs in the GPU layout, a launch per stage (``kernels/step.py`` ``stage_kernels``):
