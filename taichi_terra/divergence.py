@@ -36,11 +36,15 @@ class DivergenceReports:
 
         env = self._state.block("state_i", "env")[:, 0]
         what, body, step = (env[:, getattr(ENV, c)] for c in ("diverged", "diverged_body", "diverged_step"))
+        from .kernels.step import STAGE_NAMES
+
         out = {}
         for e in np.flatnonzero(what):
-            b = int(body[e])
+            b, stage = int(body[e]), None
+            if int(what[e]) == DIVERGED_LOOPS:  # (the row's body column holds the stage launched, -1: the step)
+                b, stage = -1, STAGE_NAMES[b] if b >= 0 else None
             name = None if b < 0 else f"body {b}" if b < self._n_free else self._names[b - self._n_free]
-            out[int(e)] = {"step": int(step[e]), "body": name, "what": _DIVERGED[int(what[e])]}
+            out[int(e)] = {"step": int(step[e]), "body": name, "what": _DIVERGED[int(what[e])], "stage": stage}
         return out
 
 
@@ -56,9 +60,10 @@ class DivergenceWatch:
         found (counted from its build, or as restored), "body": the body's name (a free body's index as
         ``"body <i>"``, an articulated system's name; ``None`` for a launch past the loop limit), "what": "a
         non-finite coordinate", "a position out of bounds", "a non-finite velocity", "a speed over the limit" or
-        "a launch past the Vulkan driver's loop limit"}}``. The last is vulkan's on lavapipe: a launch in which
-        the env's thread ran more loop iterations than the driver allows, so that its loops ended early and its
-        state is wrong (``docs/guides/pitfalls.md``; a smaller world, or fewer sweeps, fits). A diverged env
+        "a launch past the Vulkan driver's loop limit", "stage": None, or for the last the step's stage whose
+        launch it was (``"contacts"``, ``"sweeps"``, ...; None where the whole step was one launch)}}``. The
+        last is vulkan's on lavapipe: a launch in which the env's thread ran more loop iterations than the
+        driver allows, so that its loops ended early and its state is wrong (``docs/guides/pitfalls.md``; a smaller world, or fewer sweeps, fits). A diverged env
         stands still until :meth:`reset_envs` or :meth:`restore` puts it back; the other envs are not
         affected."""
         self.build()
@@ -69,5 +74,6 @@ class DivergenceWatch:
         if found:
             e = min(found)
             body = "" if found[e]["body"] is None else f" of {found[e]['body']}"
+            body += "" if found[e]["stage"] is None else f" (stage {found[e]['stage']})"
             raise DivergenceError(f"env {e} diverged after its step {found[e]['step']}: {found[e]['what']}{body} "
                                   f"(world.get_diverged(): {len(found)} env(s))")

@@ -87,6 +87,13 @@ class SolverConfig:
             six per env: a vehicle's wheels, a robot's feet) together, by Newton's method on their links'
             velocities (see docs/physics/solver.md): the same result, to within ``tolerance``, in fewer
             sweeps. ``False`` solves each link's block on its own.
+        sweeps_per_launch: on a Vulkan driver that limits a thread's loop iterations per launch (lavapipe, where
+            a step is a launch per stage: docs/guides/pitfalls.md), the sweeps run in launches of this many
+            sweeps each. ``None``: 16, or 1 in a world with tracks or with articulated trees on soil beds (a
+            sweep of the tracked robot's tracks spends about a third of lavapipe's limit, and the buggy's
+            launches of 16 ran past it in its step 17). Fewer sweeps per launch fit larger worlds, in more
+            launches; a launch past the limit is reported by ``get_diverged``. Only the ``"staged"``
+            :attr:`World.step_layout` uses it.
     """
 
     max_sweeps: int = 100
@@ -102,17 +109,20 @@ class SolverConfig:
     soil_block: bool = True
     pin_block: bool = True
     tree_soil_block: bool = True
+    sweeps_per_launch: int | None = None
 
     def key(self) -> tuple:
         """Every setting, as a tuple (what a world compares to know whether they changed)."""
         return (self.max_sweeps, self.tolerance, self.slop, self.erp, self.max_push, self.restitution_threshold,
                 self.contact_margin, self.warm_start, self.terrain_warm_start, self.contact_block,
-                self.soil_block, self.pin_block, self.tree_soil_block)
+                self.soil_block, self.pin_block, self.tree_soil_block, self.sweeps_per_launch)
 
     def validate(self) -> None:
         check_int("max_sweeps", self.max_sweeps, 1)
         if self.max_sweeps > 2 ** 24:
             raise ValueError(f"max_sweeps must be <= 2**24, got {self.max_sweeps}")
+        if self.sweeps_per_launch is not None:
+            check_int("sweeps_per_launch", self.sweeps_per_launch, 1)
         for name in ("tolerance", "slop", "max_push", "restitution_threshold", "contact_margin"):
             v = check_finite(name, getattr(self, name))
             if v < 0.0:
@@ -191,6 +201,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._rays = None  # ray casts on the device, once built (rays.py)
         self._divergence = None  # the divergence watch's reports once built (divergence.py)
         self._step_graph = None
+        self._layout = None  # step_layout as set (None: the backend's default)
         self._settings_key = None  # the solver settings, gravity and time step last validated and uploaded
 
     # ------------------------------------------------------------------ properties
@@ -247,6 +258,29 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
     @speed_limit.setter
     def speed_limit(self, value: float) -> None:
         self._speed_limit = check_positive("speed_limit", value)
+
+    @property
+    def step_layout(self) -> str:
+        """How a step runs (``kernels/step.py``): ``"fused"``, one kernel in which each env's thread runs every
+        stage of its steps, or ``"staged"``, the GPU layout: a launch per stage, the static contact pairs over
+        (env, pair), the soil history over (env, sample row), the sweeps a few per launch
+        (``solver.sweeps_per_launch``). Both compute the same step. The default is ``"staged"`` on a Vulkan
+        driver that limits a thread's loop iterations per launch (lavapipe: docs/guides/pitfalls.md) and
+        ``"fused"`` elsewhere, the faster on cpu; ``None`` sets it back. It may be set on any backend, before or
+        after the build (a world whose envs times static pairs or soil sample rows exceed
+        ``kernels/common/lanes.MAX_LANES`` runs fused)."""
+        if self._layout is not None:
+            return self._layout
+        from .kernels.common.lanes import driver_loop_limit
+
+        return "staged" if self._vulkan and driver_loop_limit() is not None else "fused"
+
+    @step_layout.setter
+    def step_layout(self, value) -> None:
+        if value is not None and value not in ("fused", "staged"):
+            raise ValueError(f"step_layout must be 'fused', 'staged' or None, got {value!r}")
+        self._layout = value
+        self._step_graph = None
 
     @property
     def max_shape_pairs(self) -> int:
@@ -347,7 +381,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         if self._vulkan:
             from .kernels.common.lanes import driver_loop_limit
 
-            limited = driver_loop_limit() is not None  # (then a step is a launch per stage: _staged)
+            limited = driver_loop_limit() is not None  # (then a launch runs one step, in either step_layout)
             self._step_chunk = (_VULKAN_SOIL_STEPS_PER_LAUNCH if beds or limited else _VULKAN_STEPS_PER_LAUNCH)
         self._sweep_axis = self._broadphase_axis(q0)
         self._soil = SoilStore(model.soil_offsets, model.soil_row_offsets, self._state)
@@ -383,7 +417,11 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
                 run(args)
         elif self._model.n_bodies or self._model.n_trees:
             run, args = self._graph()
-            if self._step_chunk is None or self._step_chunk >= n:
+            if self._step_graph[2] is not None:  # the GPU layout: a call of its graph runs one step
+                args["n_steps"] = 1
+                for _ in range(n):
+                    run(args)
+            elif self._step_chunk is None or self._step_chunk >= n:
                 args["n_steps"] = n
                 run(args)
             else:  # vulkan
@@ -446,19 +484,20 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         carrier by carrier, at the start of each of its steps, so ``step(n)`` stays one launch. On the GPU
         backends the RFT stage is a kernel of its own, parallel over (env, plate), launched before each step
         (there one thread per env would take each env's plates one by one)."""
-        return bool(self._model.n_plates) and backend.config()["arch"] == "cpu"
+        return bool(self._model.n_plates) and backend.config()["arch"] == "cpu" and not self._staged()
 
     def _graph(self):
         """The step kernel as a compiled Taichi graph, built once per world: one call binds every array in
         C++ instead of Python. Returns the function that runs it and its argument dict (``n_steps`` set by
         the caller). A world of one env on cpu runs its env loop on the calling thread. The GPU layout's graph
-        (:meth:`_staged`) launches the sweeps as often as ``solver.max_sweeps`` needs: it is made again when that
-        changes."""
+        (:meth:`_staged`) launches the sweeps as often as ``solver.max_sweeps`` needs, ``solver.sweeps_per_launch``
+        at a time: it is made again when either changes."""
         graph = self._step_graph
-        if graph is not None and (graph[2] is None or graph[2] == self.solver.max_sweeps):
+        sweeps = (self.solver.max_sweeps, self.solver.sweeps_per_launch)
+        if graph is not None and (graph[2] is None or graph[2] == sweeps):
             return graph[0], graph[1]
         if self._staged():
-            self._step_graph = (*self._staged_graph(), self.solver.max_sweeps)
+            self._step_graph = (*self._staged_graph(), sweeps)
         else:
             from .kernels.common.arrays import ARENAS
             from .kernels.step import env_spread, simulate_kernel, stand_in
@@ -481,13 +520,30 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         return self._step_graph[0], self._step_graph[1]
 
     def _staged(self) -> bool:
-        """Whether the step runs in the GPU layout, a launch per stage (``kernels/step.py`` ``stage_kernels``):
-        on vulkan where the driver limits a thread's loop iterations per launch (lavapipe), so that each stage
-        has the whole budget."""
-        from .kernels.common.lanes import driver_loop_limit, gpu_lanes
+        """Whether the step runs in the GPU layout, a launch per stage (``kernels/step.py`` ``stage_kernels``;
+        :attr:`step_layout`)."""
+        from .kernels.common.lanes import gpu_lanes
 
-        # (past MAX_LANES envs the stage kernels would have no lanes: the fused kernel sizes its own loop)
-        return self._vulkan and gpu_lanes(self._n_envs) > 0 and driver_loop_limit() is not None
+        # (past MAX_LANES threads a stage kernel would have no lanes: the fused kernel sizes its own loop)
+        threads = self._n_envs * max(1, *self._gpu_items().values())
+        return self.step_layout == "staged" and gpu_lanes(threads) > 0
+
+    def _sweeps_per_launch(self) -> int:
+        """Sweeps per launch in the GPU layout: ``solver.sweeps_per_launch``, or by default 1 in a world with
+        tracks or with trees on soil beds and ``kernels/step.py``'s ``SWEEPS_PER_LAUNCH`` in the others."""
+        from .kernels.step import SWEEPS_PER_LAUNCH
+
+        if self.solver.sweeps_per_launch is not None:
+            return int(self.solver.sweeps_per_launch)
+        m = self._model
+        return 1 if m.n_tracks > 0 or (m.n_trees > 0 and m.n_soil_samples > 0) else SWEEPS_PER_LAUNCH
+
+    def _gpu_items(self) -> dict:
+        """How many of each item an env has that the GPU layout's launches run over (``kernels/step.py``
+        ``gpu_launches``)."""
+        from .kernels.step import OVER_PAIRS, OVER_SOIL_ROWS
+
+        return {OVER_PAIRS: self._model.n_pairs, OVER_SOIL_ROWS: self._model.n_soil_rows}
 
     def _staged_graph(self):
         """The step's stage kernels as one compiled graph (a call runs one step) and its argument dict."""
@@ -503,7 +559,8 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
                 f"{gpu_lanes(self._n_envs)} lanes; {cfg['arch']} {cfg['precision']})")
         arrays = {**m.arrays(), **self._state.arrays(), **self._control.arrays(), **self._scratch.arrays()}
         run, args = backend.compiled_launch(
-            stage_kernels(trees, gpu_lanes(self._n_envs), features, self.solver.max_sweeps),
+            stage_kernels(trees, self._n_envs, features, self.solver.max_sweeps, self._gpu_items(),
+                          self._sweeps_per_launch()),
             ("n_steps", "spread", "stamp"), {a.name: arrays[a.name] for a in ARENAS})
         args["spread"] = 1
         pending = [what]  # (the driver compiles the shaders at their first launch: the notice is around it)

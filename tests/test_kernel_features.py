@@ -38,27 +38,72 @@ def _tracked_robot_in_sand():
     return world
 
 
-@pytest.mark.parametrize("make, parts", [
-    (lambda: _four_bar_on_soil()[0], ("soil", "pins")),
-    (_tracked_robot_in_sand, ("belts", "rft")),
-], ids=["soil-and-pins", "belts-and-rft"])
-def test_a_kernel_with_only_the_parts_a_world_uses_steps_it_bit_for_bit(make, parts):
-    runs = {}
-    for on in (True, False):
-        with specializing(on):
+def _free_bodies_on_soil():
+    """Three 0.1 m boxes stacked 1 cm apart over a soil bed (21 x 21 samples, 0.4 m) and a ball beside them,
+    with RFT plates on the top box over a sand surface 5 cm above the bed: the broadphase's shape-shape
+    pairs, the soil history over the bed's sample rows and the plates' stage, without trees."""
+    world = tt.World(dt=1e-3, n_envs=2)
+    n = 21
+    world.add_deformable_terrain(n, n, 0.4, 0.4, 0.0, 0.0, np.zeros(n * n),
+                                 tt.SoilMaterial(bekker_kphi=2e6, sinkage_exponent=1.0, damping=1e3))
+    world.add_granular_medium(0.25, zeta=0.375)
+    for k in range(3):
+        world.add_box(0.1, 0.1, 0.1, 1.0).set_position([0.003 * k, 0.0, 0.051 + 0.11 * k])
+    world.add_plates(world.bodies[2], count=24)
+    world.add_sphere(0.05, 0.5).set_position([0.15, 0.05, 0.06])
+    return world
+
+
+WORLDS = {"soil-and-pins": (lambda: _four_bar_on_soil()[0], ("soil", "pins")),
+          "belts-and-rft": (_tracked_robot_in_sand, ("belts", "rft")),
+          "free-bodies": (_free_bodies_on_soil, ("soil", "rft"))}
+_RUNS: dict = {}
+
+
+def _checkpoints(name: str, specialize: bool, layout: str = "fused") -> list:
+    """The arrays of world ``name`` (:data:`WORLDS`) after 100, 200 and 300 steps, with a kernel specialised to
+    its parts or not, in step layout ``layout``; each run once per process."""
+    key = (name, specialize, layout)
+    if key not in _RUNS:
+        make, parts = WORLDS[name]
+        with specializing(specialize):
             world = make()
+            world.step_layout = layout
             world.build()
-            assert world._step_variant()[-1] == (parts if on else FEATURES)
+            if layout == "fused" and name != "free-bodies":
+                assert world._step_variant()[-1] == (parts if specialize else FEATURES)
             out = []
             for _chunk in range(3):
                 world.step(100)
+                assert world.get_diverged() == {}
                 out.append(world.checkpoint().arrays)
-            runs[on] = out
+        _RUNS[key] = out
+    return _RUNS[key]
+
+
+def _assert_same_and_moving(runs, reference):
+    for run, ref in zip(runs, reference):
+        assert run.keys() == ref.keys()
+        for name in ref:
+            np.testing.assert_array_equal(run[name], ref[name], err_msg=name)
     moved = False
-    for special, shared in zip(runs[True], runs[False]):
-        assert special.keys() == shared.keys()
-        for name in shared:
-            np.testing.assert_array_equal(special[name], shared[name], err_msg=name)
     for name in ("q", "u"):
-        moved |= bool(np.any(runs[False][0][name] != runs[False][-1][name]))
+        moved |= bool(np.any(reference[0][name] != reference[-1][name]))
     assert moved  # (the worlds move: the comparison is not of states at rest)
+
+
+@pytest.mark.parametrize("name", ["soil-and-pins", "belts-and-rft"])
+def test_a_kernel_with_only_the_parts_a_world_uses_steps_it_bit_for_bit(name):
+    _assert_same_and_moving(_checkpoints(name, True), _checkpoints(name, False))
+
+
+@pytest.mark.parametrize("name", list(WORLDS))
+def test_the_gpu_layout_steps_a_world_bit_for_bit_as_the_fused_kernel(name):
+    """Reference: the fused step kernel (one thread runs each env's whole step), which the rest of the suite
+    runs on cpu. The GPU layout (``World.step_layout = "staged"``, ``kernels/step.py`` ``gpu_launches``)
+    launches the same stage functions one by one, the static contact pairs over (env, pair) and the soil
+    history's row parts over (env, sample row), the sweeps 16 per launch (one with tracks or trees on soil), the RFT plates
+    before the step: on cpu, where both run without fast math, every checkpointed array after 100, 200 and
+    300 steps must equal the fused kernel's bit for bit. The same kernels run on lavapipe (the vulkan tests
+    of ``test_precision.py``)."""
+    _assert_same_and_moving(_checkpoints(name, False, "staged"), _checkpoints(name, False))

@@ -294,3 +294,44 @@ def test_vulkan_box_in_sand_moves_as_cpu_does():
         ends[arch] = np.array([float(v) for v in lines[-1].split()[1:]])
     assert ends["cpu"][5] > 0.0 and ends["cpu"][0] > 0.005  # (the sand turned its fall back; it moved on)
     assert np.abs(ends["vulkan"][:3] - ends["cpu"][:3]).max() < 61 * 64 * float(np.finfo(np.float32).eps) * 0.2
+
+
+TRACKED = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {root!r})
+    import numpy as np
+    import taichi_terra as tt
+    tt.init(arch={arch!r}, precision="f32")
+    from taichi_terra.bodies.tracked_robot import tracked_robot_urdf
+    world = tt.World(dt=2e-3, n_envs=2)
+    world.add_ground(0.0)
+    robot = world.add_articulated_system(tracked_robot_urdf(), position=(0.0, 0.0, 0.178 + 0.015 + 1e-4))
+    nv, nq = robot.get_dof(), robot.get_generalized_coordinate_dim()
+    dofs = [robot.get_generalized_velocity_index(n) for n in ("left_sprocket", "right_sprocket")]
+    kd, target = np.zeros(nv), np.zeros((2, nv))
+    kd[dofs] = 50.0
+    target[:, dofs] = [[5.0], [3.0]]
+    robot.set_pd_gains(np.zeros(nv), kd)
+    robot.set_pd_target(np.zeros((2, nq)), target)
+    world.step(40)
+    print(world.get_diverged(), *robot.get_frame_position("base", 0), *robot.get_frame_position("base", 1),
+          *robot.get_frame_position("left_sprocket_link", 1))
+""")
+
+
+@pytest.mark.needs("vulkan")
+def test_vulkan_tracked_robot_drives_as_cpu_does():
+    """Reference: cpu f32, the same tracked robot (``bodies/tracked_robot.py``: belts of 1 m footprints on
+    0.178 m sprockets) on flat ground, its sprockets' velocity drives at 5 rad/s in env 0 and 3 rad/s in env 1,
+    40 steps of 2 ms from rest. On lavapipe the step runs in the GPU layout with one sweep per launch (a sweep
+    of the belts' contact block spends about a third of the driver's loop limit); the hull and a sprocket of
+    both envs must end within 64 float32 roundings of the robot's 1 m per step of where cpu puts them, with no
+    launch past the loop limit. (Both envs drive straight: with the sprockets at different speeds the four
+    belt contacts share the turning moment in more than one way that Coulomb friction allows, and when the
+    turn starts depends on rounding: after 0.5 s cpu f64 and lavapipe put a turning robot 1 cm apart.)"""
+    ends = {}
+    for arch, lines in _on_cpu_and_vulkan(TRACKED).items():
+        assert lines[-1].startswith("{} "), lines[-1]  # (no env reported)
+        ends[arch] = np.array([float(v) for v in lines[-1].split()[1:]])
+    assert ends["cpu"][0] > 0.02 and ends["cpu"][3] > 0.01 and ends["cpu"][0] > ends["cpu"][3]  # (both drove)
+    assert np.abs(ends["vulkan"] - ends["cpu"]).max() < 41 * 64 * float(np.finfo(np.float32).eps) * 1.0

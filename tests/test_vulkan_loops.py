@@ -81,6 +81,7 @@ STACKS = textwrap.dedent("""
             print("raised", n_boxes, exc)
         found = world.get_diverged()
         print(n_boxes, sorted(found), found.get(0, {{}}).get("what"), found.get(0, {{}}).get("body"),
+              found.get(0, {{}}).get("stage"),
               repr(float(world.bodies[n_boxes // 2].get_position(0)[2])), driver_loop_limit())
 """)
 
@@ -99,9 +100,10 @@ def test_each_stage_has_the_loop_budget_and_a_stage_past_it_is_reported():
     stage and the sweeps a launch per 16 sweeps, so that stacks of five and of 20 boxes (100 sweeps a step
     over up to 80 rows) stay within the limit: five end where cpu puts them, to the last bit here, and the
     middle box of 20 within 64 float32 roundings of the stack's 4 m per step (the backends differ by fused
-    multiply-adds). 200 boxes on the ground run past the limit in one stage of their first step (the contact
-    search over their pairs): every env reports it (``get_diverged``, no body in particular), and
-    ``on_divergence="raise"`` raises naming it, where the same launch used to leave wrong values silently.
+    multiply-adds). 200 boxes on the ground run past the limit in one launch of their first step (the
+    broadphase and the box-box pairs of the contact search, which an env's thread runs alone): every env
+    reports it (``get_diverged``, no body in particular, the stage named), and ``on_divergence="raise"``
+    raises naming it, where the same launch used to leave wrong values silently.
     On a driver without the limit, nothing is reported."""
     cpu, vk = _stacks("cpu"), _stacks("vulkan")
     assert [line.split()[1] for line in cpu] == ["[]"] * 3  # (cpu has no limit)
@@ -113,7 +115,7 @@ def test_each_stage_has_the_loop_budget_and_a_stage_past_it_is_reported():
         assert vk[2].split()[1] == "[]"
     else:
         assert vk[0].split()[-1] == str(LAVAPIPE_LOOP_LIMIT)
-        assert vk[2].startswith("200 [0, 1] a launch past the Vulkan driver's loop limit None")
+        assert vk[2].startswith("200 [0, 1] a launch past the Vulkan driver's loop limit None contacts")
         raised = [line for line in _stacks("vulkan", "raise") if line.startswith("raised")]
         assert len(raised) == 1 and raised[0].startswith("raised 200 env 0 diverged after its step 0")
-        assert "loop limit (world.get_diverged(): 2 env(s))" in raised[0]
+        assert "loop limit (stage contacts) (world.get_diverged(): 2 env(s))" in raised[0]

@@ -23,6 +23,7 @@ MODES = {
     "sweep_trace": ("sweep_trace", "one step's sweeps one by one: the rate of convergence"),
     "viewer": ("viewer", "drawing and reading back frames of the headless viewer"),
     "stages": ("stages", "serial against parallel stages within an env; kernel launch costs"),
+    "layouts": ("layouts", "the step's GPU layout (a launch per stage) against the fused kernel"),
     "startup": ("startup", "every demo scene's first run on a machine (empty Taichi cache) and a later one"),
 }
 

@@ -64,7 +64,7 @@ def _stage_kernels():
     @ti.func
     def contacts_env(D: ti.template(), e, n):
         for _ in range(n):
-            stage_contacts(D, e)
+            stage_contacts(D, e, False)
 
     def kernel(stage):
         @ti.kernel

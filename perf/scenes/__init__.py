@@ -134,6 +134,8 @@ _OTHERS = (
           Sizes((1,), 100), Sizes((1,), 3)),
     Scene("stage_soil", "a plate on a 103 x 103 soil bed in one env", _built(soil.stage_plate_world),
           Sizes((1,), 100), Sizes((1,), 3)),
+    Scene("soil_10k", "a 1 m plate settling on a bed at 1 cm: 10,000 samples loaded in one env",
+          _built(soil.loaded_10k_world, sinkage="sinkage"), Sizes((1,), 20, 5), Sizes((1,), 2, 1)),
     Scene("soil_bed", "a 20 kg body settling on a 1.2 m bed of 103 x 103 samples (options: body, material, start)",
           _built(soil.bed_world, bed="bed", sinkage="sinkage", material="material"),
           Sizes((1,), 500, 1500), Sizes((1,), 10, 5)),

@@ -30,6 +30,20 @@ def plate_world(n_envs: int):
     return world, soil_bodies.build("rigid", world, (0.0125, 0.0125))
 
 
+def loaded_10k_world(n_envs: int):
+    """A 200 kg, 1 m x 1 m plate released touching a 1.2 m bed of 121 x 121 samples at 1 cm, linear soil: 10,000
+    samples under it (its edges midway between samples), each a soil row of the step; returns (world,
+    sinkage(env) [m])."""
+    import taichi_terra as tt
+
+    world = tt.World(dt=1e-3, n_envs=n_envs)
+    n = 121
+    world.add_deformable_terrain(n, n, 1.2, 1.2, 0.0, 0.0, np.zeros(n * n), material("linear"))
+    plate = world.add_box(1.0, 1.0, 0.05, 200.0)
+    plate.set_position([0.005, 0.005, 0.025])
+    return world, lambda env: -float(plate.get_position(env)[2] - 0.025)
+
+
 def bed_world(n_envs: int, body: str = "rigid", kind: str = "nonlinear", start: str = "warm"):
     """Body ``body`` (``soil_bodies.KINDS``) released touching a 1.2 m bed of 103 x 103 samples (1.18 cm
     spacing, 1,734 samples under the plate), soil ``kind``, the terrain rows warm-started or not (``start``);

@@ -101,7 +101,8 @@ from .dynamics.inverse import transmitted_wrenches
 from .dynamics.tree import hold_drives, record_drive_forces, tree_dynamics, tree_free_velocity, tree_integrate, tree_kinematics
 from .dynamics.tree_solve import tree_factor
 from .rft.plates import carrier_plates
-from .soil.history import commit_soil
+from .soil.history import (clear_soil_row, commit_loaded_soil, commit_soil, recover_soil_row, soil_row_at,
+                           soil_rows_of)
 from .solver.impact import resolve_impacts
 from .solver.limits import (
     build_joint_rows,
@@ -219,31 +220,74 @@ def stand_in(tag: tuple):
     return simulate
 
 
-#: sweeps one launch of the ``SWEEPS`` stage runs in the GPU layout (:func:`stage_kernels`): a sweep of a stack
-#: of 20 boxes (80 rows) spends about 770 of lavapipe's 65,535 loop iterations, so 16 leave room for worlds
-#: several times larger
+#: sweeps one launch of the ``SWEEPS`` stage runs in the GPU layout (:func:`stage_kernels`) unless the world
+#: chooses (``SolverConfig.sweeps_per_launch``): a sweep of a stack of 20 boxes (80 rows) spends about 770 of
+#: lavapipe's 65,535 loop iterations, so 16 leave room for worlds several times larger
 SWEEPS_PER_LAUNCH = 16
 
+#: what one launch of the GPU layout runs in parallel (:func:`gpu_launches`): a thread per env, per (env, static
+#: contact pair), or per (env, soil sample row)
+OVER_ENVS, OVER_PAIRS, OVER_SOIL_ROWS = range(3)
 
-def _stage_kernel(trees: bool, lanes: int, features: tuple, which: int, first: bool, last: bool, part: int = 0):
-    """The kernel of one stage of a step (``which``: one of :func:`stages_of`), env ``i`` on thread ``i`` of
-    ``lanes``: the GPU layout of the step, a launch per stage, so that each stage has the thread's whole loop
-    budget on a driver that limits it (lavapipe). ``first`` and ``last``: whether it is the step's first stage
-    (it writes the launch stamp and starts the rows afresh) or its last (it counts the step and runs the
-    divergence watch). The step's :class:`Rows` go from stage to stage through ``STAGE_I``. ``SWEEPS`` is
-    launched several times: ``part`` 0 starts the sweeps, every launch runs up to :data:`SWEEPS_PER_LAUNCH`
-    of them. The parameters are the step kernel's (``n_steps`` is 1)."""
+
+def gpu_launches(trees: bool, max_sweeps: int, items: dict, per_launch: int = SWEEPS_PER_LAUNCH) -> tuple:
+    """The launches of one step in the GPU layout, in order, as ``(stage, part, over)``: each stage of
+    :func:`stages_of` (without the RFT stage, which the GPU backends launch before the step) over envs, except
+
+    - ``CONTACTS``: the static pairs (a shape with the ground, a height map or a soil bed, each in its own
+      slots) over (env, pair), then the rest (the broadphase and the shape-shape pairs, which share one pool of
+      slots) over envs;
+    - ``HISTORY``: each soil sample row's last loaded samples cleared, over (env, sample row); the loaded
+      samples written and the trees' records, over envs; each sample row's unloaded samples recovered, over
+      (env, sample row);
+    - ``SWEEPS``: as many launches as ``max_sweeps`` (the solver's limit) needs, ``per_launch`` sweeps each.
+
+    ``items``: how many of each item an env has (``{OVER_PAIRS: static pairs, OVER_SOIL_ROWS: soil sample
+    rows}``); a launch over none is left out."""
+    pairs, soil_rows = int(items.get(OVER_PAIRS, 0)), int(items.get(OVER_SOIL_ROWS, 0))
+    out = []
+    for which in stages_of(trees, False):
+        if which == CONTACTS:
+            out += [(CONTACTS, 0, OVER_PAIRS)] * (pairs > 0) + [(CONTACTS, 1, OVER_ENVS)]
+        elif which == HISTORY:
+            out += ([(HISTORY, 0, OVER_SOIL_ROWS)] * (soil_rows > 0) + [(HISTORY, 1, OVER_ENVS)]
+                    + [(HISTORY, 2, OVER_SOIL_ROWS)] * (soil_rows > 0))
+        elif which == SWEEPS:
+            out += [(SWEEPS, part, OVER_ENVS) for part in range(-(-int(max_sweeps) // int(per_launch)))]
+        else:
+            out.append((which, 0, OVER_ENVS))
+    return tuple(out)
+
+
+def _stage_kernel(trees: bool, lanes: int, features: tuple, which: int, first: bool, last: bool, part: int,
+                  over: int, per_launch: int):
+    """The kernel of one launch of the GPU layout (:func:`gpu_launches`): stage ``which`` (one of
+    :func:`stages_of`), its ``part``, on ``lanes`` threads, lane ``i`` taking env ``i`` (``over``:
+    ``OVER_ENVS``) or item ``i % n`` of env ``i // n`` (an env's ``n`` items: ``OVER_PAIRS``,
+    ``OVER_SOIL_ROWS``), so that each part has the thread's whole loop budget on a driver that limits it
+    (lavapipe). ``first`` and ``last``: whether it is the step's first launch (it writes the launch stamp and
+    starts the rows afresh) or its last (it counts the step and runs the divergence watch). The step's
+    :class:`Rows` go from launch to launch through ``STAGE_I``. The ``SWEEPS`` launches: ``part`` 0 starts the
+    sweeps, every launch runs up to ``per_launch`` of them. The parameters are the step kernel's (``n_steps``
+    is 1)."""
 
     @ti.kernel
     def simulate(n_steps: ti.i32, spread: ti.i32, stamp: ti.i32, model_i: nd, model_f: nd, heights: nd, q: nd,
                  u: nd, state_f: nd, state_i: nd, control: nd, scratch_f: nd, scratch_i: nd, soil_rev: nd):
         for lane in range(lanes):
-            if lane < q.shape[0]:
-                run_stage_of_env(StepData(model_i, trees, features, model_i=model_i, model_f=model_f,
-                                          heights=heights, q=q, u=u, state_f=state_f, state_i=state_i,
-                                          control=control, scratch_f=scratch_f, scratch_i=scratch_i,
-                                          soil_rev=soil_rev),
-                                 lane, n_steps, stamp, which, first, last, part)
+            if ti.static(over == OVER_ENVS):
+                if lane < q.shape[0]:
+                    run_stage_of_env(StepData(model_i, trees, features, model_i=model_i, model_f=model_f,
+                                              heights=heights, q=q, u=u, state_f=state_f, state_i=state_i,
+                                              control=control, scratch_f=scratch_f, scratch_i=scratch_i,
+                                              soil_rev=soil_rev),
+                                     lane, n_steps, stamp, which, first, last, part, per_launch)
+            else:
+                run_stage_of_item(StepData(model_i, trees, features, model_i=model_i, model_f=model_f,
+                                           heights=heights, q=q, u=u, state_f=state_f, state_i=state_i,
+                                           control=control, scratch_f=scratch_f, scratch_i=scratch_i,
+                                           soil_rev=soil_rev),
+                                  lane, q.shape[0], n_steps, stamp, which, first, part, over)
 
     return simulate
 
@@ -251,28 +295,34 @@ def _stage_kernel(trees: bool, lanes: int, features: tuple, which: int, first: b
 _STAGE_KERNELS = {}
 
 
-def stage_kernels(trees: bool, lanes: int, features: tuple = FEATURES, max_sweeps: int = 100) -> list:
-    """The step's stage kernels in order (:func:`_stage_kernel`), for a world without the RFT stage inside the
-    step (the GPU backends launch it before the step), ``SWEEPS`` as many times as ``max_sweeps`` (the solver's
-    limit) needs."""
+def stage_kernels(trees: bool, n_envs: int, features: tuple = FEATURES, max_sweeps: int = 100,
+                  items: dict | None = None, per_launch: int = SWEEPS_PER_LAUNCH) -> list:
+    """The kernels of one step in the GPU layout, in order (:func:`gpu_launches`, :func:`_stage_kernel`), for
+    ``n_envs`` envs with ``items`` each and ``per_launch`` sweeps a launch (:func:`gpu_launches`), in a world
+    without the RFT stage inside the step. Each launch runs on :func:`~.common.lanes.gpu_lanes` of its threads
+    (envs, or envs times items)."""
+    from .common.lanes import gpu_lanes
+
     features = tuple(f for f in FEATURES if f in features)
-    order = stages_of(trees, False)
+    items = dict(items or {})
+    launches = gpu_launches(trees, max_sweeps, items, per_launch)
     out = []
-    for k, which in enumerate(order):
-        parts = range(-(-int(max_sweeps) // SWEEPS_PER_LAUNCH) if which == SWEEPS else 1)
-        for part in parts:
-            key = (bool(trees), int(lanes), features, which, k == 0, k == len(order) - 1, min(part, 1))
-            if key not in _STAGE_KERNELS:
-                _STAGE_KERNELS[key] = _stage_kernel(*key)
-            out.append(_STAGE_KERNELS[key])
+    for k, (which, part, over) in enumerate(launches):
+        threads = int(n_envs) * (1 if over == OVER_ENVS else int(items[over]))
+        key = (bool(trees), gpu_lanes(threads), features, which, k == 0, k == len(launches) - 1,
+               min(part, 1) if which == SWEEPS else part, over, int(per_launch) if which == SWEEPS else 0)
+        if key not in _STAGE_KERNELS:
+            _STAGE_KERNELS[key] = _stage_kernel(*key)
+        out.append(_STAGE_KERNELS[key])
     return out
 
 
 @ti.func
 def run_stage_of_env(D: ti.template(), e, n_steps, stamp, which: ti.template(), first: ti.template(),
-                     last: ti.template(), part: ti.template()):
-    """Stage ``which`` of env ``e``'s step, launched on its own (:func:`_stage_kernel`), then the check of the
-    thread's loop budget (:func:`loops_ran_out`)."""
+                     last: ti.template(), part: ti.template(), per_launch: ti.template()):
+    """Stage ``which`` (its ``part``: :func:`gpu_launches`) of env ``e``'s step, launched on its own
+    (:func:`_stage_kernel`; ``SWEEPS``: up to ``per_launch`` sweeps), then the check of the thread's loop budget
+    (:func:`loops_ran_out`)."""
     if ti.static(first):
         put(D.launch, e, 0, LAUNCH.stamp, stamp)
     if get(D.env, e, 0, ENV.diverged) == 0:  # (a diverged env stands still until it is reset)
@@ -283,7 +333,11 @@ def run_stage_of_env(D: ti.template(), e, n_steps, stamp, which: ti.template(), 
         if ti.static(which == SWEEPS):  # (in launches of a few sweeps: stage_sweeps as sweep_rows runs it)
             if ti.static(part == 0):
                 start_sweeps(D, e, rows.contacts)
-            continue_sweeps(D, e, rows.contacts, rows.joints, _n_pins(D, e), SWEEPS_PER_LAUNCH)
+            continue_sweeps(D, e, rows.contacts, rows.joints, _n_pins(D, e), per_launch)
+        elif ti.static(which == CONTACTS):
+            stage_contacts(D, e, True)
+        elif ti.static(which == HISTORY):
+            stage_history(D, e, rows, True)
         else:
             rows = run_stage(D, e, which, rows, False)
         put(D.stage, e, 0, STAGE_I.row_contacts, rows.contacts)
@@ -291,7 +345,48 @@ def run_stage_of_env(D: ti.template(), e, n_steps, stamp, which: ti.template(), 
         if ti.static(last):
             add(D.env, e, 0, ENV.steps, 1)
             watch_env(D, e)
-    loops_ran_out(D, e, n_steps)
+    loops_ran_out(D, e, n_steps, which)
+
+
+@ti.func
+def stage_items(D: ti.template(), over: ti.template()):
+    """How many items of kind ``over`` (``OVER_PAIRS``, ``OVER_SOIL_ROWS``) an env has (env 0's count: every env
+    of a world has the same)."""
+    n = 0
+    if ti.static(over == OVER_PAIRS):
+        n = get(D.settings_i, 0, 0, SETTINGS_I.n_static_pairs)
+    else:
+        if ti.static(D.has_soil):
+            n = soil_rows_of(D, 0, get(D.settings_i, 0, 0, SETTINGS_I.n_maps))
+    return n
+
+
+@ti.func
+def run_stage_of_item(D: ti.template(), lane, n_envs, n_steps, stamp, which: ti.template(), first: ti.template(),
+                      part: ti.template(), over: ti.template()):
+    """The part of stage ``which`` (:func:`gpu_launches`) for one item of one env, lane ``lane`` taking item
+    ``lane % n`` of env ``lane // n`` (``n``: :func:`stage_items`), then the check of the thread's loop budget
+    (:func:`loops_ran_out`): a static pair's contacts (``CONTACTS``), or a soil sample row's history
+    (``HISTORY``: part 0 clears its last loaded samples, part 2 recovers its unloaded ones)."""
+    n = stage_items(D, over)
+    if n > 0 and lane < n_envs * n:
+        e = lane // n
+        k = lane - e * n
+        if ti.static(first):
+            if k == 0:
+                put(D.launch, e, 0, LAUNCH.stamp, stamp)
+        if get(D.env, e, 0, ENV.diverged) == 0:
+            if ti.static(over == OVER_PAIRS):
+                collide_pair(D, e, k, get(D.settings_f, e, 0, SETTINGS_F.ground_height),
+                             get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt))
+            elif ti.static(D.has_soil):
+                mi, y = soil_row_at(D, e, get(D.settings_i, e, 0, SETTINGS_I.n_maps), k)
+                if y >= 0:
+                    if ti.static(part == 0):
+                        clear_soil_row(D, e, mi, y)
+                    else:
+                        recover_soil_row(D, e, mi, y)
+        loops_ran_out(D, e, n_steps, which)
 
 
 def simulate_kernel(serial: bool, trees: bool, plates: bool = False, lanes: int = 0, split: bool = False,
@@ -325,13 +420,14 @@ def run_env_watched(D: ti.template(), e, n_steps, stamp, trees: ti.template(), p
                     split: ti.template(), features: ti.template()):
     """:func:`run_env`, then :func:`loops_ran_out` (vulkan)."""
     run_env(D, e, n_steps, stamp, trees, plates, split, features)
-    loops_ran_out(D, e, n_steps)
+    loops_ran_out(D, e, n_steps, -1)
 
 
 @ti.func
-def loops_ran_out(D: ti.template(), e, n_steps):
+def loops_ran_out(D: ti.template(), e, n_steps, stage):
     """After env ``e``'s steps of a launch on vulkan: whether its thread ran out of loop iterations, and if so
-    the env's report (``ENV.diverged``: ``DIVERGED_LOOPS``, no body in particular) unless it had one.
+    the env's report (``ENV.diverged``: ``DIVERGED_LOOPS``; ``ENV.diverged_body``: the ``stage`` launched, -1
+    for the whole step) unless it had one.
 
     lavapipe ends every loop of a thread once the thread has run 65,535 loop iterations in one launch, all its
     loops together (``common/lanes.LAVAPIPE_LOOP_LIMIT``), and the thread goes on with wrong values. A loop of
@@ -344,7 +440,7 @@ def loops_ran_out(D: ti.template(), e, n_steps):
             ran += 1
     if ran < 2 and get(D.env, e, 0, ENV.diverged) == 0:
         put(D.env, e, 0, ENV.diverged, DIVERGED_LOOPS)
-        put(D.env, e, 0, ENV.diverged_body, -1)
+        put(D.env, e, 0, ENV.diverged_body, stage)
         put(D.env, e, 0, ENV.diverged_step, get(D.env, e, 0, ENV.steps))
 
 
@@ -414,15 +510,17 @@ def watch_env(D: ti.template(), e):
 
 
 @ti.func
-def stage_contacts(D: ti.template(), e):
+def stage_contacts(D: ti.template(), e, pairs_apart: ti.template()):
     """``CONTACTS`` of env ``e``: every static pair in its own slots, then the broadphase's shape-shape
-    pairs, each taking the next free slots of the shared pool."""
+    pairs, each taking the next free slots of the shared pool. ``pairs_apart``: the static pairs are
+    launched apart, over (env, pair) (the GPU layout, :func:`gpu_launches`), and this does the rest."""
     n_static = get(D.settings_i, e, 0, SETTINGS_I.n_static_pairs)
     nb = get(D.settings_i, e, 0, SETTINGS_I.n_bodies)
     margin, dt = get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt)
     ground_height = get(D.settings_f, e, 0, SETTINGS_F.ground_height)
-    for p in range(n_static):
-        collide_pair(D, e, p, ground_height, margin, dt)
+    if ti.static(not pairs_apart):
+        for p in range(n_static):
+            collide_pair(D, e, p, ground_height, margin, dt)
     if ti.static(D.trees and D.has_soil):
         if get(D.settings_i, e, 0, SETTINGS_I.n_soil_samples) > 0:
             hide_occluded_soil_points(D, e, n_static)
@@ -450,6 +548,9 @@ def stage_contacts(D: ti.template(), e):
 #: stage without trees and plates).
 (FRAMES, CONTACTS, TREE_FORCES, ROWS, IMPACTS, FREE_VELOCITIES, RESPONSES, SAND_AND_PIN_BLOCKS, WARM_STARTS, SWEEPS,
  REACTIONS, HISTORY, INTEGRATION) = range(13)
+#: each stage's name, by its number
+STAGE_NAMES = ("frames", "contacts", "tree_forces", "rows", "impacts", "free_velocities", "responses",
+               "sand_and_pin_blocks", "warm_starts", "sweeps", "reactions", "history", "integration")
 
 
 def stages_of(trees: bool, plates: bool) -> tuple:
@@ -488,7 +589,7 @@ def run_stage(D: ti.template(), e, which: ti.template(), rows, plates: ti.templa
     if ti.static(which == FRAMES):
         stage_frames(D, e, plates)
     elif ti.static(which == CONTACTS):
-        stage_contacts(D, e)
+        stage_contacts(D, e, False)
     elif ti.static(which == TREE_FORCES):
         stage_tree_forces(D, e)
     elif ti.static(which == ROWS):
@@ -508,7 +609,7 @@ def run_stage(D: ti.template(), e, which: ti.template(), rows, plates: ti.templa
     elif ti.static(which == REACTIONS):
         stage_reactions(D, e, rows)
     elif ti.static(which == HISTORY):
-        stage_history(D, e, rows)
+        stage_history(D, e, rows, False)
     else:
         stage_integration(D, e, rows)
     return rows
@@ -745,15 +846,20 @@ def stage_reactions(D: ti.template(), e, rows):
 
 
 @ti.func
-def stage_history(D: ti.template(), e, rows):
+def stage_history(D: ti.template(), e, rows, rows_apart: ti.template()):
     """``HISTORY``: soil history (loaded samples take the end-of-step sinkage, yield raises the permanent
     sinkage, slip accumulates; every other sample recovers its elastic part and forgets its slip); what
-    the drives applied and the wrenches the joints transmitted (if asked for)."""
+    the drives applied and the wrenches the joints transmitted (if asked for). ``rows_apart``: the soil
+    sample rows' parts are launched apart, over (env, sample row) (the GPU layout, :func:`gpu_launches`), and
+    this writes the loaded samples only."""
     sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
     dt = sf[SETTINGS_F.dt]
     if ti.static(D.has_soil):
         if si[SETTINGS_I.n_soil_samples] > 0:
-            commit_soil(D, e, si[SETTINGS_I.n_maps], rows.contacts, dt)
+            if ti.static(rows_apart):
+                commit_loaded_soil(D, e, rows.contacts, dt)
+            else:
+                commit_soil(D, e, si[SETTINGS_I.n_maps], rows.contacts, dt)
     if ti.static(D.trees):
         n_trees = si[SETTINGS_I.n_trees]
         for t in range(n_trees):

@@ -22,26 +22,69 @@ def soil_point(D: ti.template(), e, m, idx):
 @ti.func
 def commit_soil(D: ti.template(), e, n_maps, n_rows, dt):
     """Write the soil history of env ``e`` after the sweep (``terrain/deformable.py`` describes it) and
-    advance the revision of every sample row whose surface height changed.
-
-    Each loaded soil row gives its sample a sinkage, a plastic sinkage and a slip; a sample under several bodies
-    (each loading its part of the sample's cell) takes the largest of each, whatever the rows' order. The first
-    pass reads every sample's plastic sinkage as it was at the start of the step (the rows' depths are measured
-    from that rut floor) and writes the sinkage and slip; the second writes the plastic sinkage. A row's slip
-    grows at its rate (``ROW_F.slip_rate``, :func:`~.law.slip_rate`).
+    advance the revision of every sample row whose surface height changed: :func:`clear_soil_row` for every
+    sample row, :func:`commit_loaded_soil`, then :func:`recover_soil_row` for every sample row. The GPU layout
+    (``kernels/step.py`` ``stage_kernels``) runs the row parts parallel over (env, sample row).
 
     Only the samples loaded in the last step can hold an elastic part or a slip that an unloaded sample gives
     up: each sample row keeps the x range of those (``SOIL_SPAN``), so a step visits them and its own loaded
     samples, not the whole bed."""
-    for m in range(n_maps):  # the last step's loaded flags go; this step's ranges start empty
+    for m in range(n_maps):
         mi = row(D.map_i, e, m)
         if mi[MAP_I.soil0] >= 0:
             for y in range(mi[MAP_I.ny]):
-                sr = mi[MAP_I.soil_row0] + y
-                for x in range(get(D.soil_span, e, sr, SOIL_SPAN.lo), get(D.soil_span, e, sr, SOIL_SPAN.hi) + 1):
-                    put(D.soil, e, mi[MAP_I.soil0] + y * mi[MAP_I.nx] + x, SOIL.loaded, 0.0)
-                put(D.soil_span, e, sr, SOIL_SPAN.next_lo, mi[MAP_I.nx])
-                put(D.soil_span, e, sr, SOIL_SPAN.next_hi, -1)
+                clear_soil_row(D, e, mi, y)
+    commit_loaded_soil(D, e, n_rows, dt)
+    for m in range(n_maps):
+        mi = row(D.map_i, e, m)
+        if mi[MAP_I.soil0] >= 0:
+            for y in range(mi[MAP_I.ny]):
+                recover_soil_row(D, e, mi, y)
+
+
+@ti.func
+def soil_rows_of(D: ti.template(), e, n_maps):
+    """The number of soil sample rows of env ``e``'s beds (they are numbered across beds)."""
+    n = 0
+    for m in range(n_maps):
+        mi = row(D.map_i, e, m)
+        if mi[MAP_I.soil0] >= 0:
+            n = ti.max(n, mi[MAP_I.soil_row0] + mi[MAP_I.ny])
+    return n
+
+
+@ti.func
+def soil_row_at(D: ti.template(), e, n_maps, sr):
+    """The bed holding soil sample row ``sr`` (numbered across beds), as its ``MAP_I`` row, and the row's
+    index ``y`` in that bed (-1 when no bed holds it)."""
+    mi = row(D.map_i, e, 0)
+    y = -1
+    for m in range(n_maps):
+        r = row(D.map_i, e, m)
+        if r[MAP_I.soil0] >= 0 and r[MAP_I.soil_row0] <= sr and sr < r[MAP_I.soil_row0] + r[MAP_I.ny]:
+            mi, y = r, sr - r[MAP_I.soil_row0]
+    return mi, y
+
+
+@ti.func
+def clear_soil_row(D: ti.template(), e, mi, y):
+    """Sample row ``y`` of the bed whose ``MAP_I`` row is ``mi``, before the loaded rows are written: the last
+    step's loaded flags go and this step's x range starts empty."""
+    sr = mi[MAP_I.soil_row0] + y
+    for x in range(get(D.soil_span, e, sr, SOIL_SPAN.lo), get(D.soil_span, e, sr, SOIL_SPAN.hi) + 1):
+        put(D.soil, e, mi[MAP_I.soil0] + y * mi[MAP_I.nx] + x, SOIL.loaded, 0.0)
+    put(D.soil_span, e, sr, SOIL_SPAN.next_lo, mi[MAP_I.nx])
+    put(D.soil_span, e, sr, SOIL_SPAN.next_hi, -1)
+
+
+@ti.func
+def commit_loaded_soil(D: ti.template(), e, n_rows, dt):
+    """The samples the step's soil rows loaded (rows below ``n_rows``): each loaded soil row gives its sample a
+    sinkage, a plastic sinkage and a slip; a sample under several bodies (each loading its part of the sample's
+    cell) takes the largest of each, whatever the rows' order. The first pass reads every sample's plastic
+    sinkage as it was at the start of the step (the rows' depths are measured from that rut floor) and writes
+    the sinkage and slip; the second writes the plastic sinkage. A row's slip grows at its rate
+    (``ROW_F.slip_rate``, :func:`~.law.slip_rate`)."""
     for r in range(n_rows):
         ri = row(D.row_i, e, r)
         s, p = ri[ROW_I.slot], ri[ROW_I.pair]
@@ -75,20 +118,23 @@ def commit_soil(D: ti.template(), e, n_maps, n_rows, dt):
             m = get(D.pair, e, ri[ROW_I.pair], PAIR.other)
             k = get(D.map_i, e, m, MAP_I.soil0) + get(D.feature, e, ri[ROW_I.slot], FEATURE.now) - FEAT_SOIL
             put(D.soil, e, k, SOIL.plastic, ti.max(get(D.soil, e, k, SOIL.plastic), get(D.row_f, e, r, ROW_F.plastic)))
-    for m in range(n_maps):
-        mi = row(D.map_i, e, m)
-        if mi[MAP_I.soil0] >= 0:  # unloaded samples of the last step recover their elastic part, row by row
-            for y in range(mi[MAP_I.ny]):
-                sr = mi[MAP_I.soil_row0] + y
-                changed = False
-                for x in range(get(D.soil_span, e, sr, SOIL_SPAN.lo), get(D.soil_span, e, sr, SOIL_SPAN.hi) + 1):
-                    k = mi[MAP_I.soil0] + y * mi[MAP_I.nx] + x
-                    st = row(D.soil, e, k)
-                    if st[SOIL.loaded] == 0.0:
-                        if st[SOIL.sinkage] != st[SOIL.plastic]:
-                            changed = True
-                        put_row(D.soil, e, k, ti.Vector([st[SOIL.plastic], st[SOIL.plastic], 0.0, 0.0]))
-                if changed:
-                    add(D.rev, e, sr, ROW_REVISION.revision, 1)
-                put(D.soil_span, e, sr, SOIL_SPAN.lo, get(D.soil_span, e, sr, SOIL_SPAN.next_lo))
-                put(D.soil_span, e, sr, SOIL_SPAN.hi, get(D.soil_span, e, sr, SOIL_SPAN.next_hi))
+
+
+@ti.func
+def recover_soil_row(D: ti.template(), e, mi, y):
+    """Sample row ``y`` of the bed whose ``MAP_I`` row is ``mi``, after the loaded rows are written: the samples
+    the last step loaded and this one did not recover their elastic part and forget their slip; the row's
+    revision advances if its surface changed, and this step's x range becomes the row's."""
+    sr = mi[MAP_I.soil_row0] + y
+    changed = False
+    for x in range(get(D.soil_span, e, sr, SOIL_SPAN.lo), get(D.soil_span, e, sr, SOIL_SPAN.hi) + 1):
+        k = mi[MAP_I.soil0] + y * mi[MAP_I.nx] + x
+        st = row(D.soil, e, k)
+        if st[SOIL.loaded] == 0.0:
+            if st[SOIL.sinkage] != st[SOIL.plastic]:
+                changed = True
+            put_row(D.soil, e, k, ti.Vector([st[SOIL.plastic], st[SOIL.plastic], 0.0, 0.0]))
+    if changed:
+        add(D.rev, e, sr, ROW_REVISION.revision, 1)
+    put(D.soil_span, e, sr, SOIL_SPAN.lo, get(D.soil_span, e, sr, SOIL_SPAN.next_lo))
+    put(D.soil_span, e, sr, SOIL_SPAN.hi, get(D.soil_span, e, sr, SOIL_SPAN.next_hi))
