@@ -42,10 +42,12 @@ stage's constant names it in the code):
 
 The kernel binds the arrays declared in ``common/arrays.py`` and nothing else.
 
-On vulkan where the driver limits a thread's loop iterations per launch (lavapipe), each stage is a kernel of
-its own (:func:`stage_kernels`, the GPU layout: one launch per stage, the step's :class:`Rows` passed on through
-``STAGE_I``), and every launch ends by checking that the thread's loops ran to their end
-(:func:`loops_ran_out`).
+In the GPU layout (``World.step_layout = "staged"``, the default on a Vulkan driver that limits a thread's loop
+iterations per launch: lavapipe) each stage is a launch of its own (:func:`gpu_launches`, :func:`stage_kernels`),
+over what it can run in parallel: the static contact pairs over (env, pair), the soil history's passes over
+(env, sample row), the free bodies' integration over (env, body), the rest over envs and the sweeps a few per
+launch; the step's :class:`Rows` pass from launch to launch through ``STAGE_I``. Every launch on vulkan ends by
+checking that the thread's loops ran to their end (:func:`loops_ran_out`).
 
 On cpu the step of articulated trees runs the stages in a few functions of their own, each calling the next (:func:`chain`), which cut
 its compile to a third of what one function holding every stage took; the free-body step and the GPU backends
@@ -226,8 +228,8 @@ def stand_in(tag: tuple):
 SWEEPS_PER_LAUNCH = 16
 
 #: what one launch of the GPU layout runs in parallel (:func:`gpu_launches`): a thread per env, per (env, static
-#: contact pair), or per (env, soil sample row)
-OVER_ENVS, OVER_PAIRS, OVER_SOIL_ROWS = range(3)
+#: contact pair), per (env, soil sample row), or per (env, free body)
+OVER_ENVS, OVER_PAIRS, OVER_SOIL_ROWS, OVER_BODIES = range(4)
 
 
 def gpu_launches(trees: bool, max_sweeps: int, items: dict, per_launch: int = SWEEPS_PER_LAUNCH) -> tuple:
@@ -240,11 +242,14 @@ def gpu_launches(trees: bool, max_sweeps: int, items: dict, per_launch: int = SW
     - ``HISTORY``: each soil sample row's last loaded samples cleared, over (env, sample row); the loaded
       samples written and the trees' records, over envs; each sample row's unloaded samples recovered, over
       (env, sample row);
-    - ``SWEEPS``: as many launches as ``max_sweeps`` (the solver's limit) needs, ``per_launch`` sweeps each.
+    - ``SWEEPS``: as many launches as ``max_sweeps`` (the solver's limit) needs, ``per_launch`` sweeps each;
+    - ``INTEGRATION``: the free bodies' positions over (env, body), then the rest (the trees, the pins, the
+      rows' results) over envs.
 
     ``items``: how many of each item an env has (``{OVER_PAIRS: static pairs, OVER_SOIL_ROWS: soil sample
-    rows}``); a launch over none is left out."""
+    rows, OVER_BODIES: free bodies}``); a launch over none is left out."""
     pairs, soil_rows = int(items.get(OVER_PAIRS, 0)), int(items.get(OVER_SOIL_ROWS, 0))
+    bodies = int(items.get(OVER_BODIES, 0))
     out = []
     for which in stages_of(trees, False):
         if which == CONTACTS:
@@ -254,6 +259,8 @@ def gpu_launches(trees: bool, max_sweeps: int, items: dict, per_launch: int = SW
                     + [(HISTORY, 2, OVER_SOIL_ROWS)] * (soil_rows > 0))
         elif which == SWEEPS:
             out += [(SWEEPS, part, OVER_ENVS) for part in range(-(-int(max_sweeps) // int(per_launch)))]
+        elif which == INTEGRATION:
+            out += [(INTEGRATION, 0, OVER_BODIES)] * (bodies > 0) + [(INTEGRATION, 1, OVER_ENVS)]
         else:
             out.append((which, 0, OVER_ENVS))
     return tuple(out)
@@ -338,6 +345,8 @@ def run_stage_of_env(D: ti.template(), e, n_steps, stamp, which: ti.template(), 
             stage_contacts(D, e, True)
         elif ti.static(which == HISTORY):
             stage_history(D, e, rows, True)
+        elif ti.static(which == INTEGRATION):
+            stage_integration(D, e, rows, True)
         else:
             rows = run_stage(D, e, which, rows, False)
         put(D.stage, e, 0, STAGE_I.row_contacts, rows.contacts)
@@ -355,6 +364,8 @@ def stage_items(D: ti.template(), over: ti.template()):
     n = 0
     if ti.static(over == OVER_PAIRS):
         n = get(D.settings_i, 0, 0, SETTINGS_I.n_static_pairs)
+    elif ti.static(over == OVER_BODIES):
+        n = get(D.settings_i, 0, 0, SETTINGS_I.n_free_bodies)
     else:
         if ti.static(D.has_soil):
             n = soil_rows_of(D, 0, get(D.settings_i, 0, 0, SETTINGS_I.n_maps))
@@ -379,6 +390,9 @@ def run_stage_of_item(D: ti.template(), lane, n_envs, n_steps, stamp, which: ti.
             if ti.static(over == OVER_PAIRS):
                 collide_pair(D, e, k, get(D.settings_f, e, 0, SETTINGS_F.ground_height),
                              get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt))
+            elif ti.static(over == OVER_BODIES):
+                integrate_link(D.q, D.u, e, get(D.body_i, e, k, BODY_I.q0), get(D.body_i, e, k, BODY_I.u0),
+                               get(D.settings_f, e, 0, SETTINGS_F.dt))
             elif ti.static(D.has_soil):
                 mi, y = soil_row_at(D, e, get(D.settings_i, e, 0, SETTINGS_I.n_maps), k)
                 if y >= 0:
@@ -611,7 +625,7 @@ def run_stage(D: ti.template(), e, which: ti.template(), rows, plates: ti.templa
     elif ti.static(which == HISTORY):
         stage_history(D, e, rows, False)
     else:
-        stage_integration(D, e, rows)
+        stage_integration(D, e, rows, False)
     return rows
 
 
@@ -868,14 +882,16 @@ def stage_history(D: ti.template(), e, rows, rows_apart: ti.template()):
 
 
 @ti.func
-def stage_integration(D: ti.template(), e, rows):
+def stage_integration(D: ti.template(), e, rows, bodies_apart: ti.template()):
     """``INTEGRATION``: the positions integrated with the constrained velocities (tree joints: velocities
     clamped to their limits first), the pins' gaps closed; each row's world impulse and feature, the
-    warm-start cache."""
+    warm-start cache. ``bodies_apart``: the free bodies' positions are launched apart, over (env, body) (the
+    GPU layout, :func:`gpu_launches`), and this does the rest."""
     si = row(D.settings_i, e, 0)
     dt = get(D.settings_f, e, 0, SETTINGS_F.dt)
-    for b in range(si[SETTINGS_I.n_free_bodies]):
-        integrate_link(D.q, D.u, e, get(D.body_i, e, b, BODY_I.q0), get(D.body_i, e, b, BODY_I.u0), dt)
+    if ti.static(not bodies_apart):
+        for b in range(si[SETTINGS_I.n_free_bodies]):
+            integrate_link(D.q, D.u, e, get(D.body_i, e, b, BODY_I.q0), get(D.body_i, e, b, BODY_I.u0), dt)
     n_pins = _n_pins(D, e)
     if ti.static(D.trees):
         n_trees = si[SETTINGS_I.n_trees]
