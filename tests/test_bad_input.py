@@ -22,6 +22,8 @@ NAN, INF = math.nan, math.inf
     ({"solver": tt.SolverConfig(soil_block=1)}, TypeError, "soil_block"),
     ({"solver": tt.SolverConfig(pin_block=1)}, TypeError, "pin_block"),
     ({"solver": tt.SolverConfig(tree_soil_block=1)}, TypeError, "tree_soil_block"),
+    ({"solver": tt.SolverConfig(sweeps_per_launch=0)}, ValueError, "sweeps_per_launch"),
+    ({"solver": tt.SolverConfig(sweeps_per_launch=2.0)}, TypeError, "sweeps_per_launch"),
 ])
 def test_world_constructor_rejects(kw, exc, name):
     with pytest.raises(exc, match=f"^{name} must"):
@@ -285,6 +287,24 @@ def test_setters_reject_booleans_and_huge_sweep_counts():
 def test_bad_limits_are_rejected(arg, value, kind):
     with pytest.raises(kind, match=arg):
         tt.World(dt=1e-3, **{arg: value})
+
+
+def test_bad_step_layouts_are_refused_and_leave_the_layout():
+    """``World.step_layout`` takes "fused", "staged" or None (the backend's default: fused on cpu)."""
+    world = tt.World()
+    world.add_sphere(0.1, 1.0)
+    assert world.step_layout == "fused"
+    world.step_layout = "staged"
+    for value in ("gpu", 1, ""):
+        with pytest.raises(ValueError, match="^step_layout must be 'fused', 'staged' or None"):
+            world.step_layout = value
+    assert world.step_layout == "staged"
+    world.step_layout = None
+    assert world.step_layout == "fused"
+    world.solver.sweeps_per_launch = -1
+    with pytest.raises(ValueError, match="^sweeps_per_launch must be >= 1"):
+        world.step()
+    assert not world.built and world.time == 0.0
 
 
 def test_bad_watch_settings_are_refused():
