@@ -335,3 +335,39 @@ def test_vulkan_tracked_robot_drives_as_cpu_does():
         ends[arch] = np.array([float(v) for v in lines[-1].split()[1:]])
     assert ends["cpu"][0] > 0.02 and ends["cpu"][3] > 0.01 and ends["cpu"][0] > ends["cpu"][3]  # (both drove)
     assert np.abs(ends["vulkan"] - ends["cpu"]).max() < 41 * 64 * float(np.finfo(np.float32).eps) * 1.0
+
+
+BUGGY = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {root!r})
+    import taichi_terra as tt
+    tt.init(arch="cpu", precision={precision!r})
+    from perf.scenes import get
+    scene = get("buggy")
+    world, sweeps = scene.build(1).world, []
+    for _ in range(60):
+        world.step()
+        sweeps.append(int(world.get_solver_sweeps()[0]))
+    print(max(sweeps), *world.articulated_systems[0].get_generalized_coordinate()[0, :3])
+""")
+
+
+def test_f32_buggy_suspension_loops_converge_as_in_f64():
+    """Reference: cpu f64, the buggy (scenes/buggy_soil.py: its suspension is planar four-bar loops closed by
+    pins) driving off on its soil bed, 60 steps of 1 ms. Each loop's pin has a direction its hinges already
+    hold; its response is zero in exact arithmetic and a few float32 roundings of the largest in f32, and a
+    pseudo-inverse that took it for a response (the floor of 1e-9 used in both precisions) let the pin's
+    impulse grow by about 1e6 N s per sweep: the sweeps ran to their cap of 100 from step 6 and the buggy ended
+    0.19 m from f64. With the f32 floor (``kernels/common/math.redundancy_floor``) no step may take more than
+    three times the sweeps f64 takes at most, and the chassis must end within 1 cm of f64, the bound the
+    backend harness sets for a scene whose soil samples enter contact a step apart in f32 and f64."""
+    root = str(Path(__file__).resolve().parents[1])
+    runs = {}
+    for precision in ("f64", "f32"):
+        out = subprocess.run([sys.executable, "-c", BUGGY.format(root=root, precision=precision)],
+                             capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        values = out.stdout.strip().splitlines()[-1].split()
+        runs[precision] = (int(values[0]), np.array([float(v) for v in values[1:]]))
+    assert runs["f32"][0] <= 3 * runs["f64"][0]
+    assert np.abs(runs["f32"][1] - runs["f64"][1]).max() < 0.01

@@ -16,8 +16,9 @@ step, after the pins' columns (``RESPONSES``):
    the two ends ``s`` of pin ``i`` and ``u`` of pin ``k``, ``B_u`` the response columns of the link at ``u``
    and ``A`` the point maps, ``dynamics/bodies.py``) and factored as ``L diag(d) L^T``. ``K`` is singular
    where a pin impulse moves nothing (the axis of a planar loop, along which its pin and its hinges hold the
-   same thing; a redundant pin): a pivot below 1e-9 of the largest diagonal entry is left out, and each one
-   left out gives a vector of the null space (``L^-T e_c``), made orthonormal to the others. A solve takes
+   same thing; a redundant pin): a pivot below ``common/math.redundancy_floor`` (1e-9 in f64, 1e-5 in f32) of
+   the largest diagonal entry is left out, and each one left out gives a vector of the null space
+   (``L^-T e_c``), made orthonormal to the others. A solve takes
    the factor, then removes the solution's parts along those vectors: ``K^+ r`` for any ``r`` that ``K``
    can reach, and a bounded answer for one it cannot (a pin's gap along its loop's axis, which no velocity
    closes). (Without that last projection, the solutions' parts along the null space were arbitrary and
@@ -44,7 +45,7 @@ import taichi as ti
 
 from ..common.arrays import JOINT_I, JOINT_ROW, LINK_DYN, LINK_RESPONSE, PIN_I, PIN_MATRIX, PIN_RESPONSE, \
     PIN_STATE, PIN_VECTOR, ROW_F, ROW_I, TREE, TREE_DOF, TREE_INVERSE
-from ..common.math import vec3
+from ..common.math import redundancy_floor, vec3
 from ..common.schema import add, get, get3, getn, put, put33, putn, row
 from ..dynamics.bodies import (
     carrier_joint,
@@ -63,8 +64,6 @@ vec6 = ti.types.vector(6, float)
 mat36 = ti.types.matrix(3, 6, float)
 
 NULL = PIN_MATRIX.null  # (the null-space vectors' column)
-#: a pivot of K below this fraction of its largest diagonal entry is left out (module docstring, 1)
-PIVOT_FLOOR = 1e-9
 
 
 @ti.func
@@ -154,7 +153,7 @@ def _factor(D: ti.template(), e, t):
         d = _matrix(D, e, t, c, c)
         for s in range(c):
             d -= _matrix(D, e, t, c, s) ** 2 * _matrix(D, e, t, s, s)
-        if d <= PIVOT_FLOOR * largest:
+        if d <= ti.static(redundancy_floor()) * largest:
             d = 0.0
         _set_matrix(D, e, t, c, c, d)
         for i in range(c + 1, m):

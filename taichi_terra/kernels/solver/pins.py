@@ -42,7 +42,7 @@ from ..common.arrays import (
     TREE_DOF,
 )
 from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, ROW_PIN
-from ..common.math import quat_integrate, sym_pinv3, vec3, vec4
+from ..common.math import quat_integrate, redundancy_floor, sym_pinv3, vec3, vec4
 from ..common.schema import add, get, get3, get33, getn, put, put33, putn, row
 from ..dynamics.bodies import (
     link_cross_phi,
@@ -193,8 +193,8 @@ def _pin_delassus(D: ti.template(), e, ja, jb, pa, pb):
 @ti.func
 def pin_inverse_response(D: ti.template(), e, ja, jb, pa, pb):
     """``K^+``: the pseudo-inverse of the pin's ``K = J M~^-1 J^T`` (3x3, world); directions whose response
-    is below 1e-9 of the largest are left out."""
-    return sym_pinv3(_pin_delassus(D, e, ja, jb, pa, pb), 1e-9)
+    is below ``common/math.redundancy_floor`` of the largest (1e-9 in f64, 1e-5 in f32) are left out."""
+    return sym_pinv3(_pin_delassus(D, e, ja, jb, pa, pb), ti.static(redundancy_floor()))
 
 
 @ti.func
@@ -254,7 +254,7 @@ def pin_columns(D: ti.template(), e, r0, n_pins):
                 kmat += map_b.transpose() @ link_phi(D, e, jb) @ map_b - cross - cross.transpose()
             kmat = 0.5 * (kmat + kmat.transpose())
             put33(D.row_f, e, r0 + k, PIN_ROW_F.k, kmat)
-            put33(D.row_f, e, r0 + k, ROW_F.delassus, sym_pinv3(kmat, 1e-9))
+            put33(D.row_f, e, r0 + k, ROW_F.delassus, sym_pinv3(kmat, ti.static(redundancy_floor())))
 
 
 @ti.func
