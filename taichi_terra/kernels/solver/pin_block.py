@@ -16,7 +16,7 @@ step, after the pins' columns (``RESPONSES``):
    the two ends ``s`` of pin ``i`` and ``u`` of pin ``k``, ``B_u`` the response columns of the link at ``u``
    and ``A`` the point maps, ``dynamics/bodies.py``) and factored as ``L diag(d) L^T``. ``K`` is singular
    where a pin impulse moves nothing (the axis of a planar loop, along which its pin and its hinges hold the
-   same thing; a redundant pin): a pivot below ``common/math.redundancy_floor`` (1e-9 in f64, 1e-5 in f32) of
+   same thing; a redundant pin): a pivot below ``common/math.redundancy_floor`` (1e-9 in f64, 1e-4 in f32) of
    the largest diagonal entry is left out, and each one left out gives a vector of the null space
    (``L^-T e_c``), made orthonormal to the others. A solve takes
    the factor, then removes the solution's parts along those vectors: ``K^+ r`` for any ``r`` that ``K``

@@ -193,7 +193,7 @@ def _pin_delassus(D: ti.template(), e, ja, jb, pa, pb):
 @ti.func
 def pin_inverse_response(D: ti.template(), e, ja, jb, pa, pb):
     """``K^+``: the pseudo-inverse of the pin's ``K = J M~^-1 J^T`` (3x3, world); directions whose response
-    is below ``common/math.redundancy_floor`` of the largest (1e-9 in f64, 1e-5 in f32) are left out."""
+    is below ``common/math.redundancy_floor`` of the largest (1e-9 in f64, 1e-4 in f32) are left out."""
     return sym_pinv3(_pin_delassus(D, e, ja, jb, pa, pb), ti.static(redundancy_floor()))
 
 
