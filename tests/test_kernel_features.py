@@ -7,7 +7,11 @@ Taichi runs without fast math on cpu, so the two kernels do the same floating-po
 checkpointed array must be equal bit for bit, not merely close. Two worlds set every switch both ways: a
 four-bar closed by a pin, pressing a ball into a soil bed (soil and pins in; belts and RFT out), and a tracked
 robot driving over sand with RFT plates on its hull and a free box in the sand beside it (belts and RFT in;
-soil and pins out)."""
+soil and pins out).
+
+The same worlds, and one of free bodies on a soil bed, step to the same bits in the GPU layout
+(``World.step_layout = "staged"``: a launch per stage, some over items), whose stage functions are the fused
+kernel's."""
 import numpy as np
 import pytest
 
