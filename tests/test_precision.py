@@ -348,7 +348,11 @@ BUGGY = textwrap.dedent("""
     for _ in range(130):
         world.step()
         sweeps.append(int(world.get_solver_sweeps()[0]))
-    print(max(sweeps), *world.articulated_systems[0].get_generalized_coordinate()[0, :3])
+    where = world.articulated_systems[0].get_generalized_coordinate()[0, :3]
+    for _ in range(470):
+        world.step()
+        sweeps.append(int(world.get_solver_sweeps()[0]))
+    print(max(sweeps[:130]), sum(s >= world.solver.max_sweeps for s in sweeps), *where)
 """)
 
 
@@ -361,7 +365,11 @@ def test_f32_buggy_suspension_loops_converge_as_in_f64():
     0.19 m from f64 (with a floor of 1e-5, from step 91). With the f32 floor
     (``kernels/common/math.redundancy_floor``) no step may take more than three times the sweeps f64 takes at
     most, and the chassis must end within 1 cm of f64, the bound the backend harness sets for a scene whose
-    soil samples enter contact a step apart in f32 and f64."""
+    soil samples enter contact a step apart in f32 and f64. Later, from step 162, the pins settle in many steps
+    into a cycle of two sweeps trading 3.6e-6 m/s, finer than float32 resolves there against the 1e-6 m/s
+    tolerance: 181 of the first 600 steps ran to the sweep cap of 100, none in f64. The sweeps now stop where a
+    sweep makes no progress within ten tolerances in f32 (``solver/sweep.py`` ``ROUNDING_STALL``): at most 1 %
+    of the 600 steps may reach the cap (1 measured)."""
     root = str(Path(__file__).resolve().parents[1])
     runs = {}
     for precision in ("f64", "f32"):
@@ -369,6 +377,7 @@ def test_f32_buggy_suspension_loops_converge_as_in_f64():
                              capture_output=True, text=True, timeout=600)
         assert out.returncode == 0, out.stderr[-2000:]
         values = out.stdout.strip().splitlines()[-1].split()
-        runs[precision] = (int(values[0]), np.array([float(v) for v in values[1:]]))
+        runs[precision] = (int(values[0]), int(values[1]), np.array([float(v) for v in values[2:]]))
     assert runs["f32"][0] <= 3 * runs["f64"][0]
-    assert np.abs(runs["f32"][1] - runs["f64"][1]).max() < 0.01
+    assert np.abs(runs["f32"][2] - runs["f64"][2]).max() < 0.01
+    assert runs["f64"][1] == 0 and runs["f32"][1] <= 6  # (steps at the sweep cap in 600: 1 % at most in f32)

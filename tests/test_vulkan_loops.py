@@ -98,17 +98,18 @@ def _stacks(arch: str, mode: str = "flag") -> list[str]:
 def test_each_stage_has_the_loop_budget_and_a_stage_past_it_is_reported():
     """Reference: cpu f32, the same worlds of 0.2 m boxes, steps of 1 ms. On lavapipe a step is a launch per
     stage and the sweeps a launch per 16 sweeps, so that stacks of five and of 20 boxes (100 sweeps a step
-    over up to 80 rows) stay within the limit: five end where cpu puts them, to the last bit here, and the
-    middle box of 20 within 64 float32 roundings of the stack's 4 m per step (the backends differ by fused
-    multiply-adds). 200 boxes on the ground run past the limit in one launch of their first step (the
+    over up to 80 rows) stay within the limit: the middle box of five and of 20 ends within 64 float32
+    roundings of the stack's 1 m and 4 m per step of where cpu puts it (the backends differ by fused
+    multiply-adds, and in f32 the sweeps stop where they make no progress within ten tolerances, which
+    rounding decides). 200 boxes on the ground run past the limit in one launch of their first step (the
     broadphase and the box-box pairs of the contact search, which an env's thread runs alone): every env
     reports it (``get_diverged``, no body in particular, the stage named), and ``on_divergence="raise"``
     raises naming it, where the same launch used to leave wrong values silently.
     On a driver without the limit, nothing is reported."""
     cpu, vk = _stacks("cpu"), _stacks("vulkan")
     assert [line.split()[1] for line in cpu] == ["[]"] * 3  # (cpu has no limit)
-    assert vk[0].split()[-2] == cpu[0].split()[-2] and vk[0].split()[1] == "[]"
-    assert vk[1].split()[1] == "[]"
+    assert vk[0].split()[1] == "[]" and vk[1].split()[1] == "[]"
+    assert abs(float(vk[0].split()[-2]) - float(cpu[0].split()[-2])) < 41 * 64 * float(np.finfo(np.float32).eps)
     tolerance = 41 * 64 * float(np.finfo(np.float32).eps) * 4.0
     assert abs(float(vk[1].split()[-2]) - float(cpu[1].split()[-2])) < tolerance
     if vk[0].split()[-1] == "None":  # a GPU's own driver: no limit, no report
