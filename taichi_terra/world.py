@@ -89,7 +89,7 @@ class SolverConfig:
             sweeps. ``False`` solves each link's block on its own.
         sweeps_per_launch: on a Vulkan driver that limits a thread's loop iterations per launch (lavapipe, where
             a step is a launch per stage: docs/guides/pitfalls.md), the sweeps run in launches of this many
-            sweeps each. ``None``: 16, or 1 in a world with tracks or with articulated trees on soil beds (a
+            sweeps each. ``None``: 8, or 1 in a world with tracks or with articulated trees on soil beds (a
             sweep of the tracked robot's tracks spends about a third of lavapipe's limit, and the buggy's
             launches of 16 ran past it in its step 17). Fewer sweeps per launch fit larger worlds, in more
             launches; a launch past the limit is reported by ``get_diverged``. Only the ``"staged"``

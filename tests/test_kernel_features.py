@@ -106,7 +106,7 @@ def test_the_gpu_layout_steps_a_world_bit_for_bit_as_the_fused_kernel(name):
     """Reference: the fused step kernel (one thread runs each env's whole step), which the rest of the suite
     runs on cpu. The GPU layout (``World.step_layout = "staged"``, ``kernels/step.py`` ``gpu_launches``)
     launches the same stage functions one by one, the static contact pairs over (env, pair) and the soil
-    history's row parts over (env, sample row), the sweeps 16 per launch (one with tracks or trees on soil), the RFT plates
+    history's row parts over (env, sample row), the sweeps 8 per launch (one with tracks or trees on soil), the RFT plates
     before the step: on cpu, where both run without fast math, every checkpointed array after 100, 200 and
     300 steps must equal the fused kernel's bit for bit. The same kernels run on lavapipe (the vulkan tests
     of ``test_precision.py``)."""

@@ -97,7 +97,7 @@ def _stacks(arch: str, mode: str = "flag") -> list[str]:
 @pytest.mark.needs("vulkan")
 def test_each_stage_has_the_loop_budget_and_a_stage_past_it_is_reported():
     """Reference: cpu f32, the same worlds of 0.2 m boxes, steps of 1 ms. On lavapipe a step is a launch per
-    stage and the sweeps a launch per 16 sweeps, so that stacks of five and of 20 boxes (100 sweeps a step
+    stage and the sweeps a launch per 8 sweeps, so that stacks of five and of 20 boxes (100 sweeps a step
     over up to 80 rows) stay within the limit: the middle box of five and of 20 ends within 64 float32
     roundings of the stack's 1 m and 4 m per step of where cpu puts it (the backends differ by fused
     multiply-adds, and in f32 the sweeps stop where they make no progress within ten tolerances, which

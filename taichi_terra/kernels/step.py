@@ -224,8 +224,9 @@ def stand_in(tag: tuple):
 
 #: sweeps one launch of the ``SWEEPS`` stage runs in the GPU layout (:func:`stage_kernels`) unless the world
 #: chooses (``SolverConfig.sweeps_per_launch``): a sweep of a stack of 20 boxes (80 rows) spends about 770 of
-#: lavapipe's 65,535 loop iterations, so 16 leave room for worlds several times larger
-SWEEPS_PER_LAUNCH = 16
+#: lavapipe's 65,535 loop iterations, but launches of 16 sweeps of the 27-brick pile (``perf`` scene
+#: many_bodies, f32) ran past the limit in its step 43; launches of 8 ran its 150 steps
+SWEEPS_PER_LAUNCH = 8
 
 #: what one launch of the GPU layout runs in parallel (:func:`gpu_launches`): a thread per env, per (env, static
 #: contact pair), per (env, soil sample row), or per (env, free body)
