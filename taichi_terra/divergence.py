@@ -63,8 +63,9 @@ class DivergenceWatch:
         "a launch past the Vulkan driver's loop limit", "stage": None, or for the last the step's stage whose
         launch it was (``"contacts"``, ``"sweeps"``, ...; None where the whole step was one launch)}}``. The
         last is vulkan's on lavapipe: a launch in which the env's thread ran more loop iterations than the
-        driver allows, so that its loops ended early and its state is wrong (``docs/guides/pitfalls.md``; a smaller world, or fewer sweeps, fits). A diverged env
-        stands still until :meth:`reset_envs` or :meth:`restore` puts it back; the other envs are not
+        driver allows, so that its loops ended early and its state is wrong (``docs/guides/pitfalls.md``; a
+        smaller world, or fewer ``solver.sweeps_per_launch`` where the stage is ``"sweeps"``, fits). A diverged
+        env stands still until :meth:`reset_envs` or :meth:`restore` puts it back; the other envs are not
         affected."""
         self.build()
         return self._divergence.found()

@@ -522,11 +522,12 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
     def _staged(self) -> bool:
         """Whether the step runs in the GPU layout, a launch per stage (``kernels/step.py`` ``stage_kernels``;
         :attr:`step_layout`)."""
+        if self.step_layout != "staged":  # (first: step() asks on every call in a world with RFT plates)
+            return False
         from .kernels.common.lanes import gpu_lanes
 
         # (past MAX_LANES threads a stage kernel would have no lanes: the fused kernel sizes its own loop)
-        threads = self._n_envs * max(1, *self._gpu_items().values())
-        return self.step_layout == "staged" and gpu_lanes(threads) > 0
+        return gpu_lanes(self._n_envs * max(1, *self._gpu_items().values())) > 0
 
     def _sweeps_per_launch(self) -> int:
         """Sweeps per launch in the GPU layout: ``solver.sweeps_per_launch``, or by default 1 in a world with
