@@ -34,14 +34,19 @@ def pair_capacity(kind: int, shape_a, shape_b=None, spacing=None) -> int:
     """Contact slots reserved for one pair (``spacing``: a soil bed's (dx, dy) [m])."""
     n_extra = 2 if shape_a.type == ShapeType.CYLINDER else 0
     if kind == PAIR_SOIL:  # one quadrature point per bed sample under the shape's bounding disc
-        d = 2.0 * shape_a.bounding_radius
-        return (int(d / spacing[0]) + 2) * (int(d / spacing[1]) + 2)
+        return soil_pair_span(shape_a, spacing[0]) * soil_pair_span(shape_a, spacing[1])
     if kind == PAIR_GROUND:
         return len(shape_a.points) + n_extra
     if kind == PAIR_HEIGHTMAP:
         return len(shape_a.points) + n_extra + _HEIGHTMAP_EXTRA[shape_a.type]
     n_extra_b = 2 if shape_b.type == ShapeType.CYLINDER else 0
     return len(shape_a.points) + n_extra + len(shape_b.points) + n_extra_b + 1
+
+
+def soil_pair_span(shape, spacing: float) -> int:
+    """How many bed samples at ``spacing`` [m] along one axis a shape's soil quadrature may visit at most:
+    those within its bounding radius plus half a spacing of its centre."""
+    return int(2.0 * shape.bounding_radius / spacing) + 2
 
 
 def shape_pair_limits(shapes, max_pairs=None, max_contacts=None) -> tuple[int, int]:
@@ -194,6 +199,8 @@ class Model:
         # ---- static contact pairs: each shape with the ground and each height map (shape-shape pairs are found
         #      per step by the broadphase and take their slots from a shared pool after the static slots)
         pairs = []
+        #: the ``quad_row`` entries of each static pair: a soil pair's footprint rows at most (0: no soil pair)
+        self.soil_quad_rows = 0
         sand_maps = {m for _medium, m in media if m >= 0}
         welded = {n_free + k for k, lb in enumerate(link_bodies) if lb[1] == 0 and trees[lb[0]].model.base == "fixed"}
         for b, sh in enumerate(shapes):
@@ -207,6 +214,7 @@ class Model:
                 if getattr(hm, "is_soil", False):
                     spacing = (hm.x_size / (hm.x_samples - 1), hm.y_size / (hm.y_samples - 1))
                     pairs.append((PAIR_SOIL, b, m, pair_capacity(PAIR_SOIL, sh, spacing=spacing)))
+                    self.soil_quad_rows = max(self.soil_quad_rows, soil_pair_span(sh, spacing[1]))
                 else:
                     pairs.append((PAIR_HEIGHTMAP, b, m, pair_capacity(PAIR_HEIGHTMAP, sh)))
         self.pairs = pairs
@@ -273,12 +281,13 @@ class Model:
                           "soil_group_vector": 6 * A.SOIL_GROUP_LINKS if trees and n_soil else 0,
                           "plate_out": self.n_plates, "plate_load": self.n_plate_carriers,
                           "sand": self.n_plate_carriers, "u_seen": max(6 * n_free + n_tree_u, 1),
-                          "sweep_state": 1},
+                          "sweep_state": 1, "quad_point": self.pool_start if self.soil_quad_rows else 0},
             "scratch_i": {"row": self.n_slots + n_solver_rows, "sweep": nb,
                           "soil_claim": n_soil if trees else 0, "tree_step": self.n_trees,
                           "block": A.BLOCK_ROWS if trees else 0, "block_state": 1,
                           "soil_group": A.SOIL_GROUP_BLOCKS if trees and n_soil else 0, "soil_group_state": 1,
-                          "launch": 1, "stage": 1},
+                          "launch": 1, "stage": 1, "quad_point": self.pool_start if self.soil_quad_rows else 0,
+                          "quad_row": self.n_pairs * self.soil_quad_rows},
             "soil_rev": {"row_revision": n_soil_rows},
         }
         self.layouts = {a.name: a.layout(rows[a.name]) for a in A.ARENAS}
@@ -322,7 +331,7 @@ class Model:
                            ("n_slots", self.n_slots), ("n_trees", self.n_trees), ("n_free_bodies", n_free),
                            ("n_pins", self.n_pins), ("broadphase", int(self.broadphase)),
                            ("n_tracks", self.n_tracks), ("n_plates", self.n_plates), ("n_media", self.n_media),
-                           ("n_plate_carriers", self.n_plate_carriers)):
+                           ("n_plate_carriers", self.n_plate_carriers), ("soil_quad_rows", self.soil_quad_rows)):
             settings[getattr(A.SETTINGS_I, col)] = value
         self._pack_trees(li, trees, tree_rows)
         pin_i = li.view(self.data_i, "pin")

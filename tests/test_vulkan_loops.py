@@ -120,3 +120,46 @@ def test_each_stage_has_the_loop_budget_and_a_stage_past_it_is_reported():
         raised = [line for line in _stacks("vulkan", "raise") if line.startswith("raised")]
         assert len(raised) == 1 and raised[0].startswith("raised 200 env 0 diverged after its step 0")
         assert "loop limit (stage contacts) (world.get_diverged(): 2 env(s))" in raised[0]
+
+
+PLATE_10K = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {root!r})
+    import numpy as np
+    import taichi_terra as tt
+    tt.init(arch={arch!r}, precision="f32")
+    mat = tt.SoilMaterial(bekker_kphi=2e5, sinkage_exponent=1.0, elastic_stiffness=4e5, damping=2e3)
+    world = tt.World(dt=1e-3)
+    bed = world.add_deformable_terrain(121, 121, 1.2, 1.2, 0.0, 0.0, np.zeros(121 * 121), mat)
+    plate = world.add_box(1.0, 1.0, 0.05, 200.0)
+    plate.set_position([0.005, 0.005, 0.025])  # (its edges midway between samples: 100 x 100 under it)
+    world.step(6)
+    stats = bed.get_soil_step_stats(0)
+    print("plate", sorted(world.get_diverged()), stats["contacts"], stats["contact_area"],
+          repr(0.025 - float(plate.get_position(0)[2])))
+""")
+
+
+@pytest.mark.needs("vulkan")
+def test_a_soil_pairs_quadrature_runs_over_its_footprint_rows():
+    """Reference: cpu f32, the same world: a 200 kg, 1 m square plate on a bed of 1 cm samples, 10,000 of them
+    under it, 6 steps of 1 ms. One thread visiting the 10,000 samples runs past lavapipe's loop limit (it did,
+    in the contact search, before the GPU layout split a soil pair's quadrature over the rows of its footprint:
+    ``collision/pairs.py`` ``soil_quadrature_row``). Split, nothing is reported, every sample is loaded with
+    the plate's whole area, and the plate sinks as on cpu within 64 float32 roundings of the bed's 1.2 m per
+    step. (Past about ten steps the sweeps' soil block of 10,000 rows, one thread's work, runs past the limit.)"""
+    root = str(Path(__file__).resolve().parents[1])
+    runs = {}
+    for arch in ("cpu", "vulkan"):
+        out = subprocess.run([sys.executable, "-c", PLATE_10K.format(root=root, arch=arch)], capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        runs[arch] = [line for line in out.stdout.splitlines() if line.startswith("plate")][0].split(" ", 3)
+    for arch, (_tag, diverged, contacts, rest) in runs.items():
+        assert diverged == "[]", arch
+        assert int(contacts) == 10_000, arch
+        # (the area is a float32 sum of 10,000 cells: within 10,000 roundings of 1 m^2)
+        assert float(rest.split()[0]) == pytest.approx(1.0, rel=10_000 * float(np.finfo(np.float32).eps)), arch
+    cpu, vk = float(runs["cpu"][3].split()[1]), float(runs["vulkan"][3].split()[1])
+    assert cpu > 1e-5  # (it sinks)
+    assert abs(vk - cpu) < 6 * 64 * 1.2 * float(np.finfo(np.float32).eps)

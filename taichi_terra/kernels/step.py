@@ -65,7 +65,8 @@ import taichi as ti
 from .belts.rows import refresh_belts
 from .solver.sand import build_sand_rows, finish_sand_rows
 from .collision.broadphase import broadphase, shape_pair_capacity
-from .collision.pairs import collide_pair, collide_shape_pair, hide_occluded_soil_points
+from .collision.pairs import (collide_pair, collide_shape_pair, hide_occluded_soil_points, place_soil_row,
+                              soil_quadrature_row)
 from .common.arrays import (
     BODY_F,
     BODY_I,
@@ -229,8 +230,9 @@ def stand_in(tag: tuple):
 SWEEPS_PER_LAUNCH = 8
 
 #: what one launch of the GPU layout runs in parallel (:func:`gpu_launches`): a thread per env, per (env, static
-#: contact pair), per (env, soil sample row), or per (env, free body)
-OVER_ENVS, OVER_PAIRS, OVER_SOIL_ROWS, OVER_BODIES = range(4)
+#: contact pair), per (env, soil sample row), per (env, free body), or per (env, static pair, footprint row: the
+#: ``soil_quad_rows`` setting's rows of each pair)
+OVER_ENVS, OVER_PAIRS, OVER_SOIL_ROWS, OVER_BODIES, OVER_FOOTPRINT_ROWS = range(5)
 
 
 def gpu_launches(trees: bool, max_sweeps: int, items: dict, per_launch: int = SWEEPS_PER_LAUNCH) -> tuple:
@@ -238,8 +240,10 @@ def gpu_launches(trees: bool, max_sweeps: int, items: dict, per_launch: int = SW
     :func:`stages_of` (without the RFT stage, which the GPU backends launch before the step) over envs, except
 
     - ``CONTACTS``: the static pairs (a shape with the ground, a height map or a soil bed, each in its own
-      slots) over (env, pair), then the rest (the broadphase and the shape-shape pairs, which share one pool of
-      slots) over envs;
+      slots) over (env, pair), but for a soil pair's quadrature: each row of its footprint found over (env,
+      pair, footprint row) into scratch, then moved to the pair's slots over (env, pair, footprint row)
+      (``collision/pairs.py`` ``soil_quadrature_row``, ``place_soil_row``); then the rest (the broadphase and
+      the shape-shape pairs, which share one pool of slots) over envs;
     - ``HISTORY``: each soil sample row's last loaded samples cleared, over (env, sample row); the loaded
       samples written and the trees' records, over envs; each sample row's unloaded samples recovered, over
       (env, sample row);
@@ -248,13 +252,16 @@ def gpu_launches(trees: bool, max_sweeps: int, items: dict, per_launch: int = SW
       rows' results) over envs.
 
     ``items``: how many of each item an env has (``{OVER_PAIRS: static pairs, OVER_SOIL_ROWS: soil sample
-    rows, OVER_BODIES: free bodies}``); a launch over none is left out."""
+    rows, OVER_BODIES: free bodies, OVER_FOOTPRINT_ROWS: static pairs times footprint rows}``); a launch
+    over none is left out."""
     pairs, soil_rows = int(items.get(OVER_PAIRS, 0)), int(items.get(OVER_SOIL_ROWS, 0))
-    bodies = int(items.get(OVER_BODIES, 0))
+    bodies, footprint_rows = int(items.get(OVER_BODIES, 0)), int(items.get(OVER_FOOTPRINT_ROWS, 0))
     out = []
     for which in stages_of(trees, False):
         if which == CONTACTS:
-            out += [(CONTACTS, 0, OVER_PAIRS)] * (pairs > 0) + [(CONTACTS, 1, OVER_ENVS)]
+            out += ([(CONTACTS, 0, OVER_PAIRS)] * (pairs > 0)
+                    + [(CONTACTS, 2, OVER_FOOTPRINT_ROWS), (CONTACTS, 3, OVER_FOOTPRINT_ROWS)] * (footprint_rows > 0)
+                    + [(CONTACTS, 1, OVER_ENVS)])
         elif which == HISTORY:
             out += ([(HISTORY, 0, OVER_SOIL_ROWS)] * (soil_rows > 0) + [(HISTORY, 1, OVER_ENVS)]
                     + [(HISTORY, 2, OVER_SOIL_ROWS)] * (soil_rows > 0))
@@ -272,7 +279,7 @@ def _stage_kernel(trees: bool, lanes: int, features: tuple, which: int, first: b
     """The kernel of one launch of the GPU layout (:func:`gpu_launches`): stage ``which`` (one of
     :func:`stages_of`), its ``part``, on ``lanes`` threads, lane ``i`` taking env ``i`` (``over``:
     ``OVER_ENVS``) or item ``i % n`` of env ``i // n`` (an env's ``n`` items: ``OVER_PAIRS``,
-    ``OVER_SOIL_ROWS``), so that each part has the thread's whole loop budget on a driver that limits it
+    ``OVER_SOIL_ROWS``, ``OVER_BODIES``, ``OVER_FOOTPRINT_ROWS``), so that each part has the thread's whole loop budget on a driver that limits it
     (lavapipe). ``first`` and ``last``: whether it is the step's first launch (it writes the launch stamp and
     starts the rows afresh) or its last (it counts the step and runs the divergence watch). The step's
     :class:`Rows` go from launch to launch through ``STAGE_I``. The ``SWEEPS`` launches: ``part`` 0 starts the
@@ -360,11 +367,13 @@ def run_stage_of_env(D: ti.template(), e, n_steps, stamp, which: ti.template(), 
 
 @ti.func
 def stage_items(D: ti.template(), over: ti.template()):
-    """How many items of kind ``over`` (``OVER_PAIRS``, ``OVER_SOIL_ROWS``) an env has (env 0's count: every env
-    of a world has the same)."""
+    """How many items of kind ``over`` (``OVER_PAIRS``, ``OVER_SOIL_ROWS``, ``OVER_BODIES``,
+    ``OVER_FOOTPRINT_ROWS``) an env has (env 0's count: every env of a world has the same)."""
     n = 0
     if ti.static(over == OVER_PAIRS):
         n = get(D.settings_i, 0, 0, SETTINGS_I.n_static_pairs)
+    elif ti.static(over == OVER_FOOTPRINT_ROWS):
+        n = get(D.settings_i, 0, 0, SETTINGS_I.n_static_pairs) * get(D.settings_i, 0, 0, SETTINGS_I.soil_quad_rows)
     elif ti.static(over == OVER_BODIES):
         n = get(D.settings_i, 0, 0, SETTINGS_I.n_free_bodies)
     else:
@@ -378,8 +387,10 @@ def run_stage_of_item(D: ti.template(), lane, n_envs, n_steps, stamp, which: ti.
                       part: ti.template(), over: ti.template()):
     """The part of stage ``which`` (:func:`gpu_launches`) for one item of one env, lane ``lane`` taking item
     ``lane % n`` of env ``lane // n`` (``n``: :func:`stage_items`), then the check of the thread's loop budget
-    (:func:`loops_ran_out`): a static pair's contacts (``CONTACTS``), or a soil sample row's history
-    (``HISTORY``: part 0 clears its last loaded samples, part 2 recovers its unloaded ones)."""
+    (:func:`loops_ran_out`): a static pair's contacts (``CONTACTS`` part 0) or a row of its footprint on a
+    soil bed (part 2 finds the row's points, part 3 moves them to the pair's slots), a free body's positions
+    (``INTEGRATION``), or a soil sample row's history (``HISTORY``: part 0 clears its last loaded samples,
+    part 2 recovers its unloaded ones)."""
     n = stage_items(D, over)
     if n > 0 and lane < n_envs * n:
         e = lane // n
@@ -390,7 +401,16 @@ def run_stage_of_item(D: ti.template(), lane, n_envs, n_steps, stamp, which: ti.
         if get(D.env, e, 0, ENV.diverged) == 0:
             if ti.static(over == OVER_PAIRS):
                 collide_pair(D, e, k, get(D.settings_f, e, 0, SETTINGS_F.ground_height),
-                             get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt))
+                             get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt),
+                             True)
+            elif ti.static(over == OVER_FOOTPRINT_ROWS):
+                if ti.static(D.has_soil):
+                    rows = get(D.settings_i, 0, 0, SETTINGS_I.soil_quad_rows)
+                    p = k // rows
+                    if ti.static(part == 2):
+                        soil_quadrature_row(D, e, p, k - p * rows, get(D.settings_f, e, 0, SETTINGS_F.margin))
+                    else:
+                        place_soil_row(D, e, p, k - p * rows)
             elif ti.static(over == OVER_BODIES):
                 integrate_link(D.q, D.u, e, get(D.body_i, e, k, BODY_I.q0), get(D.body_i, e, k, BODY_I.u0),
                                get(D.settings_f, e, 0, SETTINGS_F.dt))
@@ -535,7 +555,7 @@ def stage_contacts(D: ti.template(), e, pairs_apart: ti.template()):
     ground_height = get(D.settings_f, e, 0, SETTINGS_F.ground_height)
     if ti.static(not pairs_apart):
         for p in range(n_static):
-            collide_pair(D, e, p, ground_height, margin, dt)
+            collide_pair(D, e, p, ground_height, margin, dt, False)
     if ti.static(D.trees and D.has_soil):
         if get(D.settings_i, e, 0, SETTINGS_I.n_soil_samples) > 0:
             hide_occluded_soil_points(D, e, n_static)

@@ -18,6 +18,10 @@ from ..common.arrays import (
     MAP_I,
     PAIR,
     PAIR_COUNT,
+    QUAD_F,
+    QUAD_I,
+    QUAD_ROW,
+    SETTINGS_I,
     SOIL,
     SOIL_CLAIM,
     plane_at,
@@ -42,10 +46,11 @@ from ..common.math import (
     is_finite,
     vec3,
 )
-from ..common.schema import get, put, putn, row
+from ..common.schema import add, get, get3, put, putn, row
 from ..soil.law import sample_area
 from .footprint import MAX_HULL, cell_coverage, cylinder_hull, footprint_hull, strip_spans
 from .heightmap import (
+    Grid,
     cell_range,
     hm_local,
     hm_pose,
@@ -64,6 +69,7 @@ from .shapes import shape_exit, shape_ray_entry, shape_sdf
 
 mat3 = ti.math.mat3
 _vec3 = ti.types.vector(3, float)
+_hull = ti.types.matrix(MAX_HULL, 2, float)
 _RIDGE_TOL = 1e-12  # [m] signed-distance tie tolerance of the ridge test
 _PLANAR_TOL = 1e-9  # [m] second differences of heights below this are a plane (_planar_vertex)
 #: how far a cylinder's rim bulges out beyond the chords between its stored rim points (``bodies/shapes.py``:
@@ -175,20 +181,38 @@ def ridge_edge_contacts(D: ti.template(), slots, g, frame, s, local, lo, hi_):
                                      FEAT_EDGE + 3 * (iy * nx + ix) + k, False)
 
 
+@ti.dataclass
+class Footprint:
+    """What the soil quadrature of one body on one bed needs, found once per step (:func:`soil_footprint`): the
+    bed's ``grid``, its ``frame`` in the world, the link's pose ``local`` in the bed's frame, the bed's +z in
+    the link's frame ``up_b``, the height ``z_start`` [m] the rays start from (below the whole body), the
+    footprint's outline ``hull`` (``nh`` vertices, bed frame [m]) and whether the samples' cells are weighed
+    by it (``covered``: a box or a cylinder), the far edges of the bed's last cells ``gx1``, ``gy1`` [m], and
+    the samples ``jx0 .. jx1`` x ``jy0 .. jy1`` the body may cover."""
+    grid: Grid
+    frame: Pose
+    local: Pose
+    up_b: _vec3
+    z_start: float
+    hull: _hull
+    nh: ti.i32
+    covered: ti.i32
+    gx1: float
+    gy1: float
+    jx0: ti.i32
+    jx1: ti.i32
+    jy0: ti.i32
+    jy1: ti.i32
+
+
 @ti.func
-def soil_quadrature(D: ti.template(), slots, margin, s, pose, m):
-    """Soil quadrature points of one body (shape ``s`` on a link at ``pose``) on bed ``m``, into ``slots``: one per bed sample under the body, where a ray
-    along the bed's +z from below meets the body's underside. The contact sits at that point, its normal
-    is the bed's +z, and its depth is the gap from the underside down to the rut floor (undeformed height
-    minus plastic sinkage): positive while the body approaches, negative while it compresses the soil.
-    Points within ``margin`` above the floor are kept (they carry no force until loaded)."""
-    e = slots.e
-    stype, prm, rad, pl0, npl, pt0, npt = s.kind, s.prm, s.radius, s.plane0, s.n_planes, s.point0, s.n_points
+def soil_footprint(D: ti.template(), s, pose, m, margin):
+    """The :class:`Footprint` of a body (shape ``s`` on a link at ``pose``) on bed ``m``: the samples whose
+    cells may meet the body within ``margin`` [m]."""
+    stype, rad, pt0, npt, prm = s.kind, s.radius, s.point0, s.n_points, s.prm
     g, frame, local = hm_local(D, m, pose.pos, pose.rot)
-    off, nx, ny, soil0, dx, dy, x0, y0 = g.off, g.nx, g.ny, g.soil0, g.dx, g.dy, g.x0, g.y0
-    o, rm, c_l, r_l = frame.pos, frame.rot, local.pos, local.rot
-    up_b = r_l.transpose() @ vec3(0.0, 0.0, 1.0)
-    z_start = c_l[2] - 2.0 * rad  # below the whole body
+    nx, ny, dx, dy, x0, y0 = g.nx, g.ny, g.dx, g.dy, g.x0, g.y0
+    c_l, r_l = local.pos, local.rot
     # a box's or a cylinder's footprint weights each sample by the part of its cell the body covers (footprint.py);
     # other shapes give each sample whose ray meets them its whole cell
     covered = stype == BOX or stype == CYLINDER
@@ -198,8 +222,6 @@ def soil_quadrature(D: ti.template(), slots, margin, s, pose, m):
         hull, nh = footprint_hull(D.point, pt0, npt, c_l, r_l)
     elif stype == CYLINDER:
         hull, nh = cylinder_hull(prm[0], prm[1], c_l, r_l)
-    gx1 = x0 + (nx - 1) * dx
-    gy1 = y0 + (ny - 1) * dy
     lo = ti.math.vec2(c_l[0] - rad, c_l[1] - rad)  # the samples whose cells may meet the body
     hi = ti.math.vec2(c_l[0] + rad, c_l[1] + rad)
     if covered:  # (only those meeting the footprint's box can be covered: a wheel's is a sliver of its sphere's)
@@ -220,45 +242,181 @@ def soil_quadrature(D: ti.template(), slots, margin, s, pose, m):
         hi = ti.min(hi, ti.math.vec2(c_l[0] + reach, c_l[1] + reach))
     jx0, jx1 = vertex_range(lo[0] - 0.5 * dx, hi[0] + 0.5 * dx, x0, dx, nx)
     jy0, jy1 = vertex_range(lo[1] - 0.5 * dy, hi[1] + 0.5 * dy, y0, dy, ny)
-    for jy in range(jy0, jy1 + 1):
-        vy = y0 + jy * dy
-        ya, yb = ti.max(vy - 0.5 * dy, y0), ti.min(vy + 0.5 * dy, gy1)
-        out_lo, out_hi, in_lo, in_hi = 0.0, 0.0, 0.0, 0.0
-        if covered:  # (the cells of this row wholly inside the footprint, and those beside it)
-            out_lo, out_hi, in_lo, in_hi = strip_spans(hull, nh, ya, yb)
-        for jx in range(jx0, jx1 + 1):
-            idx = jy * nx + jx
-            vx = x0 + jx * dx
-            area = sample_area(jx, jy, nx, ny, dx, dy)
-            ray = ti.math.vec2(vx, vy)
-            shift = ti.math.vec2(0.0, 0.0)  # (from the covered part's centroid to the cell's centre)
-            if covered:
-                # a cell cut by the outline acts at the centroid of its covered part (inside the footprint)
-                xa, xb = ti.max(vx - 0.5 * dx, x0), ti.min(vx + 0.5 * dx, gx1)
-                if xa >= in_lo and xb <= in_hi:
-                    area, ray = (xb - xa) * (yb - ya), ti.math.vec2(0.5 * (xa + xb), 0.5 * (ya + yb))
-                elif xb <= out_lo or xa >= out_hi:
-                    area = 0.0
-                else:
-                    area, ray = cell_coverage(hull, nh, xa, xb, ya, yb)
-                if area < (1.0 - 1e-9) * (xb - xa) * (yb - ya):  # (a whole cell's centroid is its centre)
-                    shift = ti.math.vec2(0.5 * (xa + xb), 0.5 * (ya + yb)) - ray
-                if area < 1e-9 * dx * dy:  # an outline running along the cell's edge: rounding, not cover
-                    area = 0.0
-            if area > 0.0:
-                start = vec3(ray[0], ray[1], z_start)
-                hit, t = shape_ray_entry(stype, prm, r_l.transpose() @ (start - c_l), up_b, D.plane, pl0, npl)
-                if hit:
-                    floor = D.heights[off + idx] - get(D.soil, e, soil0 + idx, SOIL.plastic)
-                    under = vec3(ray[0], ray[1], z_start + t)
-                    gap = under[2] - floor
-                    if gap < margin:
-                        before = get(D.pair_count, e, slots.p, PAIR_COUNT.count)
-                        emit(D, slots, o + rm @ under, rm @ vec3(0.0, 0.0, 1.0), gap, FEAT_SOIL + idx, False)
-                        if get(D.pair_count, e, slots.p, PAIR_COUNT.count) > before:
-                            put(D.contact, e, slots.base + before, CONTACT.area, area)
-                            putn(D.contact, e, slots.base + before, CONTACT.sample_offset,
-                                 rm @ vec3(shift[0], shift[1], 0.0))
+    return Footprint(grid=g, frame=frame, local=local, up_b=r_l.transpose() @ vec3(0.0, 0.0, 1.0),
+                     z_start=c_l[2] - 2.0 * rad, hull=hull, nh=nh, covered=ti.cast(covered, ti.i32),
+                     gx1=x0 + (nx - 1) * dx, gy1=y0 + (ny - 1) * dy, jx0=jx0, jx1=jx1, jy0=jy0, jy1=jy1)
+
+
+@ti.func
+def soil_row_points(D: ti.template(), e, s, fp, jy, margin, apart: ti.template(), at):
+    """The soil quadrature points of sample row ``jy`` under a body (shape ``s``, footprint ``fp``:
+    :func:`soil_footprint`) within ``margin`` [m] of the rut floor, in the order of the row's samples, each
+    kept by :func:`keep_soil_point` (``apart``, ``at``: where)."""
+    stype, prm, pl0, npl = s.kind, s.prm, s.plane0, s.n_planes
+    g = fp.grid
+    off, nx, ny, soil0, dx, dy, x0, y0 = g.off, g.nx, g.ny, g.soil0, g.dx, g.dy, g.x0, g.y0
+    o, rm, c_l, r_l = fp.frame.pos, fp.frame.rot, fp.local.pos, fp.local.rot
+    hull, nh = fp.hull, fp.nh
+    vy = y0 + jy * dy
+    ya, yb = ti.max(vy - 0.5 * dy, y0), ti.min(vy + 0.5 * dy, fp.gy1)
+    out_lo, out_hi, in_lo, in_hi = 0.0, 0.0, 0.0, 0.0
+    if fp.covered:  # (the cells of this row wholly inside the footprint, and those beside it)
+        out_lo, out_hi, in_lo, in_hi = strip_spans(hull, nh, ya, yb)
+    for jx in range(fp.jx0, fp.jx1 + 1):
+        idx = jy * nx + jx
+        vx = x0 + jx * dx
+        area = sample_area(jx, jy, nx, ny, dx, dy)
+        ray = ti.math.vec2(vx, vy)
+        shift = ti.math.vec2(0.0, 0.0)  # (from the covered part's centroid to the cell's centre)
+        if fp.covered:
+            # a cell cut by the outline acts at the centroid of its covered part (inside the footprint)
+            xa, xb = ti.max(vx - 0.5 * dx, x0), ti.min(vx + 0.5 * dx, fp.gx1)
+            if xa >= in_lo and xb <= in_hi:
+                area, ray = (xb - xa) * (yb - ya), ti.math.vec2(0.5 * (xa + xb), 0.5 * (ya + yb))
+            elif xb <= out_lo or xa >= out_hi:
+                area = 0.0
+            else:
+                area, ray = cell_coverage(hull, nh, xa, xb, ya, yb)
+            if area < (1.0 - 1e-9) * (xb - xa) * (yb - ya):  # (a whole cell's centroid is its centre)
+                shift = ti.math.vec2(0.5 * (xa + xb), 0.5 * (ya + yb)) - ray
+            if area < 1e-9 * dx * dy:  # an outline running along the cell's edge: rounding, not cover
+                area = 0.0
+        if area > 0.0:
+            start = vec3(ray[0], ray[1], fp.z_start)
+            hit, t = shape_ray_entry(stype, prm, r_l.transpose() @ (start - c_l), fp.up_b, D.plane, pl0, npl)
+            if hit:
+                floor = D.heights[off + idx] - get(D.soil, e, soil0 + idx, SOIL.plastic)
+                under = vec3(ray[0], ray[1], fp.z_start + t)
+                gap = under[2] - floor
+                if gap < margin:
+                    keep_soil_point(D, e, apart, at, o + rm @ under, rm @ vec3(0.0, 0.0, 1.0), gap,
+                                    FEAT_SOIL + idx, area, rm @ vec3(shift[0], shift[1], 0.0))
+
+
+@ti.func
+def keep_soil_point(D: ti.template(), e, apart: ti.template(), at, point, normal, gap, feature, area,
+                    sample_offset):
+    """One soil quadrature point (world point [m], the bed's +z, gap [m], feature, area [m^2], world vector
+    [m] from the point to its cell's centre): appended to static pair ``at``'s slots as
+    :func:`~.narrowphase.emit` appends (the fused step), or, ``apart`` (a sample row's points found on a
+    thread of their own: :func:`soil_quadrature_row`), to entry ``at`` of the ``quad_row`` block, whose points
+    go in the ``quad_point`` blocks from its ``start`` on, at most ``room`` of them (the others counted as
+    ``lost``) until :func:`place_soil_row` moves them to the pair's slots."""
+    if ti.static(apart):
+        n = get(D.quad_row, e, at, QUAD_ROW.count)
+        if n < get(D.quad_row, e, at, QUAD_ROW.room):
+            s = get(D.quad_row, e, at, QUAD_ROW.start) + n
+            putn(D.quad_f, e, s, QUAD_F.position, point)
+            putn(D.quad_f, e, s, QUAD_F.normal, normal)
+            put(D.quad_f, e, s, QUAD_F.depth, gap)
+            put(D.quad_f, e, s, QUAD_F.area, area)
+            putn(D.quad_f, e, s, QUAD_F.sample_offset, sample_offset)
+            put(D.quad_i, e, s, QUAD_I.feature, feature)
+            put(D.quad_row, e, at, QUAD_ROW.count, n + 1)
+        else:
+            add(D.quad_row, e, at, QUAD_ROW.lost, 1)
+    else:
+        pr = row(D.pair, e, at)
+        slots = Slots(e=e, p=at, base=pr[PAIR.slot0], cap=pr[PAIR.capacity])
+        before = get(D.pair_count, e, at, PAIR_COUNT.count)
+        emit(D, slots, point, normal, gap, feature, False)
+        if get(D.pair_count, e, at, PAIR_COUNT.count) > before:
+            put(D.contact, e, slots.base + before, CONTACT.area, area)
+            putn(D.contact, e, slots.base + before, CONTACT.sample_offset, sample_offset)
+
+
+@ti.func
+def soil_pair_near(D: ti.template(), e, p, margin):
+    """Whether static soil pair ``p``'s body may come within ``margin`` [m] of its bed's rut floor this step
+    (:func:`within_reach_of_map`, :func:`lowest_above_map`); its :class:`Shape`, pose and bed."""
+    pr = row(D.pair, e, p)
+    bi, m = pr[PAIR.body], pr[PAIR.other]
+    s = shape_of(row(D.body_i, e, bi), row(D.body_f, e, bi))
+    pos = body_position(D, e, bi)  # (the rotation only past the first test: most pairs stop there)
+    rot = ti.Matrix.identity(float, 3)
+    near = False
+    # (the rut floor lies nowhere above the bed's highest undeformed sample: plastic sinkage is >= 0)
+    if within_reach_of_map(D, m, pos, s.radius, margin):
+        _pos, rot = body_pose(D, e, bi)
+        near = not lowest_above_map(D, m, s, pos, rot, margin)
+    return near, s, Pose(pos=pos, rot=rot), m
+
+
+@ti.func
+def soil_quadrature(D: ti.template(), e, p, margin):
+    """Soil quadrature points of static soil pair ``p`` (a body on a soil bed) into its slots: one per bed
+    sample under the body, where a ray along the bed's +z from below meets the body's underside. The contact
+    sits at that point, its normal is the bed's +z, and its depth is the gap from the underside down to the
+    rut floor (undeformed height minus plastic sinkage): positive while the body approaches, negative while
+    it compresses the soil. Points within ``margin`` above the floor are kept (they carry no force until
+    loaded). Row by row, as :func:`soil_quadrature_row` and :func:`place_soil_row` do on a thread per row."""
+    near, s, pose, m = soil_pair_near(D, e, p, margin)
+    if near:
+        fp = soil_footprint(D, s, pose, m, margin)
+        for jy in range(fp.jy0, fp.jy1 + 1):
+            soil_row_points(D, e, s, fp, jy, margin, False, p)
+
+
+@ti.func
+def soil_quadrature_row(D: ti.template(), e, p, r, margin):
+    """Row ``r`` (from the footprint's first) of static pair ``p``'s soil quadrature (:func:`soil_quadrature`)
+    on a thread of its own, into entry ``p * rows + r`` of the ``quad_row`` block (``rows``: the
+    ``soil_quad_rows`` setting, at least any footprint's sample rows) and the ``quad_point`` blocks: each row
+    gets the part of the pair's slot range a row as wide as the footprint takes (the footprint's box of
+    samples fits the pair's capacity), the last entry also every row past it. Nothing for another kind of
+    pair. :func:`place_soil_row` then moves the points to the pair's slots."""
+    rows = get(D.settings_i, 0, 0, SETTINGS_I.soil_quad_rows)
+    k = p * rows + r
+    putn(D.quad_row, e, k, QUAD_ROW.count, ti.math.ivec4(0, 0, 0, 0))
+    pr = row(D.pair, e, p)
+    if pr[PAIR.kind] == PAIR_SOIL:
+        near, s, pose, m = soil_pair_near(D, e, p, margin)
+        if near:
+            fp = soil_footprint(D, s, pose, m, margin)
+            width = fp.jx1 - fp.jx0 + 1
+            first = r * width
+            cap = pr[PAIR.capacity]
+            last_jy = fp.jy0 + r
+            room = ti.min(width, cap - first)
+            if r == rows - 1:
+                last_jy = fp.jy1
+                room = cap - first
+            put(D.quad_row, e, k, QUAD_ROW.start, pr[PAIR.slot0] + first)
+            put(D.quad_row, e, k, QUAD_ROW.room, ti.max(room, 0))
+            for jy in range(fp.jy0 + r, ti.min(last_jy, fp.jy1) + 1):
+                soil_row_points(D, e, s, fp, jy, margin, True, k)
+
+
+@ti.func
+def place_soil_row(D: ti.template(), e, p, r):
+    """Move row ``r``'s soil quadrature points of static pair ``p`` (:func:`soil_quadrature_row`) to the
+    pair's slots, after the points of the rows before it, as many as the pair's capacity leaves room for;
+    row 0 also sets the pair's count and dropped points. The slots end as :func:`soil_quadrature` fills
+    them."""
+    pr = row(D.pair, e, p)
+    if pr[PAIR.kind] == PAIR_SOIL:
+        rows = get(D.settings_i, 0, 0, SETTINGS_I.soil_quad_rows)
+        k0 = p * rows
+        cap, slot0 = pr[PAIR.capacity], pr[PAIR.slot0]
+        before = 0
+        for j in range(r):
+            before += get(D.quad_row, e, k0 + j, QUAD_ROW.count)
+        src = get(D.quad_row, e, k0 + r, QUAD_ROW.start)
+        for i in range(ti.min(get(D.quad_row, e, k0 + r, QUAD_ROW.count), cap - before)):
+            s, d = src + i, slot0 + before + i
+            putn(D.contact, e, d, CONTACT.position, get3(D.quad_f, e, s, QUAD_F.position))
+            putn(D.contact, e, d, CONTACT.normal, get3(D.quad_f, e, s, QUAD_F.normal))
+            put(D.contact, e, d, CONTACT.depth, get(D.quad_f, e, s, QUAD_F.depth))
+            put(D.feature, e, d, FEATURE.now, get(D.quad_i, e, s, QUAD_I.feature))
+            put(D.contact, e, d, CONTACT.area, get(D.quad_f, e, s, QUAD_F.area))
+            putn(D.contact, e, d, CONTACT.sample_offset, get3(D.quad_f, e, s, QUAD_F.sample_offset))
+        if r == 0:
+            found, lost = 0, 0
+            for j in range(rows):
+                found += get(D.quad_row, e, k0 + j, QUAD_ROW.count)
+                lost += get(D.quad_row, e, k0 + j, QUAD_ROW.lost)
+            kept = ti.min(found, cap)
+            putn(D.pair_count, e, p, PAIR_COUNT.count, ti.math.ivec2(kept, found - kept + lost))
 
 
 @ti.func
@@ -456,13 +614,14 @@ def lowest_above_map(D: ti.template(), m, s, pos, rot, margin):
 
 
 @ti.func
-def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
+def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt, soil_apart: ti.template()):
     """Fill the contact slots of static pair ``p`` (a shape with the ground, a height map or a soil bed) in
     env ``e`` from the link poses in ``q``.
 
     Speculative contacts reach ``margin_base`` plus how far the body can move in one step (speed of the
     centre plus spin times bounding radius, times ``dt``), so a fast body meets a thin obstacle as a
-    speculative contact before it can pass through it."""
+    speculative contact before it can pass through it. ``soil_apart``: a soil pair's points are left to
+    :func:`soil_quadrature_row` and :func:`place_soil_row` (the GPU layout)."""
     putn(D.pair_count, e, p, PAIR_COUNT.count, ti.math.ivec2(0, 0))
     pr = row(D.pair, e, p)
     kind = pr[PAIR.kind]
@@ -485,12 +644,8 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt):
             if ok and depth > -margin:
                 emit(D, slots, vec3(pw[0], pw[1], ground_height), up, depth, FEAT_POINT + k, False)
     elif kind == PAIR_SOIL:
-        # (the rut floor lies nowhere above the bed's highest undeformed sample: plastic sinkage is >= 0)
-        if ti.static(D.has_soil):
-            if within_reach_of_map(D, pr[PAIR.other], pos, s.radius, margin):
-                _pos, rot = body_pose(D, e, bi)
-                if not lowest_above_map(D, pr[PAIR.other], s, pos, rot, margin):
-                    soil_quadrature(D, slots, margin, s, Pose(pos=pos, rot=rot), pr[PAIR.other])
+        if ti.static(D.has_soil and not soil_apart):  # (else soil_quadrature_row and place_soil_row)
+            soil_quadrature(D, e, p, margin)
     else:  # a height map
         top = get(D.map_f, 0, pr[PAIR.other], MAP_F.top)
         if within_reach_of_map(D, pr[PAIR.other], pos, s.radius, margin):

@@ -40,7 +40,7 @@ SETTINGS_I = Block("settings_i", [
     ("warm_start", 1), ("terrain_warm_start", 1), ("n_soil_samples", 1), ("n_bodies", 1), ("n_maps", 1),
     ("max_shape_pairs", 1), ("n_slots", 1), ("n_trees", 1), ("n_free_bodies", 1), ("n_pins", 1),
     ("broadphase", 1), ("contact_block", 1), ("n_tracks", 1), ("n_plates", 1), ("n_media", 1),
-    ("n_plate_carriers", 1), ("soil_block", 1), ("pin_block", 1), ("tree_soil_block", 1)],
+    ("n_plate_carriers", 1), ("soil_block", 1), ("pin_block", 1), ("tree_soil_block", 1), ("soil_quad_rows", 1)],
     "integer settings: static pairs (a shape with the ground or a map), first slot of the shared contact pool, "
     "materials, broadphase sweep axis (0-2), solver sweeps at most, warm-start flags (0/1), soil samples, bodies, "
     "maps, size of the shape-pair table, contact slots per env, articulated trees, free bodies (the first bodies), "
@@ -49,7 +49,8 @@ SETTINGS_I = Block("settings_i", [
     "granular media, plate carriers (free bodies + tree joint rows, where any plate exists; else 0), whether "
     "the sweeps solve each body's soil rows together (0/1, solver/soil_block.py), each tree's pins together "
     "and its rows push it with its pins held (0/1, solver/pin_block.py), the soil blocks of a tree's links "
-    "together (0/1, solver/soil_group.py)")
+    "together (0/1, solver/soil_group.py), the quad_row entries per static pair (at least the sample rows "
+    "of any soil pair's footprint; 0 without soil beds)")
 BODY_I = Block("body", [("shape", 1), ("point0", 1), ("n_points", 1), ("plane0", 1), ("n_planes", 1), ("q0", 1),
                         ("u0", 1), ("material", 1), ("joint", 1), ("track", 1)],
                "per body (free bodies first, then the shapes on tree links): shape type (layout.py), first and count "
@@ -402,6 +403,16 @@ STAGE_I = Block("stage", [("row_contacts", 1), ("row_joints", 1), ("sweeps_done"
                 "per env, one row, within a step: its Rows (kernels/step.py), passed from stage to stage when they "
                 "are launched one by one (vulkan), and where its sweeps stand between launches (solver/sweep.py): "
                 "whether they are done, and the contact block, soil blocks and light soil group switches")
+QUAD_F = Block("quad_point", [("position", 3), ("normal", 3), ("depth", 1), ("area", 1), ("sample_offset", 3)],
+               "per contact slot (worlds with soil beds), during the GPU layout's contact search only: a soil "
+               "quadrature point found on a sample row's own thread (collision/pairs.py soil_quadrature_row), as "
+               "CONTACT holds it, until place_soil_row moves it to its pair's slots")
+QUAD_I = Block("quad_point", [("feature", 1)],
+               "per contact slot (worlds with soil beds), with QUAD_F: the point's feature")
+QUAD_ROW = Block("quad_row", [("count", 1), ("lost", 1), ("start", 1), ("room", 1)],
+                 "per static pair and footprint row (soil_quad_rows of them a pair), during the GPU layout's contact "
+                 "search only: the row's soil quadrature points kept and lost (past its room), the first "
+                 "quad_point slot of the row and how many it may fill")
 SWEEP_F = Block("sweep_state", [("last_change", 1)],
                 "per env, one row: the last sweep's largest velocity change (solver/sweep.py), kept between launches")
 SWEEP = Block("sweep", [("count", 1), ("start", 1), ("fill", 1)],
@@ -427,9 +438,10 @@ SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DY
                                                PIN_RESPONSE, PIN_MATRIX,
                                                PIN_VECTOR, TRACK_DYN, SOIL_GROUP_F, SOIL_GROUP_MATRIX,
                                                SOIL_GROUP_VECTOR,
-                                               PLATE_OUT, PLATE_LOAD, SAND, U_SEEN, SWEEP_F], "scratch")
+                                               PLATE_OUT, PLATE_LOAD, SAND, U_SEEN, SWEEP_F, QUAD_F], "scratch")
 SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP, BLOCK_I, BLOCK_STATE, SOIL_GROUP_I,
-                                             SOIL_GROUP_STATE, LAUNCH, STAGE_I], "scratch")
+                                             SOIL_GROUP_STATE, LAUNCH, STAGE_I, QUAD_I, QUAD_ROW],
+                  "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
 #: every array of the rigid world, in the step kernel's argument order
@@ -537,6 +549,7 @@ _REF_NAMES = {
     ("state_f", "plate_state"): "plate_state", ("scratch_f", "plate_out"): "plate_out",
     ("scratch_f", "plate_load"): "plate_load", ("scratch_f", "sand"): "sand", ("scratch_f", "u_seen"): "u_seen",
     ("scratch_f", "sweep_state"): "sweep_state", ("scratch_i", "stage"): "stage",
+    ("scratch_f", "quad_point"): "quad_f", ("scratch_i", "quad_point"): "quad_i", ("scratch_i", "quad_row"): "quad_row",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 
