@@ -16,7 +16,7 @@ import taichi as ti
 from .backend import np_real, ti_real
 from .bodies.shapes import ShapeType
 from .kernels.common import arrays as A
-from .kernels.common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES, PAIR_SOIL
+from .kernels.common.layout import SHAPE_PAIR_ROOM, JOINT_FIXED_ROOT, JOINT_FLOATING, PAIR_GROUND, PAIR_HEIGHTMAP, PAIR_SHAPES, PAIR_SOIL
 from .validation import quat_to_matrix
 
 #: extra contact slots per pair for height-map triangles and terrain samples under a shape
@@ -228,6 +228,10 @@ class Model:
         self.max_shape_pairs, self.max_shape_contacts = shape_pair_limits(shapes, max_shape_pairs,
                                                                           max_shape_contacts)
         self.n_slots = self.pool_start + self.max_shape_contacts
+        #: rows of the found_point blocks (kernels/common/arrays.py FOUND_F): one per static slot, then
+        #: SHAPE_PAIR_ROOM per shape pair, where any are found apart
+        self.n_found = ((self.pool_start if self.soil_quad_rows or self.max_shape_pairs else 0)
+                        + SHAPE_PAIR_ROOM * self.max_shape_pairs)
         self.n_materials = len(materials.names)
         # ---- height maps: samples concatenated; soil beds also number their samples and sample rows
         self.soil_offsets, self.soil_row_offsets = [], []  # per map: first soil sample / sample row (-1: rigid)
@@ -281,12 +285,12 @@ class Model:
                           "soil_group_vector": 6 * A.SOIL_GROUP_LINKS if trees and n_soil else 0,
                           "plate_out": self.n_plates, "plate_load": self.n_plate_carriers,
                           "sand": self.n_plate_carriers, "u_seen": max(6 * n_free + n_tree_u, 1),
-                          "sweep_state": 1, "quad_point": self.pool_start if self.soil_quad_rows else 0},
+                          "sweep_state": 1, "found_point": self.n_found},
             "scratch_i": {"row": self.n_slots + n_solver_rows, "sweep": nb,
                           "soil_claim": n_soil if trees else 0, "tree_step": self.n_trees,
                           "block": A.BLOCK_ROWS if trees else 0, "block_state": 1,
                           "soil_group": A.SOIL_GROUP_BLOCKS if trees and n_soil else 0, "soil_group_state": 1,
-                          "launch": 1, "stage": 1, "quad_point": self.pool_start if self.soil_quad_rows else 0,
+                          "launch": 1, "stage": 1, "found_point": self.n_found,
                           "quad_row": self.n_pairs * self.soil_quad_rows},
             "soil_rev": {"row_revision": n_soil_rows},
         }

@@ -542,11 +542,11 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
     def _gpu_items(self) -> dict:
         """How many of each item an env has that the GPU layout's launches run over (``kernels/step.py``
         ``gpu_launches``)."""
-        from .kernels.step import OVER_BODIES, OVER_FOOTPRINT_ROWS, OVER_PAIRS, OVER_SOIL_ROWS
+        from .kernels.step import OVER_BODIES, OVER_FOOTPRINT_ROWS, OVER_PAIRS, OVER_SHAPE_PAIRS, OVER_SOIL_ROWS
 
         m = self._model
         return {OVER_PAIRS: m.n_pairs, OVER_SOIL_ROWS: m.n_soil_rows, OVER_BODIES: m.n_free,
-                OVER_FOOTPRINT_ROWS: m.n_pairs * m.soil_quad_rows}
+                OVER_FOOTPRINT_ROWS: m.n_pairs * m.soil_quad_rows, OVER_SHAPE_PAIRS: m.max_shape_pairs}
 
     def _staged_graph(self):
         """The step's stage kernels as one compiled graph (a call runs one step) and its argument dict."""

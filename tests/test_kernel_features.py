@@ -43,9 +43,11 @@ def _tracked_robot_in_sand():
 
 
 def _free_bodies_on_soil():
-    """Three 0.1 m boxes stacked 1 cm apart over a soil bed (21 x 21 samples, 0.4 m) and a ball beside them,
-    with RFT plates on the top box over a sand surface 5 cm above the bed: the broadphase's shape-shape
-    pairs, the soil history over the bed's sample rows and the plates' stage, without trees."""
+    """Three 0.1 m boxes stacked 1 cm apart over a soil bed (21 x 21 samples, 0.4 m), a short cylinder on the
+    top one and a ball beside them, with RFT plates on the top box over a sand surface: the broadphase's
+    shape-shape pairs (the cylinder on the box finds 9 contacts, more than a pair's room in the GPU layout:
+    ``kernels/step.py`` ``place_shape_pairs``), the soil quadrature and history over the bed's sample rows and
+    the plates' stage, without trees."""
     world = tt.World(dt=1e-3, n_envs=2)
     n = 21
     world.add_deformable_terrain(n, n, 0.4, 0.4, 0.0, 0.0, np.zeros(n * n),
@@ -54,6 +56,7 @@ def _free_bodies_on_soil():
     for k in range(3):
         world.add_box(0.1, 0.1, 0.1, 1.0).set_position([0.003 * k, 0.0, 0.051 + 0.11 * k])
     world.add_plates(world.bodies[2], count=24)
+    world.add_cylinder(0.045, 0.03, 0.3).set_position([0.005, 0.0, 0.051 + 0.22 + 0.05 + 0.0155])
     world.add_sphere(0.05, 0.5).set_position([0.15, 0.05, 0.06])
     return world
 
@@ -105,7 +108,8 @@ def test_a_kernel_with_only_the_parts_a_world_uses_steps_it_bit_for_bit(name):
 def test_the_gpu_layout_steps_a_world_bit_for_bit_as_the_fused_kernel(name):
     """Reference: the fused step kernel (one thread runs each env's whole step), which the rest of the suite
     runs on cpu. The GPU layout (``World.step_layout = "staged"``, ``kernels/step.py`` ``gpu_launches``)
-    launches the same stage functions one by one, the static contact pairs over (env, pair) and the soil
+    launches the same stage functions one by one, the static contact pairs over (env, pair), a soil pair's
+    quadrature over (env, pair, footprint row), the shape-shape pairs over (env, table entry), the soil
     history's row parts over (env, sample row), the sweeps 8 per launch (one with tracks or trees on soil), the RFT plates
     before the step: on cpu, where both run without fast math, every checkpointed array after 100, 200 and
     300 steps must equal the fused kernel's bit for bit. The same kernels run on lavapipe (the vulkan tests

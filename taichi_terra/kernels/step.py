@@ -75,6 +75,8 @@ from .common.arrays import (
     ENV,
     FEATURE,
     FEATURES,
+    FOUND_F,
+    FOUND_I,
     FRAME,
     INERTIA,
     JOINT_I,
@@ -95,7 +97,7 @@ from .common.arrays import (
     StepData,
 )
 from .common.layout import (DIVERGED_COORDINATE, DIVERGED_LOOPS, DIVERGED_POSITION, DIVERGED_SPEED, DIVERGED_VELOCITY,
-                            JOINT_FIXED_ROOT, JOINT_FLOATING, ROW_MERGED)
+                            JOINT_FIXED_ROOT, JOINT_FLOATING, ROW_MERGED, SHAPE_PAIR_ROOM)
 from .common.math import vec3
 from .common.schema import add, get, get3, get33, put, put33, put_row, putn, row
 from .dynamics.bodies import carrier_joint
@@ -230,9 +232,9 @@ def stand_in(tag: tuple):
 SWEEPS_PER_LAUNCH = 8
 
 #: what one launch of the GPU layout runs in parallel (:func:`gpu_launches`): a thread per env, per (env, static
-#: contact pair), per (env, soil sample row), per (env, free body), or per (env, static pair, footprint row: the
-#: ``soil_quad_rows`` setting's rows of each pair)
-OVER_ENVS, OVER_PAIRS, OVER_SOIL_ROWS, OVER_BODIES, OVER_FOOTPRINT_ROWS = range(5)
+#: contact pair), per (env, soil sample row), per (env, free body), per (env, static pair, footprint row: the
+#: ``soil_quad_rows`` setting's rows of each pair), or per (env, entry of the shape-pair table)
+OVER_ENVS, OVER_PAIRS, OVER_SOIL_ROWS, OVER_BODIES, OVER_FOOTPRINT_ROWS, OVER_SHAPE_PAIRS = range(6)
 
 
 def gpu_launches(trees: bool, max_sweeps: int, items: dict, per_launch: int = SWEEPS_PER_LAUNCH) -> tuple:
@@ -242,8 +244,10 @@ def gpu_launches(trees: bool, max_sweeps: int, items: dict, per_launch: int = SW
     - ``CONTACTS``: the static pairs (a shape with the ground, a height map or a soil bed, each in its own
       slots) over (env, pair), but for a soil pair's quadrature: each row of its footprint found over (env,
       pair, footprint row) into scratch, then moved to the pair's slots over (env, pair, footprint row)
-      (``collision/pairs.py`` ``soil_quadrature_row``, ``place_soil_row``); then the rest (the broadphase and
-      the shape-shape pairs, which share one pool of slots) over envs;
+      (``collision/pairs.py`` ``soil_quadrature_row``, ``place_soil_row``); then, over envs, the rest of the
+      static pairs' part and the broadphase; then each shape-shape pair's contacts over (env, table entry) into
+      scratch (:func:`stage_shape_pair`), and, over envs, their moves to the pool of slots they share
+      (:func:`place_shape_pairs`);
     - ``HISTORY``: each soil sample row's last loaded samples cleared, over (env, sample row); the loaded
       samples written and the trees' records, over envs; each sample row's unloaded samples recovered, over
       (env, sample row);
@@ -252,16 +256,18 @@ def gpu_launches(trees: bool, max_sweeps: int, items: dict, per_launch: int = SW
       rows' results) over envs.
 
     ``items``: how many of each item an env has (``{OVER_PAIRS: static pairs, OVER_SOIL_ROWS: soil sample
-    rows, OVER_BODIES: free bodies, OVER_FOOTPRINT_ROWS: static pairs times footprint rows}``); a launch
-    over none is left out."""
+    rows, OVER_BODIES: free bodies, OVER_FOOTPRINT_ROWS: static pairs times footprint rows,
+    OVER_SHAPE_PAIRS: the shape-pair table's size}``); a launch over none is left out."""
     pairs, soil_rows = int(items.get(OVER_PAIRS, 0)), int(items.get(OVER_SOIL_ROWS, 0))
     bodies, footprint_rows = int(items.get(OVER_BODIES, 0)), int(items.get(OVER_FOOTPRINT_ROWS, 0))
+    shape_pairs = int(items.get(OVER_SHAPE_PAIRS, 0))
     out = []
     for which in stages_of(trees, False):
         if which == CONTACTS:
             out += ([(CONTACTS, 0, OVER_PAIRS)] * (pairs > 0)
                     + [(CONTACTS, 2, OVER_FOOTPRINT_ROWS), (CONTACTS, 3, OVER_FOOTPRINT_ROWS)] * (footprint_rows > 0)
-                    + [(CONTACTS, 1, OVER_ENVS)])
+                    + [(CONTACTS, 1, OVER_ENVS)]
+                    + [(CONTACTS, 4, OVER_SHAPE_PAIRS), (CONTACTS, 5, OVER_ENVS)] * (shape_pairs > 0))
         elif which == HISTORY:
             out += ([(HISTORY, 0, OVER_SOIL_ROWS)] * (soil_rows > 0) + [(HISTORY, 1, OVER_ENVS)]
                     + [(HISTORY, 2, OVER_SOIL_ROWS)] * (soil_rows > 0))
@@ -350,7 +356,10 @@ def run_stage_of_env(D: ti.template(), e, n_steps, stamp, which: ti.template(), 
                 start_sweeps(D, e, rows.contacts)
             continue_sweeps(D, e, rows.contacts, rows.joints, _n_pins(D, e), per_launch)
         elif ti.static(which == CONTACTS):
-            stage_contacts(D, e, True)
+            if ti.static(part == 5):
+                place_shape_pairs(D, e)
+            else:
+                stage_contacts(D, e, True)
         elif ti.static(which == HISTORY):
             stage_history(D, e, rows, True)
         elif ti.static(which == INTEGRATION):
@@ -374,6 +383,8 @@ def stage_items(D: ti.template(), over: ti.template()):
         n = get(D.settings_i, 0, 0, SETTINGS_I.n_static_pairs)
     elif ti.static(over == OVER_FOOTPRINT_ROWS):
         n = get(D.settings_i, 0, 0, SETTINGS_I.n_static_pairs) * get(D.settings_i, 0, 0, SETTINGS_I.soil_quad_rows)
+    elif ti.static(over == OVER_SHAPE_PAIRS):
+        n = get(D.settings_i, 0, 0, SETTINGS_I.max_shape_pairs)
     elif ti.static(over == OVER_BODIES):
         n = get(D.settings_i, 0, 0, SETTINGS_I.n_free_bodies)
     else:
@@ -388,7 +399,8 @@ def run_stage_of_item(D: ti.template(), lane, n_envs, n_steps, stamp, which: ti.
     """The part of stage ``which`` (:func:`gpu_launches`) for one item of one env, lane ``lane`` taking item
     ``lane % n`` of env ``lane // n`` (``n``: :func:`stage_items`), then the check of the thread's loop budget
     (:func:`loops_ran_out`): a static pair's contacts (``CONTACTS`` part 0) or a row of its footprint on a
-    soil bed (part 2 finds the row's points, part 3 moves them to the pair's slots), a free body's positions
+    soil bed (part 2 finds the row's points, part 3 moves them to the pair's slots), an entry of the
+    shape-pair table (part 4: :func:`stage_shape_pair`), a free body's positions
     (``INTEGRATION``), or a soil sample row's history (``HISTORY``: part 0 clears its last loaded samples,
     part 2 recovers its unloaded ones)."""
     n = stage_items(D, over)
@@ -411,6 +423,8 @@ def run_stage_of_item(D: ti.template(), lane, n_envs, n_steps, stamp, which: ti.
                         soil_quadrature_row(D, e, p, k - p * rows, get(D.settings_f, e, 0, SETTINGS_F.margin))
                     else:
                         place_soil_row(D, e, p, k - p * rows)
+            elif ti.static(over == OVER_SHAPE_PAIRS):
+                stage_shape_pair(D, e, k)
             elif ti.static(over == OVER_BODIES):
                 integrate_link(D.q, D.u, e, get(D.body_i, e, k, BODY_I.q0), get(D.body_i, e, k, BODY_I.u0),
                                get(D.settings_f, e, 0, SETTINGS_F.dt))
@@ -547,8 +561,9 @@ def watch_env(D: ti.template(), e):
 @ti.func
 def stage_contacts(D: ti.template(), e, pairs_apart: ti.template()):
     """``CONTACTS`` of env ``e``: every static pair in its own slots, then the broadphase's shape-shape
-    pairs, each taking the next free slots of the shared pool. ``pairs_apart``: the static pairs are
-    launched apart, over (env, pair) (the GPU layout, :func:`gpu_launches`), and this does the rest."""
+    pairs, each taking the next free slots of the shared pool. ``pairs_apart``: the pairs are launched apart
+    (the GPU layout, :func:`gpu_launches`), and this does the rest between them: the occluded soil points
+    and the broadphase."""
     n_static = get(D.settings_i, e, 0, SETTINGS_I.n_static_pairs)
     nb = get(D.settings_i, e, 0, SETTINGS_I.n_bodies)
     margin, dt = get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt)
@@ -565,14 +580,60 @@ def stage_contacts(D: ti.template(), e, pairs_apart: ti.template()):
     else:  # no two bodies can ever touch (one tree without self-collision, or a single body)
         put(D.env, e, 0, ENV.shape_pairs, 0)
         put(D.env, e, 0, ENV.pairs_dropped, 0)
+    if ti.static(not pairs_apart):
+        cursor = get(D.settings_i, e, 0, SETTINGS_I.pool0)
+        pool_end = get(D.settings_i, e, 0, SETTINGS_I.n_slots)
+        for k in range(get(D.env, e, 0, ENV.shape_pairs)):
+            d = row(D.shape_pair, e, k)
+            cap = ti.min(shape_pair_capacity(D, d[SHAPE_PAIR.body], d[SHAPE_PAIR.other]), pool_end - cursor)
+            p = n_static + k
+            collide_shape_pair(D, e, p, d[SHAPE_PAIR.body], d[SHAPE_PAIR.other], cursor, cap, margin, dt, 0)
+            found = get(D.pair_count, e, p, PAIR_COUNT.count)
+            put(D.shape_pair, e, k, SHAPE_PAIR.slot0, cursor)
+            put(D.shape_pair, e, k, SHAPE_PAIR.count, found)
+            cursor += found
+
+
+@ti.func
+def stage_shape_pair(D: ti.template(), e, k):
+    """Of ``CONTACTS`` in the GPU layout: the contacts of entry ``k`` of env ``e``'s shape-pair table (if the
+    broadphase filled it) into its ``SHAPE_PAIR_ROOM`` rows of the ``found_point`` blocks (after the static
+    slots' rows), at most as many as the pair's capacity; :func:`place_shape_pairs` moves them to the pool."""
+    if k < get(D.env, e, 0, ENV.shape_pairs):
+        d = row(D.shape_pair, e, k)
+        room = ti.min(shape_pair_capacity(D, d[SHAPE_PAIR.body], d[SHAPE_PAIR.other]), SHAPE_PAIR_ROOM)
+        collide_shape_pair(D, e, get(D.settings_i, e, 0, SETTINGS_I.n_static_pairs) + k, d[SHAPE_PAIR.body],
+                           d[SHAPE_PAIR.other], get(D.settings_i, e, 0, SETTINGS_I.pool0) + k * SHAPE_PAIR_ROOM,
+                           room, get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt),
+                           1)
+
+
+@ti.func
+def place_shape_pairs(D: ti.template(), e):
+    """Of ``CONTACTS`` in the GPU layout, last: each shape-shape pair's contacts (:func:`stage_shape_pair`)
+    moved to the next free slots of the shared pool, in table order, so that the pool ends as
+    :func:`stage_contacts` fills it in one go. A pair that found more than its room, or more than the pool
+    has left, is found again in its place (the fused step's way, which drops the points past the pool's
+    end)."""
+    n_static = get(D.settings_i, e, 0, SETTINGS_I.n_static_pairs)
+    margin, dt = get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt)
     cursor = get(D.settings_i, e, 0, SETTINGS_I.pool0)
     pool_end = get(D.settings_i, e, 0, SETTINGS_I.n_slots)
     for k in range(get(D.env, e, 0, ENV.shape_pairs)):
         d = row(D.shape_pair, e, k)
         cap = ti.min(shape_pair_capacity(D, d[SHAPE_PAIR.body], d[SHAPE_PAIR.other]), pool_end - cursor)
         p = n_static + k
-        collide_shape_pair(D, e, p, d[SHAPE_PAIR.body], d[SHAPE_PAIR.other], cursor, cap, margin, dt)
         found = get(D.pair_count, e, p, PAIR_COUNT.count)
+        if get(D.pair_count, e, p, PAIR_COUNT.dropped) > 0 or found > cap:
+            collide_shape_pair(D, e, p, d[SHAPE_PAIR.body], d[SHAPE_PAIR.other], cursor, cap, margin, dt, 0)
+            found = get(D.pair_count, e, p, PAIR_COUNT.count)
+        else:
+            src = get(D.settings_i, e, 0, SETTINGS_I.pool0) + k * SHAPE_PAIR_ROOM
+            for i in range(found):
+                putn(D.contact, e, cursor + i, CONTACT.position, get3(D.found_f, e, src + i, FOUND_F.position))
+                putn(D.contact, e, cursor + i, CONTACT.normal, get3(D.found_f, e, src + i, FOUND_F.normal))
+                put(D.contact, e, cursor + i, CONTACT.depth, get(D.found_f, e, src + i, FOUND_F.depth))
+                put(D.feature, e, cursor + i, FEATURE.now, get(D.found_i, e, src + i, FOUND_I.feature))
         put(D.shape_pair, e, k, SHAPE_PAIR.slot0, cursor)
         put(D.shape_pair, e, k, SHAPE_PAIR.count, found)
         cursor += found

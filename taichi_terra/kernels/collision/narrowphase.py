@@ -4,7 +4,7 @@ fixed slots (the ``pair_count`` block holds (count, dropped) per pair).
 """
 import taichi as ti
 
-from ..common.arrays import BODY_F, BODY_I, CONTACT, FEATURE, PAIR_COUNT, body_params, point_at
+from ..common.arrays import BODY_F, BODY_I, CONTACT, FEATURE, FOUND_F, FOUND_I, PAIR_COUNT, body_params, point_at
 from ..common.layout import CYLINDER
 from ..common.math import quat_to_mat, vec3, vec4
 from ..common.schema import add, get, get3, put, putn
@@ -19,11 +19,14 @@ _mat3 = ti.types.matrix(3, 3, float)
 @ti.dataclass
 class Slots:
     """Where the contacts of one pair go: env ``e``, pair ``p``, its first contact slot ``base`` and its
-    ``cap`` slots (``emit``)."""
+    ``cap`` slots (``emit``), in the ``contact`` and ``feature`` blocks or, ``staged`` (1), in the
+    ``found_point`` blocks (a shape-shape pair found on its own thread: ``kernels/step.py``
+    ``stage_shape_pair``)."""
     e: ti.i32
     p: ti.i32
     base: ti.i32
     cap: ti.i32
+    staged: ti.i32
 
 
 @ti.dataclass
@@ -84,14 +87,25 @@ def emit(D: ti.template(), slots, pt, n, depth, feat, dedupe):
     dup = False
     if dedupe:
         for k in range(cnt):
-            if (get3(D.contact, e, base + k, CONTACT.position) - pt).norm() < _DEDUPE_EPS:
+            seen = vec3(0.0, 0.0, 0.0)
+            if slots.staged:
+                seen = get3(D.found_f, e, base + k, FOUND_F.position)
+            else:
+                seen = get3(D.contact, e, base + k, CONTACT.position)
+            if (seen - pt).norm() < _DEDUPE_EPS:
                 dup = True
     if not dup:
         if cnt < cap:
-            putn(D.contact, e, base + cnt, CONTACT.position, pt)
-            putn(D.contact, e, base + cnt, CONTACT.normal, n)
-            put(D.contact, e, base + cnt, CONTACT.depth, depth)
-            put(D.feature, e, base + cnt, FEATURE.now, feat)  # (FEATURE.last keeps the last step's feature)
+            if slots.staged:
+                putn(D.found_f, e, base + cnt, FOUND_F.position, pt)
+                putn(D.found_f, e, base + cnt, FOUND_F.normal, n)
+                put(D.found_f, e, base + cnt, FOUND_F.depth, depth)
+                put(D.found_i, e, base + cnt, FOUND_I.feature, feat)
+            else:
+                putn(D.contact, e, base + cnt, CONTACT.position, pt)
+                putn(D.contact, e, base + cnt, CONTACT.normal, n)
+                put(D.contact, e, base + cnt, CONTACT.depth, depth)
+                put(D.feature, e, base + cnt, FEATURE.now, feat)  # (FEATURE.last keeps the last step's feature)
             put(D.pair_count, e, p, PAIR_COUNT.count, cnt + 1)
         else:
             add(D.pair_count, e, p, PAIR_COUNT.dropped, 1)

@@ -18,8 +18,8 @@ from ..common.arrays import (
     MAP_I,
     PAIR,
     PAIR_COUNT,
-    QUAD_F,
-    QUAD_I,
+    FOUND_F,
+    FOUND_I,
     QUAD_ROW,
     SETTINGS_I,
     SOIL,
@@ -300,24 +300,24 @@ def keep_soil_point(D: ti.template(), e, apart: ti.template(), at, point, normal
     [m] from the point to its cell's centre): appended to static pair ``at``'s slots as
     :func:`~.narrowphase.emit` appends (the fused step), or, ``apart`` (a sample row's points found on a
     thread of their own: :func:`soil_quadrature_row`), to entry ``at`` of the ``quad_row`` block, whose points
-    go in the ``quad_point`` blocks from its ``start`` on, at most ``room`` of them (the others counted as
+    go in the ``found_point`` blocks from its ``start`` on, at most ``room`` of them (the others counted as
     ``lost``) until :func:`place_soil_row` moves them to the pair's slots."""
     if ti.static(apart):
         n = get(D.quad_row, e, at, QUAD_ROW.count)
         if n < get(D.quad_row, e, at, QUAD_ROW.room):
             s = get(D.quad_row, e, at, QUAD_ROW.start) + n
-            putn(D.quad_f, e, s, QUAD_F.position, point)
-            putn(D.quad_f, e, s, QUAD_F.normal, normal)
-            put(D.quad_f, e, s, QUAD_F.depth, gap)
-            put(D.quad_f, e, s, QUAD_F.area, area)
-            putn(D.quad_f, e, s, QUAD_F.sample_offset, sample_offset)
-            put(D.quad_i, e, s, QUAD_I.feature, feature)
+            putn(D.found_f, e, s, FOUND_F.position, point)
+            putn(D.found_f, e, s, FOUND_F.normal, normal)
+            put(D.found_f, e, s, FOUND_F.depth, gap)
+            put(D.found_f, e, s, FOUND_F.area, area)
+            putn(D.found_f, e, s, FOUND_F.sample_offset, sample_offset)
+            put(D.found_i, e, s, FOUND_I.feature, feature)
             put(D.quad_row, e, at, QUAD_ROW.count, n + 1)
         else:
             add(D.quad_row, e, at, QUAD_ROW.lost, 1)
     else:
         pr = row(D.pair, e, at)
-        slots = Slots(e=e, p=at, base=pr[PAIR.slot0], cap=pr[PAIR.capacity])
+        slots = Slots(e=e, p=at, base=pr[PAIR.slot0], cap=pr[PAIR.capacity], staged=0)
         before = get(D.pair_count, e, at, PAIR_COUNT.count)
         emit(D, slots, point, normal, gap, feature, False)
         if get(D.pair_count, e, at, PAIR_COUNT.count) > before:
@@ -361,7 +361,7 @@ def soil_quadrature(D: ti.template(), e, p, margin):
 def soil_quadrature_row(D: ti.template(), e, p, r, margin):
     """Row ``r`` (from the footprint's first) of static pair ``p``'s soil quadrature (:func:`soil_quadrature`)
     on a thread of its own, into entry ``p * rows + r`` of the ``quad_row`` block (``rows``: the
-    ``soil_quad_rows`` setting, at least any footprint's sample rows) and the ``quad_point`` blocks: each row
+    ``soil_quad_rows`` setting, at least any footprint's sample rows) and the ``found_point`` blocks: each row
     gets the part of the pair's slot range a row as wide as the footprint takes (the footprint's box of
     samples fits the pair's capacity), the last entry also every row past it. Nothing for another kind of
     pair. :func:`place_soil_row` then moves the points to the pair's slots."""
@@ -404,12 +404,12 @@ def place_soil_row(D: ti.template(), e, p, r):
         src = get(D.quad_row, e, k0 + r, QUAD_ROW.start)
         for i in range(ti.min(get(D.quad_row, e, k0 + r, QUAD_ROW.count), cap - before)):
             s, d = src + i, slot0 + before + i
-            putn(D.contact, e, d, CONTACT.position, get3(D.quad_f, e, s, QUAD_F.position))
-            putn(D.contact, e, d, CONTACT.normal, get3(D.quad_f, e, s, QUAD_F.normal))
-            put(D.contact, e, d, CONTACT.depth, get(D.quad_f, e, s, QUAD_F.depth))
-            put(D.feature, e, d, FEATURE.now, get(D.quad_i, e, s, QUAD_I.feature))
-            put(D.contact, e, d, CONTACT.area, get(D.quad_f, e, s, QUAD_F.area))
-            putn(D.contact, e, d, CONTACT.sample_offset, get3(D.quad_f, e, s, QUAD_F.sample_offset))
+            putn(D.contact, e, d, CONTACT.position, get3(D.found_f, e, s, FOUND_F.position))
+            putn(D.contact, e, d, CONTACT.normal, get3(D.found_f, e, s, FOUND_F.normal))
+            put(D.contact, e, d, CONTACT.depth, get(D.found_f, e, s, FOUND_F.depth))
+            put(D.feature, e, d, FEATURE.now, get(D.found_i, e, s, FOUND_I.feature))
+            put(D.contact, e, d, CONTACT.area, get(D.found_f, e, s, FOUND_F.area))
+            putn(D.contact, e, d, CONTACT.sample_offset, get3(D.found_f, e, s, FOUND_F.sample_offset))
         if r == 0:
             found, lost = 0, 0
             for j in range(rows):
@@ -625,7 +625,7 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt, soil_ap
     putn(D.pair_count, e, p, PAIR_COUNT.count, ti.math.ivec2(0, 0))
     pr = row(D.pair, e, p)
     kind = pr[PAIR.kind]
-    slots = Slots(e=e, p=p, base=pr[PAIR.slot0], cap=pr[PAIR.capacity])
+    slots = Slots(e=e, p=p, base=pr[PAIR.slot0], cap=pr[PAIR.capacity], staged=0)
     bi = pr[PAIR.body]
     s = shape_of(row(D.body_i, e, bi), row(D.body_f, e, bi))
     pos = body_position(D, e, bi)  # (the rotation only where a branch needs it: most map pairs stop first)
@@ -738,11 +738,12 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt, soil_ap
 
 
 @ti.func
-def collide_shape_pair(D: ti.template(), e, p, bi, bj, base, cap, margin_base, dt):
+def collide_shape_pair(D: ti.template(), e, p, bi, bj, base, cap, margin_base, dt, staged):
     """Contacts of bodies ``bi`` (the pair's body) and ``bj`` (its other side) into slots ``base`` to
-    ``base + cap`` as pair ``p``; the speculative margin grows with both bodies' speeds."""
+    ``base + cap`` as pair ``p`` (``staged``: of the ``found_point`` blocks, :class:`~.narrowphase.Slots`); the
+    speculative margin grows with both bodies' speeds."""
     putn(D.pair_count, e, p, PAIR_COUNT.count, ti.math.ivec2(0, 0))
-    slots = Slots(e=e, p=p, base=base, cap=cap)
+    slots = Slots(e=e, p=p, base=base, cap=cap, staged=staged)
     si = shape_of(row(D.body_i, e, bi), row(D.body_f, e, bi))
     sj = shape_of(row(D.body_i, e, bj), row(D.body_f, e, bj))
     pos, rot = body_pose(D, e, bi)

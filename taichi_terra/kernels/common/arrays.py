@@ -403,12 +403,13 @@ STAGE_I = Block("stage", [("row_contacts", 1), ("row_joints", 1), ("sweeps_done"
                 "per env, one row, within a step: its Rows (kernels/step.py), passed from stage to stage when they "
                 "are launched one by one (vulkan), and where its sweeps stand between launches (solver/sweep.py): "
                 "whether they are done, and the contact block, soil blocks and light soil group switches")
-QUAD_F = Block("quad_point", [("position", 3), ("normal", 3), ("depth", 1), ("area", 1), ("sample_offset", 3)],
-               "per contact slot (worlds with soil beds), during the GPU layout's contact search only: a soil "
-               "quadrature point found on a sample row's own thread (collision/pairs.py soil_quadrature_row), as "
-               "CONTACT holds it, until place_soil_row moves it to its pair's slots")
-QUAD_I = Block("quad_point", [("feature", 1)],
-               "per contact slot (worlds with soil beds), with QUAD_F: the point's feature")
+FOUND_F = Block("found_point", [("position", 3), ("normal", 3), ("depth", 1), ("area", 1), ("sample_offset", 3)],
+               "during the GPU layout's contact search only, contacts found on a thread of their own as CONTACT "
+               "holds them, until they are moved to their pair's slots: per slot of the static pairs, a soil "
+               "quadrature point of a footprint row (worlds with soil beds; collision/pairs.py "
+               "soil_quadrature_row, place_soil_row), then SHAPE_PAIR_ROOM per shape pair (layout.py), its "
+               "contacts (kernels/step.py stage_shape_pair, place_shape_pairs)")
+FOUND_I = Block("found_point", [("feature", 1)], "with FOUND_F: the contact's feature")
 QUAD_ROW = Block("quad_row", [("count", 1), ("lost", 1), ("start", 1), ("room", 1)],
                  "per static pair and footprint row (soil_quad_rows of them a pair), during the GPU layout's contact "
                  "search only: the row's soil quadrature points kept and lost (past its room), the first "
@@ -438,9 +439,9 @@ SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DY
                                                PIN_RESPONSE, PIN_MATRIX,
                                                PIN_VECTOR, TRACK_DYN, SOIL_GROUP_F, SOIL_GROUP_MATRIX,
                                                SOIL_GROUP_VECTOR,
-                                               PLATE_OUT, PLATE_LOAD, SAND, U_SEEN, SWEEP_F, QUAD_F], "scratch")
+                                               PLATE_OUT, PLATE_LOAD, SAND, U_SEEN, SWEEP_F, FOUND_F], "scratch")
 SCRATCH_I = Arena("scratch_i", "i32", True, [ROW_I, SWEEP, SOIL_CLAIM, TREE_STEP, BLOCK_I, BLOCK_STATE, SOIL_GROUP_I,
-                                             SOIL_GROUP_STATE, LAUNCH, STAGE_I, QUAD_I, QUAD_ROW],
+                                             SOIL_GROUP_STATE, LAUNCH, STAGE_I, FOUND_I, QUAD_ROW],
                   "scratch")
 SOIL_REV = Arena("soil_rev", "i64", True, [ROW_REVISION], "state")
 
@@ -549,7 +550,7 @@ _REF_NAMES = {
     ("state_f", "plate_state"): "plate_state", ("scratch_f", "plate_out"): "plate_out",
     ("scratch_f", "plate_load"): "plate_load", ("scratch_f", "sand"): "sand", ("scratch_f", "u_seen"): "u_seen",
     ("scratch_f", "sweep_state"): "sweep_state", ("scratch_i", "stage"): "stage",
-    ("scratch_f", "quad_point"): "quad_f", ("scratch_i", "quad_point"): "quad_i", ("scratch_i", "quad_row"): "quad_row",
+    ("scratch_f", "found_point"): "found_f", ("scratch_i", "found_point"): "found_i", ("scratch_i", "quad_row"): "quad_row",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 

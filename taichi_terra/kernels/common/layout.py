@@ -19,6 +19,10 @@ DIVERGED_COORDINATE, DIVERGED_POSITION, DIVERGED_VELOCITY, DIVERGED_SPEED, DIVER
 SPHERE, BOX, CAPSULE, CYLINDER, MESH = 0, 1, 2, 3, 4
 
 # feature id bases: a contact's feature id is unique within its pair, so warm starts can match it
+#: contacts a shape-shape pair may find on its own thread in the GPU layout (kernels/step.py stage_shape_pair); a
+#: pair that finds more is found again in its place in the pool (place_shape_pairs)
+SHAPE_PAIR_ROOM = 8
+
 FEAT_POINT = 0              # shape sample point k (and cylinder support points after the rim points)
 FEAT_OTHER_POINT = 100_000_000  # sample point k of the other body (shape-shape pairs)
 FEAT_TRIANGLE = 200_000_000     # height-map triangle 2 * cell + t
