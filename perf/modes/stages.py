@@ -38,7 +38,7 @@ def _kernels():
         @ti.func
         def pair(D: ti.template(), e, p):
             collide_pair(D, e, p, get(D.settings_f, e, 0, SETTINGS_F.ground_height),
-                         get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt))
+                         get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt), False)
 
         @ti.func
         def stage(D: ti.template()):
