@@ -256,7 +256,7 @@ class Model:
                         "track": self.n_tracks, "plate": self.n_plates, "plate_range": self.n_plate_carriers,
                         "medium": self.n_media},
             "model_f": {"settings_f": 1, "body": nb, "inertia": nb, "point": n_points, "plane": n_planes,
-                        "pair_material": self.n_pairs + self.n_materials ** 2, "map": len(heightmaps),
+                        "map": len(heightmaps),
                         "joint": n_joints, "pin": self.n_pins, "track": self.n_tracks, "plate": self.n_plates,
                         "medium": self.n_media},
             "heights": {"sample": n_samples},
@@ -266,7 +266,8 @@ class Model:
             "state_i": {"env": 1, "pair_count": n_pair_rows, "feature": self.n_slots, "sweep_order": nb,
                         "shape_pair": self.max_shape_pairs, "prev_shape_pair": self.max_shape_pairs,
                         "soil_span": n_soil_rows},
-            "control": {"body_load": nb, "drive": n_tree_u},
+            "control": {"body_load": nb, "drive": n_tree_u, "gravity": 1, "pair_material": self.n_pairs + self.n_materials ** 2,
+                        "soil_material": len(heightmaps)},
             "scratch_f": {"link": nb, "reach": nb, "row": self.n_slots + n_solver_rows, "frame": n_joints,
                           "link_dyn": n_joints,
                           "tree_mass": sum(t.get_dof() ** 2 for t in trees),
@@ -377,16 +378,11 @@ class Model:
         for k, (_tree, _link, dofs, gains, width) in enumerate(tracks):
             track_f[k, A.TRACK_F.gain:A.TRACK_F.gain + len(gains)] = gains
             track_f[k, A.TRACK_F.width] = width
-        hmap = lf.view(self.data_f, "map")
-        for m, hm in enumerate(heightmaps):
-            if getattr(hm, "is_soil", False):
-                hmap[m, A.MAP_F.soil:A.MAP_F.soil + 8] = hm.material.as_array()
         self._pack_plates(li, lf, plates, media, n_free)
         # ---- the arrays
         self.model_i = self._ndarray(A.MODEL_I, self.data_i)
         self.model_f = self._ndarray(A.MODEL_F, self.data_f)
         self.heights = self._ndarray(A.HEIGHTS, self.layouts["heights"].empty(self.real))
-        self.update_materials(materials, body_materials, ground, heightmaps, upload=False)
         self.update_heightmap_data(heightmaps, upload=False)
         self.update_heightmap_poses(heightmaps, upload=False)
         self._settings_key = None
@@ -498,21 +494,26 @@ class Model:
         self.model_i.from_numpy(self.data_i)
         self._settings_key = key
 
-    def update_materials(self, materials, body_materials, ground, heightmaps, upload: bool = True) -> None:
-        """Refresh each pair's (friction, restitution) from the material table."""
+    def material_sides(self, materials, ground, heightmaps) -> np.ndarray:
+        """The two material indices of each row of the ``pair_material`` block (control), shape (rows, 2):
+        each static pair's body and its ground or map, then every (i, j) of the material table."""
         nm = self.n_materials
-        mat = self.layouts["model_f"].view(self.data_f, "pair_material")
+        sides = np.zeros((self.n_pairs + nm * nm, 2), np.int64)
         for p, (kind, b, other, _cap) in enumerate(self.pairs):
             if kind == PAIR_GROUND:
                 other_mat = materials.index(ground.material)
             else:
                 other_mat = materials.index(heightmaps[other].material_name)
-            mat[p] = materials.lookup(body_materials[b], other_mat)
-        for i in range(nm):
-            for j in range(nm):
-                mat[self.n_pairs + i * nm + j] = materials.lookup(i, j)
-        if upload:
-            self.model_f.from_numpy(self.data_f)
+            sides[p] = (self.body_materials[b], other_mat)
+        i, j = np.divmod(np.arange(nm * nm), nm)
+        sides[self.n_pairs:, 0], sides[self.n_pairs:, 1] = i, j
+        return sides
+
+    def material_table(self, materials, ground, heightmaps) -> np.ndarray:
+        """Each ``pair_material`` row's (friction, restitution) from the world's material table, shape
+        (rows, 2)."""
+        sides = self.material_sides(materials, ground, heightmaps)
+        return np.array([materials.lookup(int(a), int(b)) for a, b in sides], np.float64).reshape(-1, 2)
 
     def update_heightmap_data(self, heightmaps, upload: bool = True) -> None:
         """Rewrite the collision samples and grid geometry of every map (after ``HeightMap.update``)."""

@@ -35,6 +35,7 @@ from .materials import DEFAULT_MATERIAL, MaterialTable
 from .rays import RayCaster, Rays
 from .terrain.builder import Terrain, TerrainBuilder
 from .terrain.soil_state import SoilStore
+from .kernels.common.arrays import SOIL_MATERIAL as _SOIL_MATERIAL
 from .validation import as_vector, check_env, check_finite, check_int, check_positive, require_unbuilt
 
 #: steps per kernel launch on vulkan, for worlds without and with soil beds. On a driver that limits a thread's
@@ -176,7 +177,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._max_shape_contacts = (None if max_shape_contacts is None
                                     else check_int("max_shape_contacts", max_shape_contacts, 0))
         self._gravity = as_vector("gravity", gravity, 3)
-        self._gravity_key = tuple(self._gravity)
+        self._env_gravity = {}  # env -> gravity set for that env alone before the build
         self._n_envs = check_int("n_envs", n_envs, 1)
         if solver is not None and not isinstance(solver, SolverConfig):
             raise TypeError(f"solver must be a SolverConfig or None, got {type(solver).__name__}")
@@ -202,6 +203,8 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._divergence = None  # the divergence watch's reports once built (divergence.py)
         self._step_graph = None
         self._layout = None  # step_layout as set (None: the backend's default)
+        self._material_table = None  # each pair_material row's (friction, restitution) as last set for every env
+        self._env_material_pairs = []  # (a, b, friction, restitution, env) set for one env before the build
         self._settings_key = None  # the solver settings, gravity and time step last validated and uploaded
 
     # ------------------------------------------------------------------ properties
@@ -226,13 +229,31 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
 
     @property
     def gravity(self) -> np.ndarray:
-        """Gravity [m/s^2], shape (3,)."""
+        """Gravity [m/s^2], shape (3,), as last set for every env (:meth:`get_gravity` reads one env's)."""
         return self._gravity.copy()
 
-    def set_gravity(self, gravity) -> None:
-        """Gravity [m/s^2], shape (3,); may change between steps."""
-        self._gravity = as_vector("gravity", gravity, 3)
-        self._gravity_key = tuple(self._gravity)
+    def set_gravity(self, gravity, env=None) -> None:
+        """Gravity [m/s^2], shape (3,), in every env (``env=None``) or in env ``env`` alone; may change between
+        steps, before or after the build. Checkpoints keep each env's; one-env values set before the build are
+        applied at the build, over every env's value."""
+        g = as_vector("gravity", gravity, 3)
+        env = check_env(env, self._n_envs)
+        if env is None:
+            self._gravity = g
+            self._env_gravity = {}
+        elif not self.built:
+            self._env_gravity[env] = g
+        if self.built:
+            self._control.set_block("control", "gravity", "gravity", g, envs=slice(None) if env is None else env)
+
+    def get_gravity(self, env: int = 0) -> np.ndarray:
+        """Env ``env``'s gravity [m/s^2], shape (3,)."""
+        env = check_env(env, self._n_envs)
+        if env is None:
+            raise TypeError("env must be an int here")
+        if not self.built:
+            return self._env_gravity.get(env, self._gravity).copy()
+        return self._control.block("control", "gravity", "gravity")[env, 0].astype(np.float64)
 
     @property
     def bodies(self) -> list:
@@ -303,11 +324,42 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         """Declare a material name; unset pairs with it use the default friction and restitution."""
         self.materials.add(name)
 
-    def set_material_pair_prop(self, a: str, b: str, friction: float, restitution: float) -> None:
-        """Coulomb friction coefficient (>= 0) and restitution (in [0, 1]) between materials ``a`` and ``b``
-        (declared here if new). May change between steps."""
-        self.materials.set_pair(a, b, friction, restitution)
-        self._refresh_materials()
+    def set_material_pair_prop(self, a: str, b: str, friction: float, restitution: float, env=None) -> None:
+        """Coulomb friction coefficient (>= 0) and restitution (in [0, 1]) between materials ``a`` and ``b``,
+        in every env (``env=None``: declared here if new) or in env ``env`` alone (both must be declared).
+        May change between steps, before or after the build; checkpoints keep each env's values. After the
+        build, a later call for every env (or :meth:`set_default_material`) sets the pairs it changes in every
+        env again; one-env values set before the build are applied at the build, over every env's values."""
+        env = check_env(env, self._n_envs)
+        if env is None:
+            self.materials.set_pair(a, b, friction, restitution)
+            self._refresh_materials()
+            return
+        ia, ib = self.materials.index(a, "a"), self.materials.index(b, "b")
+        props = MaterialTable._check(friction, restitution)
+        if not self.built:
+            self._env_material_pairs.append((ia, ib, *props, env))
+            return
+        self._write_env_material_pair(ia, ib, props, env)
+
+    def get_material_pair_prop(self, a: str, b: str, env: int = 0) -> tuple[float, float]:
+        """(friction, restitution) between materials ``a`` and ``b`` in env ``env`` (builds the world)."""
+        env = check_env(env, self._n_envs)
+        if env is None:
+            raise TypeError("env must be an int here")
+        ia, ib = self.materials.index(a, "a"), self.materials.index(b, "b")
+        self.build()
+        row = self._model.n_pairs + ia * self._model.n_materials + ib
+        friction, restitution = self._control.block("control", "pair_material")[env, row]
+        return float(friction), float(restitution)
+
+    def _write_env_material_pair(self, ia: int, ib: int, props, env: int) -> None:
+        """Write (friction, restitution) ``props`` into env ``env``'s rows of the pair (``ia``, ``ib``)."""
+        sides = self._model.material_sides(self.materials, self.ground, self.heightmaps)
+        rows = np.flatnonzero(((sides[:, 0] == ia) & (sides[:, 1] == ib)) | ((sides[:, 0] == ib) & (sides[:, 1] == ia)))
+        data = self._control.block("control", "pair_material")
+        data[env, rows] = props
+        self._control.set_block("control", "pair_material", None, data)
 
     def set_default_material(self, friction: float, restitution: float) -> None:
         """Friction and restitution of every pair without its own properties (initially 0.8 and 0)."""
@@ -315,8 +367,15 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._refresh_materials()
 
     def _refresh_materials(self) -> None:
+        """Write the rows of the material table that changed into every env (once built)."""
         if self.built:
-            self._model.update_materials(self.materials, self._model.body_materials, self.ground, self.heightmaps)
+            table = self._model.material_table(self.materials, self.ground, self.heightmaps)
+            changed = np.any(table != self._material_table, axis=1)
+            if changed.any():
+                data = self._control.block("control", "pair_material")
+                data[:, changed] = table[changed]
+                self._control.set_block("control", "pair_material", None, data)
+            self._material_table = table
 
     # ------------------------------------------------------------------ builders
     def _add_body(self, shape, material: str) -> Body:
@@ -371,6 +430,18 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         sys_q, sys_u = articulation.initial()
         self._state = State(model, ne, q0, u0, soil0, sys_q, sys_u)
         self._control = Control(model, ne)
+        self._material_table = model.material_table(self.materials, terrain.ground, terrain.heightmaps)
+        self._control.set_block("control", "pair_material", None, self._material_table[None])
+        gravity = np.tile(self._gravity, (ne, 1))
+        for env, g in self._env_gravity.items():
+            gravity[env] = g
+        self._env_gravity = {}
+        self._control.set_block("control", "gravity", "gravity", gravity[:, None])
+        if beds:
+            soil = np.zeros((ne, len(terrain.heightmaps), _SOIL_MATERIAL.stride))
+            for bed in beds:
+                soil[:, bed.index] = bed.env_materials_array()
+            self._control.set_block("control", "soil_material", None, soil)
         if nb:  # (the free bodies' rows: the shapes on links after them take no load)
             for col, value in (("force", f0), ("torque", t0)):
                 load = np.zeros((ne, model.n_bodies, 3))
@@ -378,6 +449,9 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
                 self._control.set_block("control", "body_load", col, load)
         self._scratch = Scratch(model, ne)
         self._model = model
+        for ia, ib, friction, restitution, env in self._env_material_pairs:  # (on top of every env's values)
+            self._write_env_material_pair(ia, ib, (friction, restitution), env)
+        self._env_material_pairs = []
         if self._vulkan:
             from .kernels.common.lanes import driver_loop_limit
 
@@ -391,10 +465,11 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._divergence = DivergenceReports(self._state, model.n_free,
                                              [system.model.name for system in articulation.systems])
         free.attach(BodyStates(self._state, self._control, ne, nb))
-        terrain.attach(model, self._soil, self._contacts)
+        terrain.attach(model, self._soil, self._contacts, self._control)
         articulation.attach(model, self._state, self._control, self._scratch)
         granular.attach(model, self._scratch,
-                        {**model.arrays(), **self._state.arrays(), **self._scratch.arrays()}, nb)
+                        {**model.arrays(), **self._state.arrays(), **self._control.arrays(), **self._scratch.arrays()},
+                        nb)
         if beds:  # revisions advanced by soil-state edits made before the build; the first step sees every sample
             self._soil.start(beds)
 
@@ -440,7 +515,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         if type(self.solver) is not SolverConfig and not isinstance(self.solver, SolverConfig):
             raise TypeError(f"world.solver must be a SolverConfig, got {type(self.solver).__name__}")
         ground = self._terrain.ground
-        key = (self.solver.key(), self._gravity_key, None if ground is None else ground.height,
+        key = (self.solver.key(), None if ground is None else ground.height,
                self._bounds, self._speed_limit)
         changed = key != self._settings_key
         if changed:
@@ -452,10 +527,10 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
             self._settings_key = key
 
     def _upload_params(self) -> None:
-        """Write dt, gravity and the solver settings into the model's settings rows (the arrays are uploaded
-        only when a value changed)."""
+        """Write dt and the solver settings into the model's settings rows (the arrays are uploaded only when a
+        value changed)."""
         cfg = self.solver
-        floats = {"dt": self._dt, "gravity": tuple(self._gravity), "tolerance": cfg.tolerance, "slop": cfg.slop,
+        floats = {"dt": self._dt, "tolerance": cfg.tolerance, "slop": cfg.slop,
                   "erp": cfg.erp, "max_push": cfg.max_push, "restitution_threshold": cfg.restitution_threshold,
                   "margin": cfg.contact_margin,
                   "ground_height": self.ground.height if self.ground is not None else 0.0,

@@ -46,8 +46,7 @@ def tree_only_kernel():
     """A kernel that runs the tree stages of ``n`` steps (no contacts), on a world's own arrays."""
     import taichi as ti
 
-    from taichi_terra.kernels.common.arrays import FRAME, SETTINGS_F, SETTINGS_I, TREE, TREE_STEP, StepData
-    from taichi_terra.kernels.common.math import vec3
+    from taichi_terra.kernels.common.arrays import FRAME, SETTINGS_F, SETTINGS_I, TREE, TREE_STEP, StepData, gravity_of
     from taichi_terra.kernels.common.schema import get, get3, row
     from taichi_terra.kernels.dynamics.tree import tree_dynamics, tree_free_velocity, tree_integrate, tree_kinematics
     from taichi_terra.kernels.dynamics.tree_solve import tree_factor
@@ -57,7 +56,7 @@ def tree_only_kernel():
     @ti.func
     def trees(D: ti.template(), e, n):
         sf = row(D.settings_f, e, 0)
-        gravity = vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
+        gravity = gravity_of(D, e)
         dt = sf[SETTINGS_F.dt]
         for _ in range(n):
             for t in range(get(D.settings_i, e, 0, SETTINGS_I.n_trees)):

@@ -94,7 +94,7 @@ class Granular:
             from ..kernels.common.lanes import gpu_lanes
             from ..kernels.rft.plates import plates_kernel
 
-            names = ("model_i", "model_f", "heights", "q", "u", "state_f", "scratch_f")
+            names = ("model_i", "model_f", "heights", "q", "u", "state_f", "control", "scratch_f")
             arch = backend.config()["arch"]
             serial = arch == "cpu" and self.n_envs == 1  # (as the step kernel's env loop)
             lanes = (0, 0, 0)

@@ -95,6 +95,7 @@ from .common.arrays import (
     TREE,
     TREE_STEP,
     StepData,
+    gravity_of,
 )
 from .common.layout import (DIVERGED_COORDINATE, DIVERGED_LOOPS, DIVERGED_POSITION, DIVERGED_SPEED, DIVERGED_VELOCITY,
                             JOINT_FIXED_ROOT, JOINT_FLOATING, ROW_MERGED, SHAPE_PAIR_ROOM)
@@ -791,14 +792,9 @@ def stage_frames(D: ti.template(), e, plates: ti.template()):
         for t in range(si[SETTINGS_I.n_trees]):
             tree_kinematics(D, e, t)
     if ti.static(plates and D.has_rft):
-        trial = sf[SETTINGS_F.dt] * _gravity(sf)
+        trial = sf[SETTINGS_F.dt] * gravity_of(D, e)
         for c in range(si[SETTINGS_I.n_plate_carriers]):
             carrier_plates(D, e, c, si[SETTINGS_I.n_media], trial)
-
-
-@ti.func
-def _gravity(sf):
-    return vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
 
 
 @ti.func
@@ -811,7 +807,7 @@ def stage_tree_forces(D: ti.template(), e):
     for t in range(n_trees):
         j0 = get(D.tree, e, t, TREE.joint0)
         factored = get(D.tree_step, e, t, TREE_STEP.factored) != 0
-        tree_dynamics(D, e, t, get3(D.frame, e, j0, FRAME.position), _gravity(sf), factored, True)
+        tree_dynamics(D, e, t, get3(D.frame, e, j0, FRAME.position), gravity_of(D, e), factored, True)
         hold_drives(D, e, t)
         if factored:
             tree_factor(D, e, t, dt)
@@ -862,7 +858,7 @@ def stage_free_velocities(D: ti.template(), e):
             if si[SETTINGS_I.n_plate_carriers] > 0:  # the RFT plates' load (kernels/rft/plates.py)
                 force += get3(D.plate_load, e, b, PLATE_LOAD.force)
                 torque += get3(D.plate_load, e, b, PLATE_LOAD.torque)
-        free_velocity(D, e, b, force, torque, _gravity(sf), dt)
+        free_velocity(D, e, b, force, torque, gravity_of(D, e), dt)
     if ti.static(D.trees):
         for t in range(si[SETTINGS_I.n_trees]):
             tree_free_velocity(D, e, t, dt)
@@ -960,7 +956,7 @@ def stage_history(D: ti.template(), e, rows, rows_apart: ti.template()):
         n_trees = si[SETTINGS_I.n_trees]
         for t in range(n_trees):
             record_drive_forces(D, e, t, dt)
-        transmitted_wrenches(D, e, n_trees, rows.contacts, rows.joints + _n_pins(D, e), dt, _gravity(sf))
+        transmitted_wrenches(D, e, n_trees, rows.contacts, rows.joints + _n_pins(D, e), dt, gravity_of(D, e))
 
 
 @ti.func

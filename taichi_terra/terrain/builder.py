@@ -36,20 +36,35 @@ class Terrain:
         self._model = None
         self.soil = None  # the soil beds' state once built (terrain/soil_state.py)
         self._contacts = None  # the last step's contacts once built (contacts.py)
+        self._control = None  # the per-env parameters once built (state.py Control)
 
     @property
     def built(self) -> bool:
         return self._model is not None
 
-    def check_env(self, env) -> None:
-        check_env(env, self.n_envs)
+    def check_env(self, env) -> int | None:
+        return check_env(env, self.n_envs)
 
     def require_unbuilt(self, what: str) -> None:
         require_unbuilt(self.built, what)
 
-    def attach(self, model, soil, contacts) -> None:
-        """The built world's model, soil state and contacts (at the build)."""
-        self._model, self.soil, self._contacts = model, soil, contacts
+    def attach(self, model, soil, contacts, control) -> None:
+        """The built world's model, soil state, contacts and per-env parameters (at the build)."""
+        self._model, self.soil, self._contacts, self._control = model, soil, contacts, control
+
+    def write_soil_material(self, bed, env) -> None:
+        """A bed's soil material changed in env ``env`` (``None``: every env): the kernels take it (once
+        built)."""
+        if self._control is not None:
+            envs = slice(None) if env is None else env
+            self._control.set_block("control", "soil_material", None,
+                                    bed.env_materials_array()[envs][..., None, :], envs=(envs, slice(bed.index, bed.index + 1)))
+
+    def read_soil_material(self, bed, env: int):
+        """Env ``env``'s soil material vector of ``bed`` as the kernels hold it (once built; else ``None``)."""
+        if self._control is None:
+            return None
+        return self._control.block("control", "soil_material")[env, bed.index]
 
     def on_pose(self, hm) -> None:
         """A map moved: the model takes every map's pose (once built)."""

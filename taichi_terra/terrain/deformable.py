@@ -21,7 +21,7 @@ import numpy as np
 
 from .heightmap import HeightMap
 from ..validation import as_vector
-from .soil import SoilMaterial
+from .soil import SOIL_FIELDS, SoilMaterial
 from .soil_state import changed_rows
 
 #: columns of the per-sample soil state array: total sinkage, plastic sinkage, slip, loaded in the last step
@@ -39,19 +39,49 @@ class DeformableTerrain(HeightMap):
         super().__init__(terrain, index, grid, heights, "default")
         if not np.all(np.isfinite(self._heights)):
             raise ValueError("heights of a soil bed must be finite")
-        self.material = material
+        self._soil = material
+        self._env_soil = [material] * terrain.n_envs  # each env's material as last set here
         n = self._nx * self._ny
         self._init_state = np.zeros((terrain.n_envs, n, 4))  # used until the world is built
         self._rev_before_build = np.zeros((terrain.n_envs, self._ny), np.int64)
 
     @property
     def material(self) -> SoilMaterial:
-        """The soil's constitutive parameters."""
+        """The soil's constitutive parameters, as last set for every env (:meth:`get_material` reads one env's,
+        which :meth:`set_material` may have set apart). Setting it sets every env's."""
         return self._soil
 
     @material.setter
     def material(self, value: SoilMaterial) -> None:
-        self._soil = value
+        self.set_material(value)
+
+    def set_material(self, material: SoilMaterial, env=None) -> None:
+        """The soil's constitutive parameters in every env (``env=None``) or in env ``env`` alone; before or
+        after the build, between steps (the next step's soil law takes them). A checkpoint keeps each env's.
+        The soil history the bed already holds (sinkage, slip) stays as it is."""
+        if not isinstance(material, SoilMaterial):
+            raise TypeError(f"material must be a taichi_terra.SoilMaterial, got {type(material).__name__}")
+        env = self._terrain.check_env(env)
+        if env is None:
+            self._soil = material
+            self._env_soil = [material] * self._terrain.n_envs
+        else:
+            self._env_soil[env] = material
+        self._terrain.write_soil_material(self, env)
+
+    def get_material(self, env: int = 0) -> SoilMaterial:
+        """The soil's constitutive parameters in env ``env``."""
+        env = self._terrain.check_env(env)
+        if env is None:
+            raise TypeError("env must be an int here")
+        held = self._terrain.read_soil_material(self, env)
+        if held is None:
+            return self._env_soil[env]
+        return SoilMaterial(**dict(zip(SOIL_FIELDS, (float(v) for v in held))))
+
+    def env_materials_array(self) -> np.ndarray:
+        """Each env's material as last set here, in :data:`SOIL_FIELDS` order, shape (n_envs, 8)."""
+        return np.stack([m.as_array() for m in self._env_soil])
 
     @property
     def n_samples(self) -> int:

@@ -7,14 +7,15 @@ The step kernel binds these arrays and nothing else:
 array       role    dtype  blocks
 =========== ======= ====== ==========================================================================
 model_i     model   i32    offsets, settings_i, body, pair, map, tree, joint, pin, track
-model_f     model   real   settings_f, body, inertia, point, plane, pair_material, map, joint, pin, track
+model_f     model   real   settings_f, body, inertia, point, plane, map, joint, pin, track
 heights     model   real   sample (every height map's samples, map after map)
 q           state   real   the generalized coordinates: free_body (position, orientation) per body, tree
 u           state   real   the generalized velocities: free_body (linear, angular velocity) per body, tree
 state_f     state   real   contact (last step's contacts), soil (per-sample soil history), pin (impulses),
                            joint_state (impulses of the joint limit and friction rows)
 state_i     state   i32    env, pair_count, feature, sweep_order, shape_pair, prev_shape_pair, soil_span
-control     control real   body_load (external force and torque) per body, drive (per tree dof)
+control     control real   body_load (external force and torque) per body, drive (per tree dof), the per-env
+                           parameters: gravity, pair_material (friction, restitution), soil_material (per map)
 scratch_f   scratch real   link (world inverse inertia), reach (broadphase spheres), row (solver rows), frame,
                            link_dyn, tree_mass, tree_factor, tree_inverse, tree_dof,
                            link_response (articulated trees), block_matrix, block_vector, block_system,
@@ -96,9 +97,9 @@ PIN_I = Block("pin", [("joint_a", 1), ("joint_b", 1), ("response0", 1), ("local"
               "the first of its 3 nv rows in PIN_RESPONSE (-1: none, the pin joins two trees; solver/pins.py); "
               "its index among its tree's pins with response columns (-1: none; solver/pin_block.py)")
 SETTINGS_F = Block("settings_f", [
-    ("dt", 1), ("gravity", 3), ("tolerance", 1), ("slop", 1), ("erp", 1), ("max_push", 1),
+    ("dt", 1), ("tolerance", 1), ("slop", 1), ("erp", 1), ("max_push", 1),
     ("restitution_threshold", 1), ("margin", 1), ("ground_height", 1), ("bound", 1), ("speed_limit", 1)],
-    "float settings: time step [s], gravity [m/s^2], sweep tolerance [m/s], slop [m], erp, max push [m/s], "
+    "float settings: time step [s], sweep tolerance [m/s], slop [m], erp, max push [m/s], "
     "restitution threshold [m/s], contact margin [m], ground height [m], the divergence watch's bound on every "
     "position coordinate [m] and on every velocity component [m/s or rad/s]")
 BODY_F = Block("body", [("params", 4), ("inflation", 1), ("radius", 1), ("mass", 1), ("offset", 3),
@@ -110,18 +111,9 @@ INERTIA = Block("inertia", [("inertia", 9)],
                 "per body: body-frame inertia about the centre of mass, row by row [kg m^2]")
 POINT = Block("point", [("position", 3)], "shape sample points in the body frame [m]")
 PLANE = Block("plane", [("normal", 3), ("offset", 1)], "shape face planes n . x <= d in the body frame [m]")
-PAIR_MATERIAL = Block("pair_material", [("friction", 1), ("restitution", 1)],
-                      "per static pair, then per material pair (i * n_materials + j): Coulomb friction, "
-                      "restitution")
-SOIL_MATERIAL = Block("soil_material", [
-    ("bekker_kc", 1), ("bekker_kphi", 1), ("sinkage_exponent", 1), ("elastic_stiffness", 1), ("damping", 1),
-    ("cohesion", 1), ("friction_coefficient", 1), ("shear_displacement", 1)],
-    "a soil material (terrain/soil.py SoilMaterial, same names and units): the columns of a map's soil vector")
-MAP_F = Block("map", [("size", 2), ("centre", 2), ("soil", SOIL_MATERIAL.stride), ("rotation", 9), ("origin", 3),
-                     ("top", 1)],
-              "per height map: extent [m], centre in the map frame [m], soil material (SOIL_FIELDS order; zero "
-              "for rigid maps), rotation map to world (row by row), origin [m], its highest collision sample "
-              "(map-frame z [m]; -1e300 when it has none)")
+MAP_F = Block("map", [("size", 2), ("centre", 2), ("rotation", 9), ("origin", 3), ("top", 1)],
+              "per height map: extent [m], centre in the map frame [m], rotation map to world (row by row), "
+              "origin [m], its highest collision sample (map-frame z [m]; -1e300 when it has none)")
 JOINT_F = Block("joint", [("origin", 3), ("origin_rotation", 9), ("axis", 3), ("mass", 1), ("com", 3),
                           ("inertia", 9), ("armature", 1), ("damping", 1), ("friction", 1), ("lower", 1), ("upper", 1),
                           ("velocity_limit", 1), ("effort_limit", 1)],
@@ -201,6 +193,16 @@ BODY_LOAD = Block("body_load", [("force", 3), ("torque", 3)],
 DRIVE = Block("drive", [("force", 1), ("kp", 1), ("kd", 1), ("position_target", 1), ("velocity_target", 1)],
               "per tree dof: feed-forward generalized force [N m or N], PD gains [N m/rad, N m s/rad] and targets "
               "[rad, rad/s] (implicit in the velocity update)")
+
+GRAVITY = Block("gravity", [("gravity", 3)], "per env, one row: gravity [m/s^2]")
+PAIR_MATERIAL = Block("pair_material", [("friction", 1), ("restitution", 1)],
+                      "per env, per static pair, then per material pair (i * n_materials + j): Coulomb friction, "
+                      "restitution")
+SOIL_MATERIAL = Block("soil_material", [
+    ("bekker_kc", 1), ("bekker_kphi", 1), ("sinkage_exponent", 1), ("elastic_stiffness", 1), ("damping", 1),
+    ("cohesion", 1), ("friction_coefficient", 1), ("shear_displacement", 1)],
+    "per env, per height map: its soil material (terrain/soil.py SoilMaterial, same names and units; zero for "
+    "rigid maps)")
 
 # --------------------------------------------------------------------------- scratch
 LINK = Block("link", [("inv_inertia", 9), ("inv_mass", 1)],
@@ -422,7 +424,7 @@ SWEEP = Block("sweep", [("count", 1), ("start", 1), ("fill", 1)],
 MODEL_I = Arena("model_i", "i32", False, [Block("offsets", []), SETTINGS_I, BODY_I, PAIR, MAP_I, TREE, JOINT_I,
                                       DOF_I, PIN_I, TRACK_I, PLATE_I, PLATE_RANGE, MEDIUM_I],
                 "model")
-MODEL_F = Arena("model_f", "real", False, [SETTINGS_F, BODY_F, INERTIA, POINT, PLANE, PAIR_MATERIAL, MAP_F, JOINT_F,
+MODEL_F = Arena("model_f", "real", False, [SETTINGS_F, BODY_F, INERTIA, POINT, PLANE, MAP_F, JOINT_F,
                                           PIN_F, TRACK_F, PLATE_F, MEDIUM_F],
                 "model")
 HEIGHTS = Arena("heights", "real", False, [SAMPLE], "model")
@@ -432,7 +434,7 @@ STATE_F = Arena("state_f", "real", True, [CONTACT, SOIL, PIN_STATE, JOINT_STATE,
 STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, SHAPE_PAIR, PREV_SHAPE_PAIR,
                                         SOIL_SPAN],
                 "state")
-CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE], "control")
+CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE, GRAVITY, PAIR_MATERIAL, SOIL_MATERIAL], "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
                                                LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, BLOCK_SYSTEM, BLOCK_UNKNOWN,
@@ -519,7 +521,6 @@ _REF_NAMES = {
     ("model_i", "settings_i"): "settings_i", ("model_i", "body"): "body_i", ("model_i", "pair"): "pair",
     ("model_i", "map"): "map_i", ("model_f", "settings_f"): "settings_f", ("model_f", "body"): "body_f",
     ("model_f", "inertia"): "inertia", ("model_f", "point"): "point", ("model_f", "plane"): "plane",
-    ("model_f", "pair_material"): "pair_material",
     ("model_f", "map"): "map_f", ("heights", "sample"): "sample", ("q", "free_body"): "q_free",
     ("u", "free_body"): "u_free", ("state_f", "contact"): "contact", ("state_f", "soil"): "soil",
     ("state_i", "env"): "env", ("state_i", "pair_count"): "pair_count", ("state_i", "feature"): "feature",
@@ -550,12 +551,19 @@ _REF_NAMES = {
     ("state_f", "plate_state"): "plate_state", ("scratch_f", "plate_out"): "plate_out",
     ("scratch_f", "plate_load"): "plate_load", ("scratch_f", "sand"): "sand", ("scratch_f", "u_seen"): "u_seen",
     ("scratch_f", "sweep_state"): "sweep_state", ("scratch_i", "stage"): "stage",
+    ("control", "gravity"): "gravity", ("control", "pair_material"): "pair_material", ("control", "soil_material"): "soil_material",
     ("scratch_f", "found_point"): "found_f", ("scratch_i", "found_point"): "found_i", ("scratch_i", "quad_row"): "quad_row",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 
 
 # --------------------------------------------------------------------------- accessors of model rows
+@ti.func
+def gravity_of(D: ti.template(), e):
+    """Env ``e``'s gravity [m/s^2] (the ``gravity`` block of ``control``)."""
+    return get3(D.gravity, e, 0, GRAVITY.gravity)
+
+
 @ti.func
 def point_at(points: ti.template(), k):
     """Sample point ``k`` of the ``point`` block, body frame [m]."""

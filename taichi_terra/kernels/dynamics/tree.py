@@ -31,13 +31,13 @@ from ..common.arrays import (
     JOINT_STATE,
     LINK_DYN,
     PLATE_LOAD,
-    SETTINGS_F,
     SETTINGS_I,
     TREE,
     TREE_DOF,
     TREE_MASS,
     TREE_STEP,
     StepData,
+    gravity_of,
 )
 from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, JOINT_REVOLUTE
 from ..common.math import quat_to_mat, vec3, vec4
@@ -421,8 +421,7 @@ def single_link_free_velocity(D: ti.template(), e, j, u0, dt):
     moment = vec3(get(D.drive, e, u0 + 3, DRIVE.force), get(D.drive, e, u0 + 4, DRIVE.force),
                   get(D.drive, e, u0 + 5, DRIVE.force))
     inertia = get33(D.joint_f, e, j, JOINT_F.inertia)
-    sf = row(D.settings_f, e, 0)
-    gravity = vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
+    gravity = gravity_of(D, e)
     v_com, w_new = free_body_velocity(rot, v + w.cross(r), w, get(D.joint_f, e, j, JOINT_F.mass), inertia,
                                       rot @ inertia.inverse() @ rot.transpose(), force, moment - r.cross(force),
                                       gravity, dt)
@@ -512,8 +511,7 @@ def evaluate_trees(model_i: ti.types.ndarray(), model_f: ti.types.ndarray(), q: 
 
 @ti.func
 def _evaluate(D: ti.template(), e):
-    sf = row(D.settings_f, e, 0)
-    gravity = vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
+    gravity = gravity_of(D, e)
     for t in range(get(D.settings_i, e, 0, SETTINGS_I.n_trees)):
         tree_dynamics(D, e, t, tree_kinematics(D, e, t), gravity, True, False)
 

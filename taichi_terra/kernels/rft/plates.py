@@ -38,9 +38,10 @@ from ..common.arrays import (
     SETTINGS_I,
     TREE,
     StepData,
+    gravity_of,
 )
 from ..common.math import quat_to_mat, tiny, vec3, vec4
-from ..common.schema import get, get3, get33, getn, put, putn, row
+from ..common.schema import get, get3, get33, getn, put, putn
 from ..dynamics.tree import tree_kinematics
 from .law import plate_force
 
@@ -210,10 +211,9 @@ def _setting(D: ti.template(), col):
 
 
 @ti.func
-def _trial(D: ti.template()):
-    """Gravity's velocity change over one step [m/s]."""
-    sf = row(D.settings_f, 0, 0)
-    return sf[SETTINGS_F.dt] * vec3(sf[SETTINGS_F.gravity], sf[SETTINGS_F.gravity + 1], sf[SETTINGS_F.gravity + 2])
+def _trial(D: ti.template(), e):
+    """Env ``e``'s gravity's velocity change over one step [m/s]."""
+    return get(D.settings_f, 0, 0, SETTINGS_F.dt) * gravity_of(D, e)
 
 
 @ti.func
@@ -227,19 +227,19 @@ def _plates_kernel(trees: bool, serial: bool, lanes: tuple):
     env_lanes, plate_lanes, carrier_lanes = lanes
 
     @ti.kernel
-    def plates(model_i: nd, model_f: nd, heights: nd, q: nd, u: nd, state_f: nd, scratch_f: nd):
+    def plates(model_i: nd, model_f: nd, heights: nd, q: nd, u: nd, state_f: nd, control: nd, scratch_f: nd):
         """The RFT stage of one step for every env (module docstring)."""
         n_envs = q.shape[0]
         n_plates = _setting(StepData(model_i, trees, model_i=model_i), SETTINGS_I.n_plates)
         n_media = _setting(StepData(model_i, trees, model_i=model_i), SETTINGS_I.n_media)
         n_carriers = _setting(StepData(model_i, trees, model_i=model_i), SETTINGS_I.n_plate_carriers)
-        trial = _trial(StepData(model_i, trees, model_i=model_i, model_f=model_f))
         if ti.static(serial):  # (one loop on the calling thread, each carrier's motion read once)
             ti.loop_config(serialize=True)
             for e in range(n_envs):
                 if ti.static(trees):
                     _frames(StepData(model_i, trees, model_i=model_i, model_f=model_f, q=q, u=u, scratch_f=scratch_f),
                             e)
+                trial = _trial(StepData(model_i, trees, model_i=model_i, model_f=model_f, control=control), e)
                 for c in range(n_carriers):
                     carrier_plates(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q,
                                             u=u, state_f=state_f, scratch_f=scratch_f), e, c, n_media, trial)
@@ -251,9 +251,10 @@ def _plates_kernel(trees: bool, serial: bool, lanes: tuple):
                                          scratch_f=scratch_f), lane)
             for lane in range(plate_lanes):
                 if lane < n_envs * n_plates:
+                    e = lane // n_plates
                     plate_step(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
-                                        state_f=state_f, scratch_f=scratch_f), lane // n_plates, lane % n_plates,
-                               n_media, trial)
+                                        state_f=state_f, scratch_f=scratch_f), e, lane % n_plates, n_media,
+                               _trial(StepData(model_i, trees, model_i=model_i, model_f=model_f, control=control), e))
             for lane in range(carrier_lanes):
                 if lane < n_envs * n_carriers:
                     carrier_load(StepData(model_i, trees, model_i=model_i, model_f=model_f, q=q, u=u,
@@ -265,7 +266,8 @@ def _plates_kernel(trees: bool, serial: bool, lanes: tuple):
                             e)
             for e, p in ti.ndrange(n_envs, n_plates):
                 plate_step(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
-                                    state_f=state_f, scratch_f=scratch_f), e, p, n_media, trial)
+                                    state_f=state_f, scratch_f=scratch_f), e, p, n_media,
+                           _trial(StepData(model_i, trees, model_i=model_i, model_f=model_f, control=control), e))
             for e, c in ti.ndrange(n_envs, n_carriers):
                 carrier_load(StepData(model_i, trees, model_i=model_i, model_f=model_f, q=q, u=u, scratch_f=scratch_f),
                              e, c)

@@ -4,7 +4,7 @@ revision.
 """
 import taichi as ti
 
-from ..common.arrays import (CONTACT, FEATURE, MAP_F, MAP_I, PAIR, ROW_F, ROW_I, ROW_REVISION, SOIL, SOIL_MATERIAL,
+from ..common.arrays import (CONTACT, FEATURE, MAP_I, PAIR, ROW_F, ROW_I, ROW_REVISION, SOIL, SOIL_MATERIAL,
                              SOIL_SPAN)
 from ..common.layout import FEAT_SOIL, ROW_SOIL
 from ..common.schema import add, get, getn, put, put_row, row
@@ -16,7 +16,7 @@ from .law import soil_pressure
 @ti.func
 def soil_point(D: ti.template(), e, m, idx):
     """Material (vector of 8) and state (s, s_p, j, loaded) of sample ``idx`` of bed ``m``."""
-    return getn(D.map_f, e, m, MAP_F.soil, SOIL_MATERIAL.stride), row(D.soil, e, get(D.map_i, e, m, MAP_I.soil0) + idx)
+    return getn(D.soil_material, e, m, 0, SOIL_MATERIAL.stride), row(D.soil, e, get(D.map_i, e, m, MAP_I.soil0) + idx)
 
 
 @ti.func

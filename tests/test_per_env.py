@@ -1,0 +1,157 @@
+"""Per-env parameters: each env's soil material and material-pair friction and restitution, set for every env or
+for one, read back per env, kept by checkpoints, and read by the kernels env by env."""
+import math
+
+import numpy as np
+import pytest
+
+import taichi_terra as tt
+from helpers import G
+
+KPHI = [1.0e5 * (1.0 + 0.25 * k) for k in range(8)]  # [Pa/m], n = 1: one material per env
+PLATE_MASS, PLATE_X, PLATE_Y = 20.0, 0.4, 0.6
+
+
+def _plate_on_soil(n_envs: int, kphis):
+    """A 20 kg, 0.4 x 0.6 m plate on a 1 m bed of 4 cm spacing (its edges midway between samples: the
+    quadrature area is exactly 0.24 m^2), one soil material per env (``kphis``, linear soil, strong damper)."""
+    world = tt.World(dt=1e-3, n_envs=n_envs)
+    n = 26
+    bed = world.add_deformable_terrain(n, n, 1.0, 1.0, 0.0, 0.0, np.zeros(n * n), _soil(kphis[0]))
+    for env, kphi in enumerate(kphis):
+        bed.set_material(_soil(kphi), env=env)
+    plate = world.add_box(PLATE_X, PLATE_Y, 0.02, PLATE_MASS)
+    plate.set_position([0.02, 0.02, 0.01])
+    return world, bed, plate
+
+
+def _soil(kphi: float) -> tt.SoilMaterial:
+    return tt.SoilMaterial(bekker_kphi=kphi, sinkage_exponent=1.0, damping=3e4)
+
+
+def test_each_env_sinks_into_its_own_soil_as_a_world_of_its_own():
+    """Reference: Bekker's plate sinkage s = m g / (A kphi) (n = 1, kc = 0) of each env's own material, within
+    1 % after 1.5 s of quasistatic loading; and the same run as 8 one-env worlds, each with its env's
+    material: every env's plate where its own world puts it, bit for bit (the kernels read each env's
+    material, and nothing of one env reaches another)."""
+    world, bed, plate = _plate_on_soil(8, KPHI)
+    world.solver.tolerance = 1e-10
+    for env, kphi in enumerate(KPHI):
+        assert bed.get_material(env).bekker_kphi == kphi
+    world.step(300)
+    early = np.array([plate.get_position(env) for env in range(8)])
+    for env, kphi in enumerate(KPHI):
+        alone, _bed, one = _plate_on_soil(1, [kphi])
+        alone.solver.tolerance = 1e-10
+        alone.step(300)
+        np.testing.assert_array_equal(one.get_position(0), early[env])
+    world.step(1200)
+    for env, kphi in enumerate(KPHI):
+        expected = PLATE_MASS * G / (PLATE_X * PLATE_Y * kphi)
+        assert -(plate.get_position(env)[2] - 0.01) == pytest.approx(expected, rel=0.01)
+
+
+TAN = 0.5  # the tilt of gravity: a box slides where friction < 0.5
+
+
+def test_each_env_slides_or_sticks_by_its_own_friction():
+    """Reference: a block on an incline (here gravity tilted by atan 0.5 over flat ground) slides where
+    mu < tan(theta), with acceleration g (sin theta - mu cos theta), and sticks elsewhere. Five envs, five
+    friction coefficients of the box's material against the ground, set env by env: from 0.05 s to 0.45 s
+    each box moves a (0.45^2 - 0.05^2) / 2 and ends at speed 0.45 a (within 1 mm and 1 cm/s: the box's
+    first steps settle its contacts), or not at all (1 um)."""
+    theta = math.atan(TAN)
+    world = tt.World(dt=1e-3, n_envs=5, gravity=(G * math.sin(theta), 0.0, -G * math.cos(theta)))
+    world.add_material("rubber")
+    world.add_ground()
+    box = world.add_box(0.2, 0.2, 0.1, 2.0, material="rubber")
+    box.set_position([0.0, 0.0, 0.05])
+    mus = (0.1, 0.3, 0.45, 0.6, 0.9)
+    for env, mu in enumerate(mus):
+        world.set_material_pair_prop("rubber", "default", mu, 0.0, env=env)
+    for env, mu in enumerate(mus):
+        assert world.get_material_pair_prop("default", "rubber", env) == (mu, 0.0)
+    world.step(50)
+    start = np.array([box.get_position(env)[0] for env in range(5)])
+    world.step(400)
+    for env, mu in enumerate(mus):
+        moved = box.get_position(env)[0] - start[env]
+        if mu < TAN:
+            a = G * (math.sin(theta) - mu * math.cos(theta))
+            assert box.get_linear_velocity(env)[0] == pytest.approx(0.45 * a, abs=1e-2)
+            assert moved == pytest.approx(a * (0.45 ** 2 - 0.05 ** 2) / 2.0, abs=1e-3)
+        else:
+            assert abs(moved) < 1e-6
+
+
+def test_each_env_falls_with_its_own_gravity():
+    """Reference: free fall under the semi-implicit Euler step, v_n = g n dt and z_n = z_0 + g dt^2 n (n + 1) / 2
+    (to rounding), for each env's own gravity: set for every env, then for two envs apart (one before the
+    build, one after), read back per env."""
+    world = tt.World(dt=1e-3, n_envs=3, gravity=(0.0, 0.0, -9.81))
+    ball = world.add_sphere(0.1, 1.0)
+    ball.set_position([0.0, 0.0, 10.0])
+    world.set_gravity([0.0, 0.0, -1.62], env=1)  # (the Moon's, before the build)
+    assert world.get_gravity(1).tolist() == [0.0, 0.0, -1.62]
+    world.build()
+    world.set_gravity([0.5, 0.0, -3.71], env=2)  # (Mars' with a wind, after it)
+    gravities = [(0.0, 0.0, -9.81), (0.0, 0.0, -1.62), (0.5, 0.0, -3.71)]
+    n, dt = 200, 1e-3
+    world.step(n)
+    for env, g in enumerate(gravities):
+        np.testing.assert_array_equal(world.get_gravity(env), g)
+        expected = np.array([0.0, 0.0, 10.0]) + np.array(g) * dt * dt * n * (n + 1) / 2.0
+        np.testing.assert_allclose(ball.get_position(env), expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ball.get_linear_velocity(env), np.array(g) * n * dt, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(world.gravity, gravities[0])
+
+
+def test_a_checkpoint_restores_each_envs_parameters():
+    """Reference: the values set. A checkpoint taken with env 2's soil and friction set apart, then every env
+    set otherwise, then restored: env 2 reads its values again, the others theirs."""
+    world, bed, plate = _plate_on_soil(3, [1e5, 1e5, 1e5])
+    world.build()
+    world.set_material_pair_prop("default", "default", 0.3, 0.1, env=2)
+    bed.set_material(_soil(3e5), env=2)
+    world.set_gravity([0.0, 0.0, -5.0], env=2)
+    saved = world.checkpoint()
+    world.set_material_pair_prop("default", "default", 0.9, 0.0)
+    bed.set_material(_soil(7e5))
+    world.set_gravity([0.0, 0.0, -1.0])
+    assert world.get_material_pair_prop("default", "default", 2) == (0.9, 0.0)
+    assert bed.get_material(2).bekker_kphi == 7e5
+    world.restore(saved)
+    assert world.get_material_pair_prop("default", "default", 2) == (0.3, 0.1)
+    assert world.get_material_pair_prop("default", "default", 0) == (0.8, 0.0)
+    assert bed.get_material(2).bekker_kphi == 3e5
+    assert bed.get_material(0).bekker_kphi == 1e5
+    assert world.get_gravity(2).tolist() == [0.0, 0.0, -5.0]
+    assert world.get_gravity(0)[2] == -G
+
+
+def test_bad_per_env_parameters_are_refused_and_change_nothing():
+    """Reference: the rules in the setters' docstrings; every env's values after each refusal."""
+    world, bed, plate = _plate_on_soil(2, [1e5, 2e5])
+    world.build()
+    def held():
+        return ([bed.get_material(env) for env in range(2)],
+                [world.get_material_pair_prop("default", "default", env) for env in range(2)],
+                [world.get_gravity(env).tolist() for env in range(2)])
+
+    before = held()
+    for call, error, words in (
+            (lambda: bed.set_material(_soil(1e5), env=2), ValueError, "env must be in [0, 2)"),
+            (lambda: bed.set_material(_soil(1e5), env=1.0), TypeError, "env must be None or an int"),
+            (lambda: bed.set_material({"bekker_kphi": 1e5}, env=0), TypeError, "SoilMaterial"),
+            (lambda: bed.get_material(None), TypeError, "env must be an int"),
+            (lambda: world.set_material_pair_prop("default", "ice", 0.1, 0.0, env=0), ValueError, "unknown material"),
+            (lambda: world.set_material_pair_prop("default", "default", -0.1, 0.0, env=0), ValueError, "friction"),
+            (lambda: world.set_material_pair_prop("default", "default", 0.5, 1.5, env=1), ValueError, "restitution"),
+            (lambda: world.set_material_pair_prop("default", "default", 0.5, 0.0, env=-1), ValueError, "env"),
+            (lambda: world.get_material_pair_prop("default", "default", 5), ValueError, "env"),
+            (lambda: world.set_gravity([0.0, -9.81], env=0), ValueError, "gravity"),
+            (lambda: world.set_gravity([0.0, 0.0, -9.81], env=2), ValueError, "env"),
+            (lambda: world.get_gravity(None), TypeError, "env must be an int")):
+        with pytest.raises(error, match=words.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+            call()
+        assert held() == before
