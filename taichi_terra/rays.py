@@ -9,6 +9,9 @@ import numpy as np
 
 from .validation import as_float_array, check_env, check_positive
 
+#: how far below the lowest undeformed terrain a height scan still looks [m] (a soil bed's ruts)
+SCAN_DEPTH = 10.0
+
 KINDS = {0: None, 1: "ground", 2: "heightmap", 3: "body", 4: "link"}
 
 
@@ -53,10 +56,11 @@ class Rays:
         """(system index, link name) of the link that world body ``body`` (a link shape) belongs to."""
         return self._model.body_links[body]
 
-    def cast(self, origins: np.ndarray, dirs: np.ndarray, lengths: np.ndarray, ground) -> dict:
+    def cast(self, origins: np.ndarray, dirs: np.ndarray, lengths: np.ndarray, ground, bodies: bool = True) -> dict:
         """The first hit of every ray: ``origins`` [m] and unit ``dirs``, shape (n_envs, n_rays, 3), checked;
-        ``lengths`` [m], shape (n_envs, n_rays); ``ground``: the world's ground plane or None. Returns
-        :meth:`RayCaster.ray_test_batch`'s dict."""
+        ``lengths`` [m], shape (n_envs, n_rays); ``ground``: the world's ground plane or None; ``bodies``: the
+        body and link shapes are hit too (else the terrain alone). Returns :meth:`RayCaster.ray_test_batch`'s
+        dict."""
         import taichi as ti
 
         from . import backend
@@ -81,9 +85,10 @@ class Rays:
         out_what = ti.ndarray(ti.types.vector(2, ti.i32), (ne, n_rays))
         m, s = self._model, self._state
         trees = m.n_trees > 0
-        if trees:
+        if trees and bodies:
             self._pose_links()
-        cast_rays_kernel(trees)(arrays[0], arrays[1], len_nd, m.n_bodies if trees else m.n_free, m.n_free,
+        n_bodies = (m.n_bodies if trees else m.n_free) if bodies else 0
+        cast_rays_kernel(trees)(arrays[0], arrays[1], len_nd, n_bodies, m.n_free if bodies else 0,
                                 self._n_maps, int(ground is not None),
                                 ground.height if ground is not None else 0.0, m.model_i, m.model_f, m.heights, s.q,
                                 s.state_f, self._scratch.scratch_f, out_t, out_n, out_what)
@@ -122,6 +127,90 @@ class RayCaster:
             system, link = self._rays.link_of(i)
             obj = (self.articulated_systems[system], link)
         return RayHit(out["point"][env, 0], out["normal"][env, 0], float(out["distance"][env, 0]), KINDS[k], i, obj)
+
+    def scan_heights(self, points, frame, env: int | None = None, fill: float = float("nan")) -> np.ndarray:
+        """The terrain's height [m] (world z) under a grid of points carried by a body, in every env at once:
+        a height scan for a policy's observation.
+
+        Args:
+            points: shape (n_points, 2) [m]: (forward, left) offsets in ``frame``'s yaw-aligned frame (its
+                position, turned about the world z axis by its yaw; its roll and pitch ignored).
+            frame: a free body (:class:`~taichi_terra.bodies.body.Body`), or ``(system, link)``: an
+                articulated system of this world and one of its link names.
+            env: one env (returns shape (n_points,)) or ``None``: every env (shape (n_envs, n_points)).
+            fill: the value [m] where no terrain lies under a point (off every map, over a hole of one and
+                with no ground below).
+
+        The heights are those of the topmost terrain surface under each point: the ground plane, the height
+        maps, each soil bed's deformed surface and each granular medium's surface in that env (what a
+        vertical ray from above meets first; bodies and links are not seen). Over a gap it is the surface
+        below the gap, or ``fill``: a vertical ray never reads the gap's edge as a wall."""
+        check_env(env, self.n_envs)
+        pts = self._ray_array("points", points, (2,))
+        if pts.ndim != 2:
+            raise ValueError(f"points must have shape (n_points, 2), got {pts.shape}")
+        fill = float(fill)
+        if np.isinf(fill):
+            raise ValueError(f"fill must be finite or NaN, got {fill!r}")
+        pos, rot = self._frame_pose(frame)
+        yaw = np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
+        c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
+        x = pos[:, None, 0] + c * pts[None, :, 0] - s * pts[None, :, 1]
+        y = pos[:, None, 1] + s * pts[None, :, 0] + c * pts[None, :, 1]
+        top = max(self._terrain_top(), float(pos[:, 2].max())) + 1.0
+        bottom = self._terrain_bottom()
+        ne, n = x.shape
+        origins = np.stack([x, y, np.full_like(x, top)], axis=2)
+        dirs = np.broadcast_to(np.array([0.0, 0.0, -1.0]), origins.shape)
+        self.build()
+        out = self._rays.cast(origins, dirs, np.full((ne, n), top - bottom + 1.0), self.ground, bodies=False)
+        heights = np.where(out["hit"], top - out["distance"], fill)
+        return heights if env is None else heights[int(env)]
+
+    def _frame_pose(self, frame) -> tuple[np.ndarray, np.ndarray]:
+        """Every env's position (n_envs, 3) and rotation (n_envs, 3, 3) of a scan's ``frame``."""
+        from .bodies.articulated import ArticulatedSystem
+        from .bodies.body import Body
+
+        if isinstance(frame, Body):
+            if frame not in self.bodies:
+                raise ValueError("frame: the body is not one of this world's")
+            return frame.get_position(), frame.get_rotation_matrix().reshape(-1, 3, 3)
+        if isinstance(frame, tuple) and len(frame) == 2 and isinstance(frame[0], ArticulatedSystem):
+            system, link = frame
+            if system not in self.articulated_systems:
+                raise ValueError("frame: the articulated system is not one of this world's")
+            if not isinstance(link, str) or link not in system.get_body_names():
+                raise ValueError(f"frame: unknown link {link!r}; known: {system.get_body_names()}")
+            return system.get_frame_position(link), system.get_frame_orientation(link).reshape(-1, 3, 3)
+        raise TypeError("frame must be a free body or a (system, link) pair, got "
+                        f"{type(frame).__name__}")
+
+    def _terrain_corners_z(self) -> list[float]:
+        """World z of the corners of each map's box of samples (finite ones, undeformed) and the ground's."""
+        out = [] if self.ground is None else [float(self.ground.height)]
+        for hm in self.heightmaps:
+            h = hm.get_contact_heights()
+            h = h[np.isfinite(h)]
+            if not len(h):
+                continue
+            hx, hy = 0.5 * hm.x_size, 0.5 * hm.y_size
+            cx, cy = hm.center_x, hm.center_y
+            corners = np.array([[cx + sx * hx, cy + sy * hy, z] for sx in (-1, 1) for sy in (-1, 1)
+                                for z in (h.min(), h.max())])
+            out += list((hm.get_position()[None] + corners @ hm.get_rotation_matrix().T)[:, 2])
+        return out
+
+    def _terrain_top(self) -> float:
+        """A world z [m] no terrain surface rises above."""
+        z = self._terrain_corners_z()
+        return max(z) if z else 0.0
+
+    def _terrain_bottom(self) -> float:
+        """A world z [m] no terrain surface goes below: the lowest map corner or the ground, less
+        :data:`SCAN_DEPTH` for the ruts a soil bed may take."""
+        z = self._terrain_corners_z()
+        return (min(z) if z else 0.0) - SCAN_DEPTH
 
     @staticmethod
     def _ray_array(name, value, tail) -> np.ndarray:

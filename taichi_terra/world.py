@@ -35,7 +35,6 @@ from .materials import DEFAULT_MATERIAL, MaterialTable
 from .rays import RayCaster, Rays
 from .terrain.builder import Terrain, TerrainBuilder
 from .terrain.soil_state import SoilStore
-from .kernels.common.arrays import SOIL_MATERIAL as _SOIL_MATERIAL
 from .validation import as_vector, check_env, check_finite, check_int, check_positive, require_unbuilt
 
 #: steps per kernel launch on vulkan, for worlds without and with soil beds. On a driver that limits a thread's
@@ -284,11 +283,12 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
     def step_layout(self) -> str:
         """How a step runs (``kernels/step.py``): ``"fused"``, one kernel in which each env's thread runs every
         stage of its steps, or ``"staged"``, the GPU layout: a launch per stage, the static contact pairs over
-        (env, pair), the soil history over (env, sample row), the sweeps a few per launch
-        (``solver.sweeps_per_launch``). Both compute the same step. The default is ``"staged"`` on a Vulkan
+        (env, pair), a soil pair's quadrature over (env, pair, row of its footprint), the shape-shape pairs over
+        (env, pair), the soil history over (env, sample row), the free bodies' integration over (env, body),
+        the sweeps a few per launch (``solver.sweeps_per_launch``). Both compute the same step. The default is ``"staged"`` on a Vulkan
         driver that limits a thread's loop iterations per launch (lavapipe: docs/guides/pitfalls.md) and
         ``"fused"`` elsewhere, the faster on cpu; ``None`` sets it back. It may be set on any backend, before or
-        after the build (a world whose envs times static pairs or soil sample rows exceed
+        after the build (a world whose envs times the items of any of those launches exceed
         ``kernels/common/lanes.MAX_LANES`` runs fused)."""
         if self._layout is not None:
             return self._layout
@@ -438,7 +438,9 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._env_gravity = {}
         self._control.set_block("control", "gravity", "gravity", gravity[:, None])
         if beds:
-            soil = np.zeros((ne, len(terrain.heightmaps), _SOIL_MATERIAL.stride))
+            from .kernels.common.arrays import SOIL_MATERIAL
+
+            soil = np.zeros((ne, len(terrain.heightmaps), SOIL_MATERIAL.stride))
             for bed in beds:
                 soil[:, bed.index] = bed.env_materials_array()
             self._control.set_block("control", "soil_material", None, soil)
@@ -617,11 +619,14 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
     def _gpu_items(self) -> dict:
         """How many of each item an env has that the GPU layout's launches run over (``kernels/step.py``
         ``gpu_launches``)."""
-        from .kernels.step import OVER_BODIES, OVER_FOOTPRINT_ROWS, OVER_PAIRS, OVER_SHAPE_PAIRS, OVER_SOIL_ROWS
+        from .kernels import step as S
+        from .kernels.common.layout import PAIR_SOIL
 
         m = self._model
-        return {OVER_PAIRS: m.n_pairs, OVER_SOIL_ROWS: m.n_soil_rows, OVER_BODIES: m.n_free,
-                OVER_FOOTPRINT_ROWS: m.n_pairs * m.soil_quad_rows, OVER_SHAPE_PAIRS: m.max_shape_pairs}
+        footprint = max([cap for kind, _b, _m, cap in m.pairs if kind == PAIR_SOIL], default=0)
+        return {S.OVER_PAIRS: m.n_pairs, S.OVER_SOIL_ROWS: m.n_soil_rows, S.OVER_BODIES: m.n_free,
+                S.OVER_FOOTPRINT_ROWS: m.n_pairs * m.soil_quad_rows if footprint >= S.SPLIT_FOOTPRINT else 0,
+                S.OVER_SHAPE_PAIRS: m.max_shape_pairs if m.max_shape_pairs >= S.SPLIT_SHAPE_PAIRS else 0}
 
     def _staged_graph(self):
         """The step's stage kernels as one compiled graph (a call runs one step) and its argument dict."""

@@ -12,6 +12,8 @@ soil and pins out).
 The same worlds, and one of free bodies on a soil bed, step to the same bits in the GPU layout
 (``World.step_layout = "staged"``: a launch per stage, some over items), whose stage functions are the fused
 kernel's."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -67,15 +69,31 @@ WORLDS = {"soil-and-pins": (lambda: _four_bar_on_soil()[0], ("soil", "pins")),
 _RUNS: dict = {}
 
 
+@contextlib.contextmanager
+def _splitting(on: bool):
+    """Within: the GPU layout splits the shape pairs and the soil quadratures of any world (``on``)."""
+    from taichi_terra.kernels import step
+
+    saved = step.SPLIT_SHAPE_PAIRS, step.SPLIT_FOOTPRINT
+    if on:
+        step.SPLIT_SHAPE_PAIRS = step.SPLIT_FOOTPRINT = 1
+    try:
+        yield
+    finally:
+        step.SPLIT_SHAPE_PAIRS, step.SPLIT_FOOTPRINT = saved
+
+
 def _checkpoints(name: str, specialize: bool, layout: str = "fused") -> list:
     """The arrays of world ``name`` (:data:`WORLDS`) after 100, 200 and 300 steps, with a kernel specialised to
-    its parts or not, in step layout ``layout``; each run once per process."""
+    its parts or not, in step layout ``layout`` (``"split"``: the GPU layout with every split it has, whatever
+    the world's size: ``kernels/step.py`` ``SPLIT_SHAPE_PAIRS`` and ``SPLIT_FOOTPRINT`` set to 1); each run once
+    per process."""
     key = (name, specialize, layout)
     if key not in _RUNS:
         make, parts = WORLDS[name]
-        with specializing(specialize):
+        with specializing(specialize), _splitting(layout == "split"):
             world = make()
-            world.step_layout = layout
+            world.step_layout = "staged" if layout == "split" else layout
             world.build()
             if layout == "fused" and name != "free-bodies":
                 assert world._step_variant()[-1] == (parts if specialize else FEATURES)
@@ -104,8 +122,9 @@ def test_a_kernel_with_only_the_parts_a_world_uses_steps_it_bit_for_bit(name):
     _assert_same_and_moving(_checkpoints(name, True), _checkpoints(name, False))
 
 
-@pytest.mark.parametrize("name", list(WORLDS))
-def test_the_gpu_layout_steps_a_world_bit_for_bit_as_the_fused_kernel(name):
+@pytest.mark.parametrize("name,layout", [(name, "staged") for name in WORLDS]
+                         + [("soil-and-pins", "split"), ("free-bodies", "split")])
+def test_the_gpu_layout_steps_a_world_bit_for_bit_as_the_fused_kernel(name, layout):
     """Reference: the fused step kernel (one thread runs each env's whole step), which the rest of the suite
     runs on cpu. The GPU layout (``World.step_layout = "staged"``, ``kernels/step.py`` ``gpu_launches``)
     launches the same stage functions one by one, the static contact pairs over (env, pair), a soil pair's
@@ -114,4 +133,4 @@ def test_the_gpu_layout_steps_a_world_bit_for_bit_as_the_fused_kernel(name):
     before the step: on cpu, where both run without fast math, every checkpointed array after 100, 200 and
     300 steps must equal the fused kernel's bit for bit. The same kernels run on lavapipe (the vulkan tests
     of ``test_precision.py``)."""
-    _assert_same_and_moving(_checkpoints(name, False, "staged"), _checkpoints(name, False))
+    _assert_same_and_moving(_checkpoints(name, False, layout), _checkpoints(name, False))

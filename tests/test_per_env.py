@@ -155,3 +155,64 @@ def test_bad_per_env_parameters_are_refused_and_change_nothing():
         with pytest.raises(error, match=words.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
             call()
         assert held() == before
+
+
+def test_randomize_draws_each_envs_soil_friction_and_gravity_reproducibly():
+    """Reference: Bekker's plate sinkage m g / (A kphi) of each env's drawn stiffness (within 1 %), the ranges
+    given, and the seed: two worlds randomised from generators of one seed hold the same values bit for bit;
+    a redraw for two envs changes those alone."""
+    worlds = []
+    for _ in range(2):
+        world, bed, plate = _plate_on_soil(4, [1e5] * 4)
+        world.add_material("rubber")
+        world.solver.tolerance = 1e-10
+        drawn = tt.randomize(world, np.random.default_rng(7), soil={"bekker_kphi": (8e4, 3e5)},
+                             friction={("rubber", "default"): (0.2, 1.0)},
+                             gravity=((0.0, 0.0, -10.0), (0.0, 0.0, -9.6)))
+        worlds.append((world, bed, plate, drawn))
+    (world, bed, plate, drawn), (other, other_bed, _plate, other_drawn) = worlds
+    kphi = drawn["soil"]["bekker_kphi"]
+    np.testing.assert_array_equal(kphi, other_drawn["soil"]["bekker_kphi"])
+    assert np.all((kphi >= 8e4) & (kphi <= 3e5)) and len(set(kphi.tolist())) == 4
+    for env in range(4):
+        assert bed.get_material(env).bekker_kphi == kphi[env] == other_bed.get_material(env).bekker_kphi
+        assert bed.get_material(env).damping == 3e4  # (the fields not drawn: the bed's material for every env)
+        mu = drawn["friction"][("rubber", "default")][env]
+        assert 0.2 <= mu <= 1.0
+        assert world.get_material_pair_prop("rubber", "default", env) == (mu, 0.0)
+        np.testing.assert_array_equal(world.get_gravity(env), drawn["gravity"][env])
+        np.testing.assert_array_equal(other.get_gravity(env), drawn["gravity"][env])
+    world.step(1500)
+    for env in range(4):
+        expected = PLATE_MASS * -drawn["gravity"][env][2] / (PLATE_X * PLATE_Y * kphi[env])
+        assert -(plate.get_position(env)[2] - 0.01) == pytest.approx(expected, rel=0.01)
+    again = tt.randomize(world, np.random.default_rng(8), soil={"bekker_kphi": (8e4, 3e5)}, envs=[1, 3])
+    assert again["envs"].tolist() == [1, 3]
+    for env in range(4):
+        want = again["soil"]["bekker_kphi"][[1, 3].index(env)] if env in (1, 3) else kphi[env]
+        assert bed.get_material(env).bekker_kphi == want
+
+
+def test_randomize_refuses_bad_ranges_and_changes_nothing():
+    """Reference: the rules of ``randomize``'s docstring; every env's values after each refusal."""
+    world, bed, plate = _plate_on_soil(2, [1e5, 2e5])
+    world.build()
+    before = [bed.get_material(env) for env in range(2)], [world.get_gravity(env).tolist() for env in range(2)]
+    rng = np.random.default_rng(0)
+    for kwargs, error, words in (
+            ({"soil": {"bekker_kphi": (3e5, 1e5)}}, ValueError, "lo <= hi"),
+            ({"soil": {"stiffness": (1e5, 2e5)}}, ValueError, "unknown field"),
+            ({"soil": {"bekker_kphi": (1e5, 2e5), "sinkage_exponent": (-1.0, -0.5)}}, ValueError, "sinkage_exponent"),
+            ({"friction": {("default", "ice"): (0.1, 0.2)}}, ValueError, "unknown material"),
+            ({"friction": {("default", "default"): (-0.1, 0.2)}}, ValueError, ">= 0"),
+            ({"gravity": ((0.0, 0.0, -9.0), (0.0, 0.0, -10.0))}, ValueError, "lo <= hi"),
+            ({"gravity": (0.0, -9.81)}, ValueError, "3-vectors"),
+            ({"soil": {"bekker_kphi": (1e5, 2e5)}, "envs": [0, 0]}, ValueError, "repeat"),
+            ({"soil": {"bekker_kphi": (1e5, 2e5)}, "envs": [2]}, ValueError, "env must be in"),
+            ({"soil": {"bekker_kphi": "wide"}}, TypeError, "pair of numbers")):
+        with pytest.raises(error, match=words):
+            tt.randomize(world, rng, **kwargs)
+        assert ([bed.get_material(env) for env in range(2)], [world.get_gravity(env).tolist() for env in range(2)]) \
+            == before
+    with pytest.raises(TypeError, match="Generator"):
+        tt.randomize(world, 42, soil={"bekker_kphi": (1e5, 2e5)})

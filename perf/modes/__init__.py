@@ -25,6 +25,7 @@ MODES = {
     "stages": ("stages", "serial against parallel stages within an env; kernel launch costs"),
     "layouts": ("layouts", "the step's GPU layout (a launch per stage) against the fused kernel"),
     "startup": ("startup", "every demo scene's first run on a machine (empty Taichi cache) and a later one"),
+    "torch_io": ("torch_io", "reading and writing every body's state: numpy getters against torch views"),
 }
 
 

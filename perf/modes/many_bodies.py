@@ -64,7 +64,7 @@ def _stage_kernels():
     @ti.func
     def contacts_env(D: ti.template(), e, n):
         for _ in range(n):
-            stage_contacts(D, e, False)
+            stage_contacts(D, e, False, False)
 
     def kernel(stage):
         @ti.kernel

@@ -237,6 +237,27 @@ SWEEPS_PER_LAUNCH = 8
 #: ``soil_quad_rows`` setting's rows of each pair), or per (env, entry of the shape-pair table)
 OVER_ENVS, OVER_PAIRS, OVER_SOIL_ROWS, OVER_BODIES, OVER_FOOTPRINT_ROWS, OVER_SHAPE_PAIRS = range(6)
 
+#: the GPU layout runs the shape-shape pairs over (env, pair) only in a world whose shape-pair table has at least
+#: this many entries, and a soil pair's quadrature over the rows of its footprint only where some soil pair's
+#: footprint spans at least ``SPLIT_FOOTPRINT`` bed samples (its slot capacity); smaller, each runs on its env's
+#: thread, in the launch beside it. On lavapipe the split's two launches cost more than they save in small
+#: worlds (the six RFT boxes' 15 pairs: 4.1 ms a step against 2.3 ms at one env; a 20 kg plate's 676-sample
+#: footprint over 1024 envs: 490 ms against 325 ms), and pay where an env's thread would run past the loop limit
+#: (200 boxes, 2,600 pairs; a plate over 10,000 samples)
+SPLIT_SHAPE_PAIRS = 64
+SPLIT_FOOTPRINT = 2048
+
+
+#: the parts of ``CONTACTS`` in the GPU layout (:func:`gpu_launches`), by number
+CONTACT_PARTS = {0: "static pairs over (env, pair), their soil quadrature apart",
+                 7: "static pairs over (env, pair), each with its soil quadrature",
+                 2: "soil quadrature rows over (env, pair, footprint row), into scratch",
+                 3: "soil quadrature rows moved to their pairs' slots, over (env, pair, footprint row)",
+                 1: "over envs: occluded soil points and the broadphase, the shape pairs apart",
+                 6: "over envs: occluded soil points, the broadphase and the shape pairs",
+                 4: "shape pairs over (env, table entry), into scratch",
+                 5: "over envs: the shape pairs' contacts moved to the pool"}
+
 
 def gpu_launches(trees: bool, max_sweeps: int, items: dict, per_launch: int = SWEEPS_PER_LAUNCH) -> tuple:
     """The launches of one step in the GPU layout, in order, as ``(stage, part, over)``: each stage of
@@ -264,10 +285,10 @@ def gpu_launches(trees: bool, max_sweeps: int, items: dict, per_launch: int = SW
     shape_pairs = int(items.get(OVER_SHAPE_PAIRS, 0))
     out = []
     for which in stages_of(trees, False):
-        if which == CONTACTS:
-            out += ([(CONTACTS, 0, OVER_PAIRS)] * (pairs > 0)
+        if which == CONTACTS:  # (parts: CONTACT_PARTS)
+            out += ([(CONTACTS, 0 if footprint_rows else 7, OVER_PAIRS)] * (pairs > 0)
                     + [(CONTACTS, 2, OVER_FOOTPRINT_ROWS), (CONTACTS, 3, OVER_FOOTPRINT_ROWS)] * (footprint_rows > 0)
-                    + [(CONTACTS, 1, OVER_ENVS)]
+                    + [(CONTACTS, 1 if shape_pairs else 6, OVER_ENVS)]
                     + [(CONTACTS, 4, OVER_SHAPE_PAIRS), (CONTACTS, 5, OVER_ENVS)] * (shape_pairs > 0))
         elif which == HISTORY:
             out += ([(HISTORY, 0, OVER_SOIL_ROWS)] * (soil_rows > 0) + [(HISTORY, 1, OVER_ENVS)]
@@ -359,8 +380,8 @@ def run_stage_of_env(D: ti.template(), e, n_steps, stamp, which: ti.template(), 
         elif ti.static(which == CONTACTS):
             if ti.static(part == 5):
                 place_shape_pairs(D, e)
-            else:
-                stage_contacts(D, e, True)
+            else:  # (part 1 or 6: CONTACT_PARTS)
+                stage_contacts(D, e, True, part == 1)
         elif ti.static(which == HISTORY):
             stage_history(D, e, rows, True)
         elif ti.static(which == INTEGRATION):
@@ -412,10 +433,10 @@ def run_stage_of_item(D: ti.template(), lane, n_envs, n_steps, stamp, which: ti.
             if k == 0:
                 put(D.launch, e, 0, LAUNCH.stamp, stamp)
         if get(D.env, e, 0, ENV.diverged) == 0:
-            if ti.static(over == OVER_PAIRS):
+            if ti.static(over == OVER_PAIRS):  # (part 0 or 7: CONTACT_PARTS)
                 collide_pair(D, e, k, get(D.settings_f, e, 0, SETTINGS_F.ground_height),
                              get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt),
-                             True)
+                             part == 0)
             elif ti.static(over == OVER_FOOTPRINT_ROWS):
                 if ti.static(D.has_soil):
                     rows = get(D.settings_i, 0, 0, SETTINGS_I.soil_quad_rows)
@@ -560,11 +581,11 @@ def watch_env(D: ti.template(), e):
 
 
 @ti.func
-def stage_contacts(D: ti.template(), e, pairs_apart: ti.template()):
+def stage_contacts(D: ti.template(), e, pairs_apart: ti.template(), shapes_apart: ti.template()):
     """``CONTACTS`` of env ``e``: every static pair in its own slots, then the broadphase's shape-shape
-    pairs, each taking the next free slots of the shared pool. ``pairs_apart``: the pairs are launched apart
-    (the GPU layout, :func:`gpu_launches`), and this does the rest between them: the occluded soil points
-    and the broadphase."""
+    pairs, each taking the next free slots of the shared pool. ``pairs_apart``, ``shapes_apart``: the static
+    pairs, the shape pairs are launched apart (the GPU layout, :func:`gpu_launches`), and this does the rest:
+    the occluded soil points and the broadphase at least."""
     n_static = get(D.settings_i, e, 0, SETTINGS_I.n_static_pairs)
     nb = get(D.settings_i, e, 0, SETTINGS_I.n_bodies)
     margin, dt = get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt)
@@ -581,7 +602,7 @@ def stage_contacts(D: ti.template(), e, pairs_apart: ti.template()):
     else:  # no two bodies can ever touch (one tree without self-collision, or a single body)
         put(D.env, e, 0, ENV.shape_pairs, 0)
         put(D.env, e, 0, ENV.pairs_dropped, 0)
-    if ti.static(not pairs_apart):
+    if ti.static(not shapes_apart):
         cursor = get(D.settings_i, e, 0, SETTINGS_I.pool0)
         pool_end = get(D.settings_i, e, 0, SETTINGS_I.n_slots)
         for k in range(get(D.env, e, 0, ENV.shape_pairs)):
@@ -686,7 +707,7 @@ def run_stage(D: ti.template(), e, which: ti.template(), rows, plates: ti.templa
     if ti.static(which == FRAMES):
         stage_frames(D, e, plates)
     elif ti.static(which == CONTACTS):
-        stage_contacts(D, e, False)
+        stage_contacts(D, e, False, False)
     elif ti.static(which == TREE_FORCES):
         stage_tree_forces(D, e)
     elif ti.static(which == ROWS):

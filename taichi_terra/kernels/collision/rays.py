@@ -10,7 +10,7 @@ to the current coordinates first.
 import taichi as ti
 
 from ..common.arrays import BODY_I, MAP_F, SOIL, StepData, body_params
-from ..common.math import is_finite, vec3
+from ..common.math import edge_slack, is_finite, vec3
 from ..common.schema import get, getn, row
 from .heightmap import hm_grid, hm_pose
 from ..dynamics.bodies import body_pose
@@ -46,7 +46,8 @@ def _ray_triangle(o, d, a, b, c, t_best):
         qv = tv.cross(e1)
         v = d.dot(qv) * inv
         t = e2.dot(qv) * inv
-        if u >= 0.0 and v >= 0.0 and u + v <= 1.0 and t >= 0.0 and t < t_best:
+        slack = ti.static(edge_slack())  # (a ray along a shared edge or through a vertex hits: common/math.py)
+        if u >= -slack and v >= -slack and u + v <= 1.0 + slack and t >= 0.0 and t < t_best:
             t_hit = t
     return t_hit
 

@@ -19,6 +19,16 @@ def tiny(real=None) -> float:
     return 1e-300 if (real or ti_real()) == ti.f64 else 1e-37
 
 
+def edge_slack(real=None) -> float:
+    """How far outside a triangle (in barycentric coordinates) a ray may pass and still hit it, in the real type
+    ``real`` (default: the precision in use): 64 roundings, 1.4e-14 in f64 and 7.6e-6 in f32. A ray through a
+    vertex or an edge that two triangles share (a height scan at a map's own samples) computes barycentric
+    coordinates a few roundings below zero in each: without the slack it missed both."""
+    import numpy as np
+
+    return 64.0 * float(np.finfo(np.float64 if (real or ti_real()) == ti.f64 else np.float32).eps)
+
+
 def redundancy_floor(real=None) -> float:
     """The fraction of the largest response below which a direction of a constraint block counts as having none
     (a redundant constraint: its pseudo-inverse leaves it out), in the real type ``real`` (default: the
