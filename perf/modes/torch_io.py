@@ -1,7 +1,7 @@
 """Reading and writing every body's state: numpy through the world's getters and setters, against torch tensors
 that share the world's memory (``taichi_terra/torch_views.py``).
 
-    python -m perf torch_io [--envs 4096] [--bodies 10] [--calls 50] [--repeats 5]
+    python -m perf torch_io [--envs 4096] [--bodies 10] [--calls 50] [--repeats 5] [--torch-threads N]
 
 A world of ``--envs`` envs with ``--bodies`` boxes each, on cpu f64. Per call, median microseconds:
 
@@ -12,7 +12,9 @@ A world of ``--envs`` envs with ``--bodies`` boxes each, on cpu f64. Per call, m
   (checked, then copied in);
 - ``torch write``: ``tensor.copy_(...)`` into the position and velocity views (one copy each, unchecked).
 
-Calls are interleaved (``perf/timing.py``) so that the machine's drift hits all alike. Needs torch.
+Calls are interleaved (``perf/timing.py``) so that the machine's drift hits all alike. ``--torch-threads``:
+torch's thread pool beside Taichi's (on 2 cores, torch's default of 2 threads made each strided ``copy_`` 20 times
+slower than with 1: docs/performance.md). Needs torch.
 """
 from ..timing import interleaved
 from . import init_backend
@@ -26,6 +28,8 @@ def add_arguments(p) -> None:
     p.add_argument("--bodies", type=int, default=10)
     p.add_argument("--calls", type=int, default=50)
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--torch-threads", type=int, default=None,
+                   help="torch.set_num_threads before timing (default: torch's own choice)")
 
 
 def run(args) -> dict:
@@ -33,6 +37,8 @@ def run(args) -> dict:
     import torch
 
     init_backend("cpu", "f64")
+    if args.torch_threads:
+        torch.set_num_threads(args.torch_threads)
     import taichi_terra as tt
     from taichi_terra import torch_views
 
@@ -53,10 +59,11 @@ def run(args) -> dict:
         "torch_write": lambda: (views["position"].copy_(pos_t), views["linear_velocity"].copy_(vel_t)),
     }, args.calls, args.repeats)
     us = {k: 1e6 * v for k, v in t.items()}
-    row = {"n_envs": args.envs, "n_bodies": args.bodies, **{f"{k}_us": v for k, v in us.items()},
+    row = {"n_envs": args.envs, "n_bodies": args.bodies, "torch_threads": torch.get_num_threads(), **{f"{k}_us": v for k, v in us.items()},
            "copies": {"numpy_read": 2, "torch_read": 0, "numpy_write": 2, "torch_write": 2},
            "read_ratio": us["numpy_read"] / us["torch_read"], "write_ratio": us["numpy_write"] / us["torch_write"]}
-    print(f"{args.envs} envs x {args.bodies} bodies, cpu f64, median us per call: "
+    print(f"{args.envs} envs x {args.bodies} bodies, cpu f64, torch on {torch.get_num_threads()} threads, "
+          f"median us per call: "
           f"read numpy {us['numpy_read']:.1f} (2 copies), torch {us['torch_read']:.1f} (0 copies, "
           f"x{row['read_ratio']:.1f}); write numpy {us['numpy_write']:.1f} (checked, 2 copies), "
           f"torch {us['torch_write']:.1f} (2 copies, unchecked, x{row['write_ratio']:.1f})")
