@@ -43,6 +43,16 @@ def pair_capacity(kind: int, shape_a, shape_b=None, spacing=None) -> int:
     return len(shape_a.points) + n_extra + len(shape_b.points) + n_extra_b + 1
 
 
+def medium_row(medium) -> np.ndarray:
+    """A granular medium's row of the ``medium`` block (``kernels/common/arrays.py`` MEDIUM_F)."""
+    out = np.zeros(A.MEDIUM_F.stride)
+    out[A.MEDIUM_F.zeta], out[A.MEDIUM_F.smoothing] = medium.zeta, medium.smoothing
+    out[A.MEDIUM_F.height] = 0.0 if medium.height is None else medium.height
+    out[A.MEDIUM_F.region:A.MEDIUM_F.region + 4] = medium.region
+    out[A.MEDIUM_F.coefficients:A.MEDIUM_F.coefficients + 9] = medium.coefficients
+    return out
+
+
 def soil_pair_span(shape, spacing: float) -> int:
     """How many bed samples at ``spacing`` [m] along one axis a shape's soil quadrature may visit at most:
     those within its bounding radius plus half a spacing of its centre."""
@@ -257,8 +267,7 @@ class Model:
                         "medium": self.n_media},
             "model_f": {"settings_f": 1, "body": nb, "inertia": nb, "point": n_points, "plane": n_planes,
                         "map": len(heightmaps),
-                        "joint": n_joints, "pin": self.n_pins, "track": self.n_tracks, "plate": self.n_plates,
-                        "medium": self.n_media},
+                        "joint": n_joints, "pin": self.n_pins, "track": self.n_tracks, "plate": self.n_plates},
             "heights": {"sample": n_samples},
             "q": {"free_body": n_free, "tree": n_tree_q}, "u": {"free_body": n_free, "tree": n_tree_u},
             "state_f": {"contact": self.n_slots, "soil": n_soil, "pin": self.n_pins, "joint_state": n_joints,
@@ -266,8 +275,9 @@ class Model:
             "state_i": {"env": 1, "pair_count": n_pair_rows, "feature": self.n_slots, "sweep_order": nb,
                         "shape_pair": self.max_shape_pairs, "prev_shape_pair": self.max_shape_pairs,
                         "soil_span": n_soil_rows},
-            "control": {"body_load": nb, "drive": n_tree_u, "gravity": 1, "pair_material": self.n_pairs + self.n_materials ** 2,
-                        "soil_material": len(heightmaps)},
+            "control": {"body_load": nb, "drive": n_tree_u, "gravity": 1,
+                        "pair_material": self.n_pairs + self.n_materials ** 2, "soil_material": len(heightmaps),
+                        "medium": self.n_media},
             "scratch_f": {"link": nb, "reach": nb, "row": self.n_slots + n_solver_rows, "frame": n_joints,
                           "link_dyn": n_joints,
                           "tree_mass": sum(t.get_dof() ** 2 for t in trees),
@@ -467,15 +477,15 @@ class Model:
             plate_f[first:first + n, A.PLATE_F.normal:A.PLATE_F.normal + 3] = normals
             plate_f[first:first + n, A.PLATE_F.area] = areas
             first += n
-        medium_i, medium_f = li.view(self.data_i, "medium"), lf.view(self.data_f, "medium")
+        medium_i = li.view(self.data_i, "medium")
         for k, (medium, m) in enumerate(media):
             medium_i[k, A.MEDIUM_I.map] = m
             medium_i[k, A.MEDIUM_I.normalization] = 0 if medium.normalization == "unit" else 1
             medium_i[k, A.MEDIUM_I.row] = int(medium.mode == "row")
-            medium_f[k, A.MEDIUM_F.zeta], medium_f[k, A.MEDIUM_F.smoothing] = medium.zeta, medium.smoothing
-            medium_f[k, A.MEDIUM_F.height] = 0.0 if medium.height is None else medium.height
-            medium_f[k, A.MEDIUM_F.region:A.MEDIUM_F.region + 4] = medium.region
-            medium_f[k, A.MEDIUM_F.coefficients:A.MEDIUM_F.coefficients + 9] = medium.coefficients
+        #: each medium's row of the ``medium`` block (control, per env) as it was added
+        self.medium_rows = np.zeros((len(media), A.MEDIUM_F.stride))
+        for k, (medium, _m) in enumerate(media):
+            self.medium_rows[k] = medium_row(medium)
 
     def set_settings(self, floats: dict, ints: dict) -> None:
         """Write the float and integer settings (columns of ``settings_f`` / ``settings_i`` by name); the

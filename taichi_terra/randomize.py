@@ -42,7 +42,7 @@ def _envs(world, envs) -> np.ndarray:
 
 
 def randomize(world, rng: np.random.Generator, *, soil: dict | None = None, friction: dict | None = None,
-              gravity=None, envs=None) -> dict:
+              sand: dict | None = None, gravity=None, envs=None) -> dict:
     """Draw each env's parameters uniformly from ranges and set them in those envs.
 
     Args:
@@ -53,16 +53,19 @@ def randomize(world, rng: np.random.Generator, *, soil: dict | None = None, fric
             (``DeformableTerrain.material``) with those fields drawn (one draw per env, shared by the beds).
         friction: ``{(a, b): (lo, hi)}``: the friction coefficient between materials ``a`` and ``b`` (both
             declared), drawn per env; their restitution stays each env's.
+        sand: ``{"zeta": (lo, hi)}`` [N/cm^3] and/or ``{"surface_height": (lo, hi)}`` [m]: every granular
+            medium's (``World.set_medium_params``; the surface height only for media with a flat surface),
+            one draw per env shared by the media.
         gravity: ``((gx_lo, gy_lo, gz_lo), (gx_hi, gy_hi, gz_hi))`` [m/s^2]: each component drawn per env.
         envs: the envs to draw for (an int or a sequence of them; ``None``: every env), say the envs a reset
             starts again; the others keep their values.
 
     Returns:
         What was drawn, each array along ``envs``: ``{"envs": (n,), "soil": {field: (n,)},
-        "friction": {(a, b): (n,)}, "gravity": (n, 3)}`` (keys only for what was asked).
+        "friction": {(a, b): (n,)}, "sand": {name: (n,)}, "gravity": (n, 3)}`` (keys only for what was asked).
 
     Draws come in this order: for each env in ``envs``, the soil fields in the order given, then the friction
-    pairs in the order given, then gravity's three components. Everything is checked, and every material
+    pairs in the order given, then the sand's parameters in the order given, then gravity's three components. Everything is checked, and every material
     made, before any env changes: a bad argument raises and leaves the world as it was.
     """
     if not isinstance(rng, np.random.Generator):
@@ -85,6 +88,19 @@ def randomize(world, rng: np.random.Generator, *, soil: dict | None = None, fric
         if lo < 0.0:
             raise ValueError(f"friction[{pair!r}] must be >= 0, got ({lo!r}, {hi!r})")
         friction_ranges[pair] = (lo, hi)
+    sand_ranges = {}
+    media = world.granular_media
+    for name, rng_ in dict(sand or {}).items():
+        if name not in ("zeta", "surface_height"):
+            raise ValueError(f"sand: unknown parameter {name!r}; known: ['zeta', 'surface_height']")
+        lo, hi = _range(f"sand[{name!r}]", rng_)
+        if name == "zeta" and lo <= 0.0:
+            raise ValueError(f"sand['zeta'] must be > 0, got ({lo!r}, {hi!r})")
+        if not media:
+            raise ValueError("sand: the world has no granular medium")
+        if name == "surface_height" and any(m.height is None for m in media):
+            raise ValueError("sand['surface_height']: a medium's surface is a height map")
+        sand_ranges[name] = (lo, hi)
     g_range = None
     if gravity is not None:
         try:
@@ -100,12 +116,14 @@ def randomize(world, rng: np.random.Generator, *, soil: dict | None = None, fric
 
     n = len(env_list)
     drawn = {"soil": {f: np.zeros(n) for f in soil_ranges}, "friction": {p: np.zeros(n) for p in friction_ranges},
-             "gravity": np.zeros((n, 3))}
+             "sand": {k: np.zeros(n) for k in sand_ranges}, "gravity": np.zeros((n, 3))}
     for k in range(n):
         for field, (lo, hi) in soil_ranges.items():
             drawn["soil"][field][k] = rng.uniform(lo, hi)
         for pair, (lo, hi) in friction_ranges.items():
             drawn["friction"][pair][k] = rng.uniform(lo, hi)
+        for name, (lo, hi) in sand_ranges.items():
+            drawn["sand"][name][k] = rng.uniform(lo, hi)
         if g_range is not None:
             drawn["gravity"][k] = rng.uniform(g_range[0], g_range[1])
     # every material made (and so checked) before any env changes
@@ -119,6 +137,8 @@ def randomize(world, rng: np.random.Generator, *, soil: dict | None = None, fric
         for (a, b), values in drawn["friction"].items():
             _, restitution = world.get_material_pair_prop(a, b, env)
             world.set_material_pair_prop(a, b, float(values[k]), restitution, env=env)
+        for medium in media if sand_ranges else ():
+            world.set_medium_params(medium, env=env, **{name: float(v[k]) for name, v in drawn["sand"].items()})
         if g_range is not None:
             world.set_gravity(drawn["gravity"][k], env=env)
     out = {"envs": env_list}
@@ -126,6 +146,8 @@ def randomize(world, rng: np.random.Generator, *, soil: dict | None = None, fric
         out["soil"] = drawn["soil"]
     if friction_ranges:
         out["friction"] = drawn["friction"]
+    if sand_ranges:
+        out["sand"] = drawn["sand"]
     if g_range is not None:
         out["gravity"] = drawn["gravity"]
     return out

@@ -432,6 +432,8 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._control = Control(model, ne)
         self._material_table = model.material_table(self.materials, terrain.ground, terrain.heightmaps)
         self._control.set_block("control", "pair_material", None, self._material_table[None])
+        if model.n_media:
+            self._control.set_block("control", "medium", None, granular.env_medium_rows(model.medium_rows))
         gravity = np.tile(self._gravity, (ne, 1))
         for env, g in self._env_gravity.items():
             gravity[env] = g
@@ -471,7 +473,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         articulation.attach(model, self._state, self._control, self._scratch)
         granular.attach(model, self._scratch,
                         {**model.arrays(), **self._state.arrays(), **self._control.arrays(), **self._scratch.arrays()},
-                        nb)
+                        nb, self._control)
         if beds:  # revisions advanced by soil-state edits made before the build; the first step sees every sample
             self._soil.start(beds)
 

@@ -216,3 +216,40 @@ def test_randomize_refuses_bad_ranges_and_changes_nothing():
             == before
     with pytest.raises(TypeError, match="Generator"):
         tt.randomize(world, 42, soil={"bekker_kphi": (1e5, 2e5)})
+
+
+def test_each_env_pushes_into_its_own_sand():
+    """Reference: the RFT centroid rule for a fully buried box moving straight down (``test_rft.py``): its bottom
+    face alone resists, with zeta z_bottom A_bottom (Li's az(0, pi/2) = 1), z_bottom measured from each env's
+    own surface. Three envs: the medium as added, another zeta (set after the build), and another zeta and
+    surface height (set before it)."""
+    world = tt.World(dt=1e-3, gravity=(0.0, 0.0, 0.0), n_envs=3)
+    sand = world.add_granular_medium(0.0, zeta=3.75, smoothing=1.0)
+    box = world.add_box(0.1, 0.06, 0.04, 2.0)
+    box.set_position((0.0, 0.0, -0.1))
+    box.set_linear_velocity((0.0, 0.0, -0.05))
+    world.add_plates(box, count=400)
+    world.set_medium_params(sand, zeta=2.0, surface_height=0.05, env=2)
+    world.build()
+    world.set_medium_params(sand, zeta=5.8, env=1)
+    assert world.get_medium_params(sand, 1)["zeta"] == 5.8
+    assert world.get_medium_params(sand, 2) == {"zeta": 2.0, "surface_height": 0.05,
+                                                "coefficients": sand.coefficients}
+    world.step()
+    for env, (zeta, surface) in enumerate([(3.75, 0.0), (5.8, 0.0), (2.0, 0.05)]):
+        total = world.get_plate_forces(env)["force"].sum(axis=0)
+        bottom = zeta * 1e6 * (surface + 0.12) * (0.1 * 0.06)
+        np.testing.assert_allclose(total, [0.0, 0.0, bottom], rtol=0, atol=1e-9 * bottom)
+    with pytest.raises(ValueError, match="zeta"):
+        world.set_medium_params(sand, zeta=0.0, surface_height=0.3, env=0)
+    assert world.get_medium_params(sand, 0) == {"zeta": 3.75, "surface_height": 0.0,
+                                                "coefficients": sand.coefficients}
+    with pytest.raises(ValueError, match="medium"):
+        world.set_medium_params(tt.World(dt=1e-3).add_granular_medium(0.0), zeta=1.0)
+    drawn = tt.randomize(world, np.random.default_rng(3), sand={"zeta": (0.5, 5.8), "surface_height": (0.0, 0.02)})
+    for env in range(3):
+        params = world.get_medium_params(sand, env)
+        assert params["zeta"] == drawn["sand"]["zeta"][env] and 0.5 <= params["zeta"] <= 5.8
+        assert params["surface_height"] == drawn["sand"]["surface_height"][env]
+    with pytest.raises(ValueError, match="unknown parameter"):
+        tt.randomize(world, np.random.default_rng(3), sand={"density": (1.0, 2.0)})

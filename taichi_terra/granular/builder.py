@@ -32,9 +32,10 @@ class Granular:
         self.n_envs, self.clock = int(n_envs), clock
         self.media: list = []
         self.plate_sets: list = []
-        self._model = self._scratch = self._arrays = None
+        self._model = self._scratch = self._arrays = self._control = None
         self._n_free = 0
         self._graph = None
+        self._env_params = []  # (medium index, env, {column: value}) set for one env before the build
 
     @property
     def built(self) -> bool:
@@ -57,11 +58,48 @@ class Granular:
         media = [(m, -1 if m.heightmap is None else heightmaps.index(m.heightmap)) for m in self.media]
         return {"plates": plates, "media": media}
 
-    def attach(self, model, scratch, arrays: dict, n_free: int) -> None:
+    def attach(self, model, scratch, arrays: dict, n_free: int, control) -> None:
         """The built world's model, scratch (where the plates' reports are), every array by name (the stage's
-        launch binds them) and its free-body count (the plates' loads follow the free bodies' rows with the
-        links')."""
+        launch binds them), its free-body count (the plates' loads follow the free bodies' rows with the
+        links') and its control arrays (each env's media)."""
         self._model, self._scratch, self._arrays, self._n_free = model, scratch, arrays, int(n_free)
+        self._control = control
+
+    def env_medium_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Every env's ``medium`` rows at the build, shape (n_envs, n_media, stride): ``rows`` (each medium as
+        added) with the values set for one env before the build over them."""
+        out = np.tile(rows, (self.n_envs, 1, 1))
+        for k, env, values in self._env_params:
+            for col, value in values.items():
+                out[env, k, col:col + np.size(value)] = value
+        self._env_params = []
+        return out
+
+    def set_params(self, medium, values: dict, env) -> None:
+        """Write ``values`` ({column of MEDIUM_F: value}) of ``medium`` for ``env`` (None: every env)."""
+        if self._control is None:
+            for e in (range(self.n_envs) if env is None else [env]):
+                self._env_params.append((medium.index, e, values))
+            return
+        data = self._control.block("control", "medium")
+        rows = slice(None) if env is None else env
+        for col, value in values.items():
+            data[rows, medium.index, col:col + np.size(value)] = value
+        self._control.set_block("control", "medium", None, data)
+
+    def get_params(self, medium, env: int) -> np.ndarray:
+        """``medium``'s row of the ``medium`` block in ``env`` (its values as added, and those set since, before
+        the build)."""
+        if self._control is None:
+            from ..model import medium_row
+
+            row = medium_row(medium)
+            for k, e, values in self._env_params:
+                if k == medium.index and e == env:
+                    for col, value in values.items():
+                        row[col:col + np.size(value)] = value
+            return row
+        return self._control.block("control", "medium")[env, medium.index].astype(np.float64)
 
     def _carrier_row(self, carrier) -> int:
         if isinstance(carrier, tuple):
@@ -123,6 +161,47 @@ class GranularBuilder:
     def plate_sets(self) -> list:
         """The plate sets, in the order they were added (their plates in that order too)."""
         return list(self._granular.plate_sets)
+
+    def set_medium_params(self, medium, *, zeta=None, surface_height=None, coefficients=None, env=None) -> None:
+        """A granular medium's ``zeta`` [N/cm^3] (> 0), flat surface height [m] (a medium made with a height;
+        a height map's surface moves with the map) and Li ``coefficients`` (a name or nine numbers, as
+        :meth:`add_granular_medium` takes them), in every env (``env=None``) or in env ``env`` alone; the ones
+        left ``None`` keep their values. Before or after the build, between steps; checkpoints keep each env's.
+        Everything is checked before anything changes."""
+        from ..kernels.common.arrays import MEDIUM_F
+        from ..validation import check_finite, check_positive
+        from .media import GranularMedium, parse_coefficients
+
+        if not isinstance(medium, GranularMedium) or medium not in self._granular.media:
+            raise ValueError("medium: not one of this world's granular media")
+        env = check_env(env, self._granular.n_envs)
+        values = {}
+        if zeta is not None:
+            values[MEDIUM_F.zeta] = check_positive("zeta", zeta)
+        if surface_height is not None:
+            if medium.height is None:
+                raise ValueError("surface_height: this medium's surface is a height map (move the map instead)")
+            values[MEDIUM_F.height] = check_finite("surface_height", surface_height)
+        if coefficients is not None:
+            values[MEDIUM_F.coefficients] = np.array(parse_coefficients(coefficients))
+        if values:
+            self._granular.set_params(medium, values, env)
+
+    def get_medium_params(self, medium, env: int = 0) -> dict:
+        """A granular medium's ``zeta`` [N/cm^3], ``surface_height`` [m] (``None``: a height map's surface) and
+        ``coefficients`` (nine numbers) in env ``env``."""
+        from ..kernels.common.arrays import MEDIUM_F
+        from .media import GranularMedium
+
+        if not isinstance(medium, GranularMedium) or medium not in self._granular.media:
+            raise ValueError("medium: not one of this world's granular media")
+        env = check_env(env, self._granular.n_envs)
+        if env is None:
+            raise TypeError("env must be an int here")
+        row = self._granular.get_params(medium, env)
+        return {"zeta": float(row[MEDIUM_F.zeta]),
+                "surface_height": None if medium.height is None else float(row[MEDIUM_F.height]),
+                "coefficients": tuple(float(x) for x in row[MEDIUM_F.coefficients:MEDIUM_F.coefficients + 9])}
 
     def add_granular_medium(self, surface=0.0, *, coefficients="li2013", zeta: float = 3.75,
                             normalization: str = "unit", smoothing: float = 0.1, region=None, mode: str = "force"):

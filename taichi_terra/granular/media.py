@@ -85,6 +85,20 @@ class GranularMedium:
 MODES = ("force", "row")
 
 
+def parse_coefficients(coefficients) -> tuple:
+    """Li's nine coefficients from a name of :data:`COEFFICIENTS` or nine finite numbers."""
+    if isinstance(coefficients, str):
+        if coefficients not in COEFFICIENTS:
+            raise ValueError(f"coefficients must be one of {sorted(COEFFICIENTS)} or nine numbers, got "
+                             f"{coefficients!r}")
+        return COEFFICIENTS[coefficients]
+    arr = as_float_array("coefficients", coefficients)
+    if arr.shape != (9,) or not np.isfinite(arr).all():
+        raise ValueError(f"coefficients must be nine finite numbers (A00, A10, B11, B01, B-11, C11, C01, C-11, "
+                         f"D10), got shape {arr.shape}")
+    return tuple(float(x) for x in arr)
+
+
 def make_medium(index, surface, coefficients, zeta, normalization, smoothing, region, mode="force") -> GranularMedium:
     """Check :meth:`World.add_granular_medium`'s arguments (each error names the argument and the rule)."""
     from ..terrain.heightmap import HeightMap
@@ -99,17 +113,7 @@ def make_medium(index, surface, coefficients, zeta, normalization, smoothing, re
         height = check_finite("surface", float(surface))
     else:
         raise TypeError(f"surface must be a height [m] or a HeightMap, got {type(surface).__name__}")
-    if isinstance(coefficients, str):
-        if coefficients not in COEFFICIENTS:
-            raise ValueError(f"coefficients must be one of {sorted(COEFFICIENTS)} or nine numbers, got "
-                             f"{coefficients!r}")
-        coeffs = COEFFICIENTS[coefficients]
-    else:
-        arr = as_float_array("coefficients", coefficients)
-        if arr.shape != (9,) or not np.isfinite(arr).all():
-            raise ValueError(f"coefficients must be nine finite numbers (A00, A10, B11, B01, B-11, C11, C01, C-11, "
-                             f"D10), got shape {arr.shape}")
-        coeffs = tuple(float(x) for x in arr)
+    coeffs = parse_coefficients(coefficients)
     zeta = check_positive("zeta", zeta)
     if normalization not in NORMALIZATIONS:
         raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")

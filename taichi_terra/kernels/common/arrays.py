@@ -15,7 +15,8 @@ state_f     state   real   contact (last step's contacts), soil (per-sample soil
                            joint_state (impulses of the joint limit and friction rows)
 state_i     state   i32    env, pair_count, feature, sweep_order, shape_pair, prev_shape_pair, soil_span
 control     control real   body_load (external force and torque) per body, drive (per tree dof), the per-env
-                           parameters: gravity, pair_material (friction, restitution), soil_material (per map)
+                           parameters: gravity, pair_material (friction, restitution), soil_material (per map),
+                           medium (per granular medium)
 scratch_f   scratch real   link (world inverse inertia), reach (broadphase spheres), row (solver rows), frame,
                            link_dyn, tree_mass, tree_factor, tree_inverse, tree_dof,
                            link_response (articulated trees), block_matrix, block_vector, block_system,
@@ -354,7 +355,7 @@ MEDIUM_I = Block("medium", [("map", 1), ("normalization", 1), ("row", 1)],
                  "scaling is normalized (0: f(1) = 1, 1: RFT-SiM's constants), and whether its resistance acts "
                  "as a bounded row of the sweep (1) or as an applied force (0)")
 MEDIUM_F = Block("medium", [("zeta", 1), ("smoothing", 1), ("height", 1), ("region", 4), ("coefficients", 9)],
-                 "per granular medium: zeta [N/cm^3], the smoothing factor of each plate's force (1: none), the "
+                 "per env, per granular medium (control): zeta [N/cm^3], the smoothing factor of each plate's force (1: none), the "
                  "flat surface's height [m], the region (x_min, x_max, y_min, y_max) [m] where it acts, Li's nine "
                  "coefficients")
 PLATE_STATE = Block("plate_state", [("force", 3), ("started", 1)],
@@ -425,7 +426,7 @@ MODEL_I = Arena("model_i", "i32", False, [Block("offsets", []), SETTINGS_I, BODY
                                       DOF_I, PIN_I, TRACK_I, PLATE_I, PLATE_RANGE, MEDIUM_I],
                 "model")
 MODEL_F = Arena("model_f", "real", False, [SETTINGS_F, BODY_F, INERTIA, POINT, PLANE, MAP_F, JOINT_F,
-                                          PIN_F, TRACK_F, PLATE_F, MEDIUM_F],
+                                          PIN_F, TRACK_F, PLATE_F],
                 "model")
 HEIGHTS = Arena("heights", "real", False, [SAMPLE], "model")
 Q = Arena("q", "real", True, [Q_FREE, TREE_Q], "state")
@@ -434,7 +435,8 @@ STATE_F = Arena("state_f", "real", True, [CONTACT, SOIL, PIN_STATE, JOINT_STATE,
 STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, SHAPE_PAIR, PREV_SHAPE_PAIR,
                                         SOIL_SPAN],
                 "state")
-CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE, GRAVITY, PAIR_MATERIAL, SOIL_MATERIAL], "control")
+CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE, GRAVITY, PAIR_MATERIAL, SOIL_MATERIAL, MEDIUM_F],
+                "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
                                                LINK_RESPONSE, BLOCK_MATRIX, BLOCK_VECTOR, BLOCK_SYSTEM, BLOCK_UNKNOWN,
@@ -547,7 +549,7 @@ _REF_NAMES = {
     ("scratch_i", "soil_group"): "soil_group_i", ("scratch_i", "soil_group_state"): "soil_group_state",
     ("scratch_i", "launch"): "launch",
     ("model_i", "plate"): "plate_i", ("model_f", "plate"): "plate_f",
-    ("model_i", "plate_range"): "plate_range", ("model_i", "medium"): "medium_i", ("model_f", "medium"): "medium_f",
+    ("model_i", "plate_range"): "plate_range", ("model_i", "medium"): "medium_i", ("control", "medium"): "medium_f",
     ("state_f", "plate_state"): "plate_state", ("scratch_f", "plate_out"): "plate_out",
     ("scratch_f", "plate_load"): "plate_load", ("scratch_f", "sand"): "sand", ("scratch_f", "u_seen"): "u_seen",
     ("scratch_f", "sweep_state"): "sweep_state", ("scratch_i", "stage"): "stage",

@@ -242,7 +242,8 @@ def _plates_kernel(trees: bool, serial: bool, lanes: tuple):
                 trial = _trial(StepData(model_i, trees, model_i=model_i, model_f=model_f, control=control), e)
                 for c in range(n_carriers):
                     carrier_plates(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q,
-                                            u=u, state_f=state_f, scratch_f=scratch_f), e, c, n_media, trial)
+                                            u=u, state_f=state_f, control=control, scratch_f=scratch_f), e, c,
+                                   n_media, trial)
         elif ti.static(env_lanes > 0):  # (vulkan: thread i of a fixed number takes item i, common/lanes.py)
             if ti.static(trees):
                 for lane in range(env_lanes):
@@ -253,7 +254,8 @@ def _plates_kernel(trees: bool, serial: bool, lanes: tuple):
                 if lane < n_envs * n_plates:
                     e = lane // n_plates
                     plate_step(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
-                                        state_f=state_f, scratch_f=scratch_f), e, lane % n_plates, n_media,
+                                        state_f=state_f, control=control, scratch_f=scratch_f), e, lane % n_plates,
+                               n_media,
                                _trial(StepData(model_i, trees, model_i=model_i, model_f=model_f, control=control), e))
             for lane in range(carrier_lanes):
                 if lane < n_envs * n_carriers:
@@ -266,7 +268,7 @@ def _plates_kernel(trees: bool, serial: bool, lanes: tuple):
                             e)
             for e, p in ti.ndrange(n_envs, n_plates):
                 plate_step(StepData(model_i, trees, model_i=model_i, model_f=model_f, heights=heights, q=q, u=u,
-                                    state_f=state_f, scratch_f=scratch_f), e, p, n_media,
+                                    state_f=state_f, control=control, scratch_f=scratch_f), e, p, n_media,
                            _trial(StepData(model_i, trees, model_i=model_i, model_f=model_f, control=control), e))
             for e, c in ti.ndrange(n_envs, n_carriers):
                 carrier_load(StepData(model_i, trees, model_i=model_i, model_f=model_f, q=q, u=u, scratch_f=scratch_f),
