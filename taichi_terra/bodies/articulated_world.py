@@ -109,6 +109,39 @@ class ArticulatedBuilder:
         """The articulated systems, in the order they were added."""
         return list(self._articulation.systems)
 
+    def get_articulated_states(self) -> list[dict]:
+        """Every articulated system's state in every env, in :attr:`articulated_systems` order, one dict each
+        with the env axis first:
+
+        - ``q`` (n_envs, nq) and ``u`` (n_envs, nv): its generalized coordinates and velocities
+          (``get_generalized_coordinate``, ``get_generalized_velocity``);
+        - ``base_position`` [m] (n_envs, 3) and ``base_orientation`` (w, x, y, z) (n_envs, 4): the root link's
+          frame in the world;
+        - ``base_linear_velocity`` [m/s] and ``base_angular_velocity`` [rad/s] (n_envs, 3): the root link
+          origin's velocity and the root's angular velocity, both in the root link's frame (what a policy
+          observes of its base; zero for a fixed base).
+        """
+        from ..validation import quat_to_matrix, rotation_to_quat
+
+        out = []
+        for system in self._articulation.systems:
+            q, u = system.get_generalized_coordinate(), system.get_generalized_velocity()
+            ne = q.shape[0]
+            if system.floating:
+                pos, quat = q[:, 0:3].copy(), q[:, 3:7].copy()
+                rot = np.stack([quat_to_matrix(x) for x in quat])
+                v = np.einsum("eji,ej->ei", rot, u[:, 0:3])
+                w = np.einsum("eji,ej->ei", rot, u[:, 3:6])
+            else:
+                root = system.get_body_names()[0]
+                pos = system.get_frame_position(root)
+                rot = system.get_frame_orientation(root)
+                quat = np.stack([rotation_to_quat("orientation", r) for r in rot])
+                v, w = np.zeros((ne, 3)), np.zeros((ne, 3))
+            out.append({"q": q, "u": u, "base_position": pos, "base_orientation": quat,
+                        "base_linear_velocity": v, "base_angular_velocity": w})
+        return out
+
     @property
     def pins(self) -> list:
         """The pins, in the order they were added."""
