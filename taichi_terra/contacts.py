@@ -88,6 +88,50 @@ class Contacts:
                           [links.get(a) for a in a_list], [links.get(b) for b in b_list],
                           arrays["merged"][idx, 0] != 0.0)
 
+    def link_loads(self, system_index: int, links: list) -> tuple[np.ndarray, np.ndarray]:
+        """For each link of articulated system ``system_index`` (``links``: its link names, in order), every env:
+        the summed force of its contacts in the last step [N] (impulse over dt, world frame), shape
+        (n_envs, n_links, 3), and the deepest total soil sinkage [m] (elastic and plastic) of the bed samples its
+        loaded soil points stand on, shape (n_envs, n_links) (0 where none)."""
+        m, s = self._model, self._state
+        row_of = {name: i for i, name in enumerate(links)}
+        body_row = {b: row_of[link] for b, (si, link) in m.body_links.items() if si == system_index}
+        contact = s.block("state_f", "contact")
+        imp = contact[..., CONTACT.columns["impulse"][0]:sum(CONTACT.columns["impulse"])]
+        area = contact[..., CONTACT.columns["area"][0]]
+        counts = s.block("state_i", "pair_count", "count")[:, :, 0]
+        ne = imp.shape[0]
+        force = np.zeros((ne, len(links), 3))
+        sinkage = np.zeros((ne, len(links)))
+        soil = feature = None
+        for p, (kind, b, other, cap) in enumerate(m.pairs):
+            if b not in body_row:
+                continue
+            r, s0 = body_row[b], m.pair_slot(p)
+            found = np.arange(cap)[None, :] < counts[:, p][:, None]  # (ne, cap)
+            force[:, r] += (imp[:, s0:s0 + cap] * found[..., None]).sum(axis=1)
+            if kind == L.PAIR_SOIL:
+                if soil is None:
+                    soil = s.block("state_f", "soil", "sinkage")[..., 0]
+                    feature = s.block("state_i", "feature", "now")[..., 0]
+                n0 = CONTACT.columns["normal"][0]
+                pressed = np.einsum("ekc,ekc->ek", imp[:, s0:s0 + cap], contact[:, s0:s0 + cap, n0:n0 + 3]) > 0.0
+                loaded = found & (area[:, s0:s0 + cap] > 0.0) & pressed
+                sample = np.where(loaded, feature[:, s0:s0 + cap] - L.FEAT_SOIL, 0) + m.soil_offsets[other]
+                depth = np.where(loaded, np.take_along_axis(soil, sample, axis=1), 0.0)
+                sinkage[:, r] = np.maximum(sinkage[:, r], depth.max(axis=1))
+        n_dyn = s.block("state_i", "env", "shape_pairs")[:, 0, 0]
+        table = s.block("state_i", "shape_pair")
+        for e in range(ne):
+            for body, other, base, count in table[e, :n_dyn[e]]:
+                if count and (body in body_row or other in body_row):
+                    total = imp[e, base:base + count].sum(axis=0)
+                    if body in body_row:
+                        force[e, body_row[body]] += total
+                    if other in body_row:
+                        force[e, body_row[other]] -= total
+        return force / self._dt, sinkage
+
     def shape_pairs(self, env: int) -> np.ndarray:
         """The broadphase's shape-shape pairs of env ``env`` in the last step, (k, 2) body indices."""
         table = self._shape_pair_table(env)
@@ -140,6 +184,26 @@ class ContactQueries:
             raise TypeError("get_contacts needs one env index")
         self.build()
         return self._contacts.contact_set(int(env))
+
+    def get_link_contact_forces(self, system, env: int | None = None) -> np.ndarray:
+        """Each link's summed contact force of the last step [N], world frame (its contacts' impulses over the
+        step, with the ground, maps, soil and other bodies), for every link of ``system`` in
+        ``system.get_body_names()`` order: shape (n_envs, n_links, 3), or (n_links, 3) for one env."""
+        return self._link_loads(system, env)[0]
+
+    def get_link_sinkage(self, system, env: int | None = None) -> np.ndarray:
+        """Each link's soil sinkage after the last step [m]: the deepest total sinkage (elastic and plastic) of
+        the bed samples under its loaded soil points (0 where it loads none), for every link of ``system`` in
+        ``system.get_body_names()`` order: shape (n_envs, n_links), or (n_links,) for one env."""
+        return self._link_loads(system, env)[1]
+
+    def _link_loads(self, system, env):
+        check_env(env, self.n_envs)
+        if system not in self.articulated_systems:
+            raise ValueError("system: not one of this world's articulated systems")
+        self.build()
+        force, sinkage = self._contacts.link_loads(self.articulated_systems.index(system), system.get_body_names())
+        return (force, sinkage) if env is None else (force[int(env)], sinkage[int(env)])
 
     def get_shape_pairs(self, env: int = 0) -> np.ndarray:
         """The shape-shape pairs the broadphase kept in the last step for ``env``: body index pairs

@@ -3,6 +3,7 @@ base twist turned into the base frame by hand."""
 import math
 
 import numpy as np
+import pytest
 
 import taichi_terra as tt
 
@@ -41,3 +42,33 @@ def test_every_systems_state_in_one_call_with_the_base_twist_in_the_base_frame()
     world.step(10)
     after = world.get_articulated_states()[1]
     np.testing.assert_array_equal(after["q"], arm.get_generalized_coordinate())
+
+
+PLATE = ('<robot name="plate"><link name="body"><inertial><mass value="20"/>'
+         '<inertia ixx="0.6" iyy="0.27" izz="0.87" ixy="0" ixz="0" iyz="0"/></inertial>'
+         '<collision><geometry><box size="0.4 0.6 0.02"/></geometry></collision></link></robot>')
+
+
+def test_link_contact_forces_and_sinkage_of_a_plate_robot_on_two_soils():
+    """Reference: a one-link robot (a 20 kg, 0.4 x 0.6 m plate) settled on soil: its link's contact force
+    balances its weight (m g up, to 1e-3), and its sinkage is Bekker's m g / (A kphi) of each env's soil (1 %),
+    as deep as the link has sunk (1e-6 m)."""
+    world = tt.World(dt=1e-3, n_envs=2)
+    n = 51
+    bed = world.add_deformable_terrain(n, n, 1.0, 1.0, 0.0, 0.0, np.zeros(n * n),
+                                       tt.SoilMaterial(bekker_kphi=1e5, sinkage_exponent=1.0, damping=3e4))
+    bed.set_material(tt.SoilMaterial(bekker_kphi=2e5, sinkage_exponent=1.0, damping=3e4), env=1)
+    robot = world.add_articulated_system(PLATE, base="floating", position=(0.01, 0.01, 0.01))
+    world.solver.tolerance = 1e-10
+    world.step(1500)
+    force = world.get_link_contact_forces(robot)
+    sinkage = world.get_link_sinkage(robot)
+    assert force.shape == (2, 1, 3) and sinkage.shape == (2, 1)
+    for env, kphi in enumerate((1e5, 2e5)):
+        np.testing.assert_allclose(force[env, 0], [0.0, 0.0, 20.0 * 9.81], rtol=0, atol=1e-3 * 20.0 * 9.81)
+        assert sinkage[env, 0] == pytest.approx(20.0 * 9.81 / (0.24 * kphi), rel=0.01)
+        sunk = 0.01 - robot.get_generalized_coordinate(env)[2]
+        assert sinkage[env, 0] == pytest.approx(sunk, abs=1e-6)
+    np.testing.assert_array_equal(world.get_link_sinkage(robot, env=1), sinkage[1])
+    with pytest.raises(ValueError, match="system"):
+        world.get_link_contact_forces(tt.World(dt=1e-3).add_articulated_system(PLATE))

@@ -69,6 +69,8 @@ GETTERS = {
     "World.get_state": (lambda w, bed, box, arm: w.get_state(), True),
     "World.get_gravity": (lambda w, bed, box, arm: w.get_gravity(1), False),
     "World.get_articulated_states": (lambda w, bed, box, arm: w.get_articulated_states(), True),
+    "World.get_link_contact_forces": (lambda w, bed, box, arm: w.get_link_contact_forces(arm), False),
+    "World.get_link_sinkage": (lambda w, bed, box, arm: w.get_link_sinkage(arm), False),
     "World.get_medium_params": (lambda w, bed, box, arm: w.get_medium_params(w.granular_media[0], 1), False),
     "World.get_material_pair_prop": (lambda w, bed, box, arm: w.get_material_pair_prop("default", "default", 1), False),
     "Body.get_position": (lambda w, bed, box, arm: box.get_position(), True),
