@@ -275,7 +275,7 @@ class Model:
             "state_i": {"env": 1, "pair_count": n_pair_rows, "feature": self.n_slots, "sweep_order": nb,
                         "shape_pair": self.max_shape_pairs, "prev_shape_pair": self.max_shape_pairs,
                         "soil_span": n_soil_rows},
-            "control": {"body_load": nb, "drive": n_tree_u, "gravity": 1,
+            "control": {"body_load": nb, "drive": n_tree_u, "gravity": 1, "mass_scale": n_free + n_joints,
                         "pair_material": self.n_pairs + self.n_materials ** 2, "soil_material": len(heightmaps),
                         "medium": self.n_media},
             "scratch_f": {"link": nb, "reach": nb, "row": self.n_slots + n_solver_rows, "frame": n_joints,

@@ -42,7 +42,7 @@ def _envs(world, envs) -> np.ndarray:
 
 
 def randomize(world, rng: np.random.Generator, *, soil: dict | None = None, friction: dict | None = None,
-              sand: dict | None = None, gravity=None, envs=None) -> dict:
+              sand: dict | None = None, mass_scale=None, gravity=None, envs=None) -> dict:
     """Draw each env's parameters uniformly from ranges and set them in those envs.
 
     Args:
@@ -56,16 +56,19 @@ def randomize(world, rng: np.random.Generator, *, soil: dict | None = None, fric
         sand: ``{"zeta": (lo, hi)}`` [N/cm^3] and/or ``{"surface_height": (lo, hi)}`` [m]: every granular
             medium's (``World.set_medium_params``; the surface height only for media with a flat surface),
             one draw per env shared by the media.
+        mass_scale: ``(lo, hi)``, > 0: a factor on every free body's and every articulated link's mass and
+            inertia as built, drawn per env for each (free bodies in index order, then each system's links in
+            ``get_body_names()`` order; links without mass are left out).
         gravity: ``((gx_lo, gy_lo, gz_lo), (gx_hi, gy_hi, gz_hi))`` [m/s^2]: each component drawn per env.
         envs: the envs to draw for (an int or a sequence of them; ``None``: every env), say the envs a reset
             starts again; the others keep their values.
 
     Returns:
         What was drawn, each array along ``envs``: ``{"envs": (n,), "soil": {field: (n,)},
-        "friction": {(a, b): (n,)}, "sand": {name: (n,)}, "gravity": (n, 3)}`` (keys only for what was asked).
+        "friction": {(a, b): (n,)}, "sand": {name: (n,)}, "mass_scale": (n, n_masses), "gravity": (n, 3)}`` (keys only for what was asked).
 
     Draws come in this order: for each env in ``envs``, the soil fields in the order given, then the friction
-    pairs in the order given, then the sand's parameters in the order given, then gravity's three components. Everything is checked, and every material
+    pairs in the order given, then the sand's parameters in the order given, then the mass factors, then gravity's three components. Everything is checked, and every material
     made, before any env changes: a bad argument raises and leaves the world as it was.
     """
     if not isinstance(rng, np.random.Generator):
@@ -101,6 +104,19 @@ def randomize(world, rng: np.random.Generator, *, soil: dict | None = None, fric
         if name == "surface_height" and any(m.height is None for m in media):
             raise ValueError("sand['surface_height']: a medium's surface is a height map")
         sand_ranges[name] = (lo, hi)
+    masses = []  # (setter of one env's mass, nominal mass [kg])
+    m_range = None
+    if mass_scale is not None:
+        m_range = _range("mass_scale", mass_scale)
+        if m_range[0] <= 0.0:
+            raise ValueError(f"mass_scale must be > 0, got {mass_scale!r}")
+        for body in world.bodies:
+            masses.append((lambda m, e, body=body: world.set_body_mass(body, m, env=e), body.mass))
+        for system in world.articulated_systems:
+            for row, name in zip(system.joint_rows(), system.get_body_names()):
+                if row["link"].mass > 0.0:
+                    masses.append((lambda m, e, s=system, n=name: world.set_link_mass(s, n, m, env=e),
+                                   float(row["link"].mass)))
     g_range = None
     if gravity is not None:
         try:
@@ -116,7 +132,8 @@ def randomize(world, rng: np.random.Generator, *, soil: dict | None = None, fric
 
     n = len(env_list)
     drawn = {"soil": {f: np.zeros(n) for f in soil_ranges}, "friction": {p: np.zeros(n) for p in friction_ranges},
-             "sand": {k: np.zeros(n) for k in sand_ranges}, "gravity": np.zeros((n, 3))}
+             "sand": {k: np.zeros(n) for k in sand_ranges}, "mass_scale": np.zeros((n, len(masses))),
+             "gravity": np.zeros((n, 3))}
     for k in range(n):
         for field, (lo, hi) in soil_ranges.items():
             drawn["soil"][field][k] = rng.uniform(lo, hi)
@@ -124,6 +141,8 @@ def randomize(world, rng: np.random.Generator, *, soil: dict | None = None, fric
             drawn["friction"][pair][k] = rng.uniform(lo, hi)
         for name, (lo, hi) in sand_ranges.items():
             drawn["sand"][name][k] = rng.uniform(lo, hi)
+        if m_range is not None:
+            drawn["mass_scale"][k] = rng.uniform(m_range[0], m_range[1], len(masses))
         if g_range is not None:
             drawn["gravity"][k] = rng.uniform(g_range[0], g_range[1])
     # every material made (and so checked) before any env changes
@@ -139,6 +158,9 @@ def randomize(world, rng: np.random.Generator, *, soil: dict | None = None, fric
             world.set_material_pair_prop(a, b, float(values[k]), restitution, env=env)
         for medium in media if sand_ranges else ():
             world.set_medium_params(medium, env=env, **{name: float(v[k]) for name, v in drawn["sand"].items()})
+        if m_range is not None:
+            for (setter, nominal), factor in zip(masses, drawn["mass_scale"][k]):
+                setter(nominal * float(factor), env)
         if g_range is not None:
             world.set_gravity(drawn["gravity"][k], env=env)
     out = {"envs": env_list}
@@ -148,6 +170,8 @@ def randomize(world, rng: np.random.Generator, *, soil: dict | None = None, fric
         out["friction"] = drawn["friction"]
     if sand_ranges:
         out["sand"] = drawn["sand"]
+    if m_range is not None:
+        out["mass_scale"] = drawn["mass_scale"]
     if g_range is not None:
         out["gravity"] = drawn["gravity"]
     return out

@@ -177,6 +177,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
                                     else check_int("max_shape_contacts", max_shape_contacts, 0))
         self._gravity = as_vector("gravity", gravity, 3)
         self._env_gravity = {}  # env -> gravity set for that env alone before the build
+        self._mass_scales = []  # (mass_scale row, env or None, factor) set before the build
         self._n_envs = check_int("n_envs", n_envs, 1)
         if solver is not None and not isinstance(solver, SolverConfig):
             raise TypeError(f"solver must be a SolverConfig or None, got {type(solver).__name__}")
@@ -244,6 +245,69 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
             self._env_gravity[env] = g
         if self.built:
             self._control.set_block("control", "gravity", "gravity", g, envs=slice(None) if env is None else env)
+
+    def set_body_mass(self, body, mass: float, env=None) -> None:
+        """A free body's mass [kg] (> 0) in every env (``env=None``) or in env ``env`` alone; its inertia scales
+        with it (the same shape, a denser or lighter material), its centre of mass stays. Before or after the
+        build, between steps; checkpoints keep each env's."""
+        if body not in self.bodies:
+            raise ValueError("body: not one of this world's free bodies")
+        factor = check_positive("mass", mass) / body.mass
+        self._set_mass_scale(body.index, factor, env)
+
+    def get_body_mass(self, body, env: int = 0) -> float:
+        """A free body's mass [kg] in env ``env``."""
+        if body not in self.bodies:
+            raise ValueError("body: not one of this world's free bodies")
+        return body.mass * self._mass_scale(body.index, env)
+
+    def set_link_mass(self, system, link: str, mass: float, env=None) -> None:
+        """The mass [kg] (> 0) of articulated system ``system``'s link ``link``, in every env (``env=None``) or
+        in env ``env`` alone; its inertia about its centre of mass scales with it, its centre of mass stays
+        (the URDF's ``<inertial>`` times a factor). Before or after the build, between steps; checkpoints keep
+        each env's."""
+        row, nominal = self._link_mass_row(system, link)
+        self._set_mass_scale(row, check_positive("mass", mass) / nominal, env)
+
+    def get_link_mass(self, system, link: str, env: int = 0) -> float:
+        """The mass [kg] of ``system``'s link ``link`` in env ``env``."""
+        row, nominal = self._link_mass_row(system, link)
+        return nominal * self._mass_scale(row, env)
+
+    def _link_mass_row(self, system, link: str) -> tuple[int, float]:
+        """The ``mass_scale`` row of a link (after the free bodies: its tree joint row) and its URDF mass."""
+        if system not in self.articulated_systems:
+            raise ValueError("system: not one of this world's articulated systems")
+        names = system.get_body_names()
+        if not isinstance(link, str) or link not in names:
+            raise ValueError(f"link must be one of {names}, got {link!r}")
+        k = self.articulated_systems.index(system)
+        rows = sum(len(s.joint_rows()) for s in self.articulated_systems[:k])
+        index = names.index(link)
+        mass = float(system.joint_rows()[index]["link"].mass)
+        if not mass > 0.0:
+            raise ValueError(f"link {link!r} has no mass to scale (its URDF gives {mass!r})")
+        return len(self.bodies) + rows + index, mass
+
+    def _set_mass_scale(self, row: int, factor: float, env) -> None:
+        env = check_env(env, self._n_envs)
+        if not self.built:
+            self._mass_scales.append((row, env, factor))
+            return
+        self._control.set_block("control", "mass_scale", "scale", factor,
+                                envs=(slice(None) if env is None else env, row))
+
+    def _mass_scale(self, row: int, env) -> float:
+        env = check_env(env, self._n_envs)
+        if env is None:
+            raise TypeError("env must be an int here")
+        if not self.built:
+            factor = 1.0
+            for r, e, f in self._mass_scales:
+                if r == row and e in (None, env):
+                    factor = f
+            return factor
+        return float(self._control.block("control", "mass_scale", "scale")[env, row, 0])
 
     def get_gravity(self, env: int = 0) -> np.ndarray:
         """Env ``env``'s gravity [m/s^2], shape (3,)."""
@@ -434,6 +498,11 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._control.set_block("control", "pair_material", None, self._material_table[None])
         if model.n_media:
             self._control.set_block("control", "medium", None, granular.env_medium_rows(model.medium_rows))
+        scales = np.ones((ne, model.n_free + sum(len(r) for r in (s.joint_rows() for s in articulation.systems)), 1))
+        for row_, env, factor in self._mass_scales:
+            scales[slice(None) if env is None else env, row_, 0] = factor
+        self._mass_scales = []
+        self._control.set_block("control", "mass_scale", None, scales)
         gravity = np.tile(self._gravity, (ne, 1))
         for env, g in self._env_gravity.items():
             gravity[env] = g

@@ -253,3 +253,51 @@ def test_each_env_pushes_into_its_own_sand():
         assert params["surface_height"] == drawn["sand"]["surface_height"][env]
     with pytest.raises(ValueError, match="unknown parameter"):
         tt.randomize(world, np.random.default_rng(3), sand={"density": (1.0, 2.0)})
+
+
+def test_each_env_moves_its_own_masses():
+    """Reference: Newton's second law, v = F t / m and w = tau t / I (inertia scaled with the mass), for a free
+    box and a one-link floating robot in zero gravity, each pushed by the same force in three envs of three
+    masses (set before and after the build)."""
+    world = tt.World(dt=1e-3, n_envs=3, gravity=(0.0, 0.0, 0.0))
+    box = world.add_box(0.2, 0.2, 0.2, 2.0)
+    link = ('<robot name="r"><link name="body"><inertial><mass value="5"/>'
+            '<inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>')
+    robot = world.add_articulated_system(link, base="floating", position=(3.0, 0.0, 0.0))
+    world.set_body_mass(box, 4.0, env=1)
+    world.set_link_mass(robot, "body", 10.0, env=1)
+    assert world.get_body_mass(box, 1) == 4.0 and world.get_body_mass(box, 0) == 2.0
+    world.build()
+    world.set_body_mass(box, 1.0, env=2)
+    world.set_link_mass(robot, "body", 2.5, env=2)
+    box.set_external_force([1.0, 0.0, 0.0])
+    box.set_external_torque([0.0, 0.0, 0.01])
+    tau = np.zeros(robot.get_dof())
+    tau[0] = 1.0
+    robot.set_generalized_force(tau)
+    world.step(100)
+    izz = 2.0 * (0.2 ** 2 + 0.2 ** 2) / 12.0
+    for env, (m_box, m_link) in enumerate([(2.0, 5.0), (4.0, 10.0), (1.0, 2.5)]):
+        assert world.get_body_mass(box, env) == pytest.approx(m_box, rel=1e-15)
+        assert world.get_link_mass(robot, "body", env) == pytest.approx(m_link, rel=1e-15)
+        assert box.get_linear_velocity(env)[0] == pytest.approx(1.0 * 0.1 / m_box, rel=1e-12)
+        assert box.get_angular_velocity(env)[2] == pytest.approx(0.01 * 0.1 / (izz * m_box / 2.0), rel=1e-9)
+        assert robot.get_generalized_velocity(env)[0] == pytest.approx(1.0 * 0.1 / m_link, rel=1e-12)
+    saved = world.checkpoint()
+    world.set_body_mass(box, 8.0)
+    assert world.get_body_mass(box, 2) == 8.0
+    world.restore(saved)
+    assert world.get_body_mass(box, 2) == pytest.approx(1.0, rel=1e-15)
+    for call, error, words in ((lambda: world.set_body_mass(box, 0.0), ValueError, "mass"),
+                               (lambda: world.set_link_mass(robot, "leg", 1.0), ValueError, "link must be one of"),
+                               (lambda: world.set_body_mass(box, 1.0, env=3), ValueError, "env")):
+        with pytest.raises(error, match=words):
+            call()
+    assert world.get_body_mass(box, 0) == 2.0
+    drawn = tt.randomize(world, np.random.default_rng(5), mass_scale=(0.5, 2.0))
+    assert drawn["mass_scale"].shape == (3, 2)
+    for env in range(3):
+        box_f, link_f = drawn["mass_scale"][env]
+        assert 0.5 <= box_f <= 2.0 and 0.5 <= link_f <= 2.0
+        assert world.get_body_mass(box, env) == pytest.approx(2.0 * box_f, rel=1e-14)
+        assert world.get_link_mass(robot, "body", env) == pytest.approx(5.0 * link_f, rel=1e-14)

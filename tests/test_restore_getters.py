@@ -68,6 +68,8 @@ GETTERS = {
     "World.get_plate_loads": (lambda w, bed, box, arm: w.get_plate_loads(), True),
     "World.get_state": (lambda w, bed, box, arm: w.get_state(), True),
     "World.get_gravity": (lambda w, bed, box, arm: w.get_gravity(1), False),
+    "World.get_body_mass": (lambda w, bed, box, arm: w.get_body_mass(box, 1), False),
+    "World.get_link_mass": (lambda w, bed, box, arm: w.get_link_mass(arm, arm.get_body_names()[-1], 1), False),
     "World.get_articulated_states": (lambda w, bed, box, arm: w.get_articulated_states(), True),
     "World.get_link_contact_forces": (lambda w, bed, box, arm: w.get_link_contact_forces(arm), False),
     "World.get_link_sinkage": (lambda w, bed, box, arm: w.get_link_sinkage(arm), False),

@@ -95,6 +95,7 @@ from .common.arrays import (
     TREE,
     TREE_STEP,
     StepData,
+    body_mass_scale,
     gravity_of,
 )
 from .common.layout import (DIVERGED_COORDINATE, DIVERGED_LOOPS, DIVERGED_POSITION, DIVERGED_SPEED, DIVERGED_VELOCITY,
@@ -842,9 +843,11 @@ def stage_rows(D: ti.template(), e):
     sf, si = row(D.settings_f, e, 0), row(D.settings_i, e, 0)
     dt = sf[SETTINGS_F.dt]
     for b in range(si[SETTINGS_I.n_free_bodies]):  # (the bodies on tree links move with their trees)
+        scale = body_mass_scale(D, e, b)
         put33(D.link, e, b, LINK.inv_inertia,
-              link_inv_inertia(D.q, e, get(D.body_i, e, b, BODY_I.q0), get33(D.inertia, e, b, INERTIA.inertia)))
-        put(D.link, e, b, LINK.inv_mass, 1.0 / get(D.body_f, e, b, BODY_F.mass))
+              link_inv_inertia(D.q, e, get(D.body_i, e, b, BODY_I.q0),
+                               scale * get33(D.inertia, e, b, INERTIA.inertia)))
+        put(D.link, e, b, LINK.inv_mass, 1.0 / (scale * get(D.body_f, e, b, BODY_F.mass)))
     n_rows = build_rows(D, e, si[SETTINGS_I.n_static_pairs], dt, sf[SETTINGS_F.slop], sf[SETTINGS_F.erp],
                         sf[SETTINGS_F.max_push])
     n_limits = 0

@@ -15,7 +15,7 @@ state_f     state   real   contact (last step's contacts), soil (per-sample soil
                            joint_state (impulses of the joint limit and friction rows)
 state_i     state   i32    env, pair_count, feature, sweep_order, shape_pair, prev_shape_pair, soil_span
 control     control real   body_load (external force and torque) per body, drive (per tree dof), the per-env
-                           parameters: gravity, pair_material (friction, restitution), soil_material (per map),
+                           parameters: gravity, mass_scale, pair_material (friction, restitution), soil_material (per map),
                            medium (per granular medium)
 scratch_f   scratch real   link (world inverse inertia), reach (broadphase spheres), row (solver rows), frame,
                            link_dyn, tree_mass, tree_factor, tree_inverse, tree_dof,
@@ -34,7 +34,7 @@ import warnings
 
 import taichi as ti
 
-from .schema import Arena, Block, BlockRef, RowView, get3, getn
+from .schema import Arena, Block, BlockRef, RowView, get, get3, getn
 
 # --------------------------------------------------------------------------- model
 SETTINGS_I = Block("settings_i", [
@@ -196,6 +196,9 @@ DRIVE = Block("drive", [("force", 1), ("kp", 1), ("kd", 1), ("position_target", 
               "[rad, rad/s] (implicit in the velocity update)")
 
 GRAVITY = Block("gravity", [("gravity", 3)], "per env, one row: gravity [m/s^2]")
+MASS_SCALE = Block("mass_scale", [("scale", 1)],
+                   "per env: per free body, then per tree joint row (the link it moves), the factor on its mass and "
+                   "inertia (1: as built)")
 PAIR_MATERIAL = Block("pair_material", [("friction", 1), ("restitution", 1)],
                       "per env, per static pair, then per material pair (i * n_materials + j): Coulomb friction, "
                       "restitution")
@@ -435,7 +438,7 @@ STATE_F = Arena("state_f", "real", True, [CONTACT, SOIL, PIN_STATE, JOINT_STATE,
 STATE_I = Arena("state_i", "i32", True, [ENV, PAIR_COUNT, FEATURE, SWEEP_ORDER, SHAPE_PAIR, PREV_SHAPE_PAIR,
                                         SOIL_SPAN],
                 "state")
-CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE, GRAVITY, PAIR_MATERIAL, SOIL_MATERIAL, MEDIUM_F],
+CONTROL = Arena("control", "real", True, [BODY_LOAD, DRIVE, GRAVITY, MASS_SCALE, PAIR_MATERIAL, SOIL_MATERIAL, MEDIUM_F],
                 "control")
 SCRATCH_F = Arena("scratch_f", "real", True, [LINK, REACH, ROW_F, FRAME, LINK_DYN, TREE_MASS, TREE_FACTOR,
                                                TREE_INVERSE, TREE_DOF,
@@ -553,13 +556,25 @@ _REF_NAMES = {
     ("state_f", "plate_state"): "plate_state", ("scratch_f", "plate_out"): "plate_out",
     ("scratch_f", "plate_load"): "plate_load", ("scratch_f", "sand"): "sand", ("scratch_f", "u_seen"): "u_seen",
     ("scratch_f", "sweep_state"): "sweep_state", ("scratch_i", "stage"): "stage",
-    ("control", "gravity"): "gravity", ("control", "pair_material"): "pair_material", ("control", "soil_material"): "soil_material",
+    ("control", "gravity"): "gravity", ("control", "mass_scale"): "mass_scale", ("control", "pair_material"): "pair_material", ("control", "soil_material"): "soil_material",
     ("scratch_f", "found_point"): "found_f", ("scratch_i", "found_point"): "found_i", ("scratch_i", "quad_row"): "quad_row",
 }
 assert set(_REF_NAMES) == {(a.name, b.name) for a in ARENAS for b in a.blocks if b is not OFFSETS}
 
 
 # --------------------------------------------------------------------------- accessors of model rows
+@ti.func
+def body_mass_scale(D: ti.template(), e, b):
+    """Env ``e``'s factor on free body ``b``'s mass and inertia (the ``mass_scale`` block of ``control``)."""
+    return get(D.mass_scale, e, b, MASS_SCALE.scale)
+
+
+@ti.func
+def link_mass_scale(D: ti.template(), e, j):
+    """Env ``e``'s factor on the mass and inertia of the link that tree joint row ``j`` moves."""
+    return get(D.mass_scale, e, get(D.settings_i, 0, 0, SETTINGS_I.n_free_bodies) + j, MASS_SCALE.scale)
+
+
 @ti.func
 def gravity_of(D: ti.template(), e):
     """Env ``e``'s gravity [m/s^2] (the ``gravity`` block of ``control``)."""

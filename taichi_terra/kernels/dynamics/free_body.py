@@ -7,7 +7,7 @@ trees add their own joint types and CRBA blocks beside this one.
 """
 import taichi as ti
 
-from ..common.arrays import BODY_F, BODY_I, INERTIA, LINK
+from ..common.arrays import BODY_F, BODY_I, INERTIA, LINK, body_mass_scale
 from ..common.math import quat_integrate, quat_to_mat, skew, vec3, vec4
 from ..common.schema import get, get33
 
@@ -45,8 +45,10 @@ def free_velocity(D: ti.template(), e, b, force, torque, gravity, dt):
     step's start (``LINK.inv_inertia``; :func:`free_body_velocity`)."""
     qs, us = get(D.body_i, e, b, BODY_I.q0), get(D.body_i, e, b, BODY_I.u0)
     v, w = link_velocity(D.u, e, us)
-    v_new, w_new = free_body_velocity(link_rotation(D.q, e, qs), v, w, get(D.body_f, e, b, BODY_F.mass),
-                                      get33(D.inertia, e, b, INERTIA.inertia), get33(D.link, e, b, LINK.inv_inertia),
+    scale = body_mass_scale(D, e, b)
+    v_new, w_new = free_body_velocity(link_rotation(D.q, e, qs), v, w, scale * get(D.body_f, e, b, BODY_F.mass),
+                                      scale * get33(D.inertia, e, b, INERTIA.inertia),
+                                      get33(D.link, e, b, LINK.inv_inertia),
                                       force, torque, gravity, dt)
     add_link_velocity(D.u, e, us, v_new - v, w_new - w)
 

@@ -38,6 +38,7 @@ from ..common.arrays import (
     TREE_STEP,
     StepData,
     gravity_of,
+    link_mass_scale,
 )
 from ..common.layout import JOINT_FIXED_ROOT, JOINT_FLOATING, JOINT_REVOLUTE
 from ..common.math import quat_to_mat, vec3, vec4
@@ -228,9 +229,10 @@ def link_inertia(D: ti.template(), e, j, c):
     """The spatial inertia of the link moved by joint row ``j`` alone, about the point ``c`` in world axes
     (from its frame in ``FRAME``): mass [kg], first moment ``m h`` [kg m], rotational inertia [kg m^2]."""
     rot = get33(D.frame, e, j, FRAME.rotation)
-    mass = get(D.joint_f, e, j, JOINT_F.mass)
+    scale = link_mass_scale(D, e, j)
+    mass = scale * get(D.joint_f, e, j, JOINT_F.mass)
     h = get3(D.frame, e, j, FRAME.position) + rot @ get3(D.joint_f, e, j, JOINT_F.com) - c
-    inertia = rot @ get33(D.joint_f, e, j, JOINT_F.inertia) @ rot.transpose()
+    inertia = rot @ (scale * get33(D.joint_f, e, j, JOINT_F.inertia)) @ rot.transpose()
     inertia += mass * (h.dot(h) * ti.Matrix.identity(float, 3) - h.outer_product(h))
     return mass, mass * h, inertia
 
@@ -420,9 +422,10 @@ def single_link_free_velocity(D: ti.template(), e, j, u0, dt):
                  get(D.drive, e, u0 + 2, DRIVE.force))
     moment = vec3(get(D.drive, e, u0 + 3, DRIVE.force), get(D.drive, e, u0 + 4, DRIVE.force),
                   get(D.drive, e, u0 + 5, DRIVE.force))
-    inertia = get33(D.joint_f, e, j, JOINT_F.inertia)
+    scale = link_mass_scale(D, e, j)
+    inertia = scale * get33(D.joint_f, e, j, JOINT_F.inertia)
     gravity = gravity_of(D, e)
-    v_com, w_new = free_body_velocity(rot, v + w.cross(r), w, get(D.joint_f, e, j, JOINT_F.mass), inertia,
+    v_com, w_new = free_body_velocity(rot, v + w.cross(r), w, scale * get(D.joint_f, e, j, JOINT_F.mass), inertia,
                                       rot @ inertia.inverse() @ rot.transpose(), force, moment - r.cross(force),
                                       gravity, dt)
     dv = (v_com - w_new.cross(r)) - v
