@@ -380,7 +380,7 @@ def run_stage_of_env(D: ti.template(), e, n_steps, stamp, which: ti.template(), 
             continue_sweeps(D, e, rows.contacts, rows.joints, _n_pins(D, e), per_launch)
         elif ti.static(which == CONTACTS):
             if ti.static(part == 5):
-                place_shape_pairs(D, e)
+                place_shape_pairs(D, e, True)
             else:  # (part 1 or 6: CONTACT_PARTS)
                 stage_contacts(D, e, True, part == 1)
         elif ti.static(which == HISTORY):
@@ -604,17 +604,7 @@ def stage_contacts(D: ti.template(), e, pairs_apart: ti.template(), shapes_apart
         put(D.env, e, 0, ENV.shape_pairs, 0)
         put(D.env, e, 0, ENV.pairs_dropped, 0)
     if ti.static(not shapes_apart):
-        cursor = get(D.settings_i, e, 0, SETTINGS_I.pool0)
-        pool_end = get(D.settings_i, e, 0, SETTINGS_I.n_slots)
-        for k in range(get(D.env, e, 0, ENV.shape_pairs)):
-            d = row(D.shape_pair, e, k)
-            cap = ti.min(shape_pair_capacity(D, d[SHAPE_PAIR.body], d[SHAPE_PAIR.other]), pool_end - cursor)
-            p = n_static + k
-            collide_shape_pair(D, e, p, d[SHAPE_PAIR.body], d[SHAPE_PAIR.other], cursor, cap, margin, dt, 0)
-            found = get(D.pair_count, e, p, PAIR_COUNT.count)
-            put(D.shape_pair, e, k, SHAPE_PAIR.slot0, cursor)
-            put(D.shape_pair, e, k, SHAPE_PAIR.count, found)
-            cursor += found
+        place_shape_pairs(D, e, False)
 
 
 @ti.func
@@ -632,12 +622,12 @@ def stage_shape_pair(D: ti.template(), e, k):
 
 
 @ti.func
-def place_shape_pairs(D: ti.template(), e):
-    """Of ``CONTACTS`` in the GPU layout, last: each shape-shape pair's contacts (:func:`stage_shape_pair`)
-    moved to the next free slots of the shared pool, in table order, so that the pool ends as
-    :func:`stage_contacts` fills it in one go. A pair that found more than its room, or more than the pool
-    has left, is found again in its place (the fused step's way, which drops the points past the pool's
-    end)."""
+def place_shape_pairs(D: ti.template(), e, found_apart: ti.template()):
+    """Each shape-shape pair's contacts in the next free slots of the shared pool, in table order: found here
+    (the fused step's way, ``found_apart`` False), or, in the GPU layout, moved there from where
+    :func:`stage_shape_pair` found them, so that the pool ends as the fused step fills it. There a pair that
+    found more than its room, or more than the pool has left, is found again in its place (the fused step's
+    way, which drops the points past the pool's end)."""
     n_static = get(D.settings_i, e, 0, SETTINGS_I.n_static_pairs)
     margin, dt = get(D.settings_f, e, 0, SETTINGS_F.margin), get(D.settings_f, e, 0, SETTINGS_F.dt)
     cursor = get(D.settings_i, e, 0, SETTINGS_I.pool0)
@@ -646,17 +636,20 @@ def place_shape_pairs(D: ti.template(), e):
         d = row(D.shape_pair, e, k)
         cap = ti.min(shape_pair_capacity(D, d[SHAPE_PAIR.body], d[SHAPE_PAIR.other]), pool_end - cursor)
         p = n_static + k
-        found = get(D.pair_count, e, p, PAIR_COUNT.count)
-        if get(D.pair_count, e, p, PAIR_COUNT.dropped) > 0 or found > cap:
-            collide_shape_pair(D, e, p, d[SHAPE_PAIR.body], d[SHAPE_PAIR.other], cursor, cap, margin, dt, 0)
+        again = True
+        if ti.static(found_apart):
             found = get(D.pair_count, e, p, PAIR_COUNT.count)
-        else:
-            src = get(D.settings_i, e, 0, SETTINGS_I.pool0) + k * SHAPE_PAIR_ROOM
-            for i in range(found):
-                putn(D.contact, e, cursor + i, CONTACT.position, get3(D.found_f, e, src + i, FOUND_F.position))
-                putn(D.contact, e, cursor + i, CONTACT.normal, get3(D.found_f, e, src + i, FOUND_F.normal))
-                put(D.contact, e, cursor + i, CONTACT.depth, get(D.found_f, e, src + i, FOUND_F.depth))
-                put(D.feature, e, cursor + i, FEATURE.now, get(D.found_i, e, src + i, FOUND_I.feature))
+            again = get(D.pair_count, e, p, PAIR_COUNT.dropped) > 0 or found > cap
+            if not again:
+                src = get(D.settings_i, e, 0, SETTINGS_I.pool0) + k * SHAPE_PAIR_ROOM
+                for i in range(found):
+                    putn(D.contact, e, cursor + i, CONTACT.position, get3(D.found_f, e, src + i, FOUND_F.position))
+                    putn(D.contact, e, cursor + i, CONTACT.normal, get3(D.found_f, e, src + i, FOUND_F.normal))
+                    put(D.contact, e, cursor + i, CONTACT.depth, get(D.found_f, e, src + i, FOUND_F.depth))
+                    put(D.feature, e, cursor + i, FEATURE.now, get(D.found_i, e, src + i, FOUND_I.feature))
+        if again:
+            collide_shape_pair(D, e, p, d[SHAPE_PAIR.body], d[SHAPE_PAIR.other], cursor, cap, margin, dt, 0)
+        found = get(D.pair_count, e, p, PAIR_COUNT.count)
         put(D.shape_pair, e, k, SHAPE_PAIR.slot0, cursor)
         put(D.shape_pair, e, k, SHAPE_PAIR.count, found)
         cursor += found
