@@ -120,16 +120,24 @@ class Contacts:
                 sample = np.where(loaded, feature[:, s0:s0 + cap] - L.FEAT_SOIL, 0) + m.soil_offsets[other]
                 depth = np.where(loaded, np.take_along_axis(soil, sample, axis=1), 0.0)
                 sinkage[:, r] = np.maximum(sinkage[:, r], depth.max(axis=1))
-        n_dyn = s.block("state_i", "env", "shape_pairs")[:, 0, 0]
-        table = s.block("state_i", "shape_pair")
-        for e in range(ne):
-            for body, other, base, count in table[e, :n_dyn[e]]:
-                if count and (body in body_row or other in body_row):
-                    total = imp[e, base:base + count].sum(axis=0)
-                    if body in body_row:
-                        force[e, body_row[body]] += total
-                    if other in body_row:
-                        force[e, body_row[other]] -= total
+        table = s.block("state_i", "shape_pair")  # (ne, max pairs, (body, other, slot0, count))
+        if table.shape[1] and body_row:
+            n_dyn = s.block("state_i", "env", "shape_pairs")[:, 0, 0]
+            listed = np.arange(table.shape[1])[None, :] < n_dyn[:, None]
+            # each entry's impulse: a difference of running sums over the slots (all envs at once)
+            running = np.concatenate([np.zeros((ne, 1, 3)), np.cumsum(imp, axis=1)], axis=1)
+            first = np.where(listed, table[..., SHAPE_PAIR.slot0], 0).astype(np.int64)
+            last = first + np.where(listed, table[..., SHAPE_PAIR.count], 0).astype(np.int64)
+            total = (np.take_along_axis(running, last[..., None], axis=1)
+                     - np.take_along_axis(running, first[..., None], axis=1))
+            row_of_body = np.full(m.n_bodies, -1, np.int64)
+            for b, r in body_row.items():
+                row_of_body[b] = r
+            envs = np.broadcast_to(np.arange(ne)[:, None], listed.shape)
+            for column, sign in ((SHAPE_PAIR.body, 1.0), (SHAPE_PAIR.other, -1.0)):  # (+ on body, - on other)
+                rows = np.where(listed, row_of_body[table[..., column]], -1)
+                hit = rows >= 0
+                np.add.at(force, (envs[hit], rows[hit]), sign * total[hit])
         return force / self._dt, sinkage
 
     def shape_pairs(self, env: int) -> np.ndarray:

@@ -72,3 +72,32 @@ def test_link_contact_forces_and_sinkage_of_a_plate_robot_on_two_soils():
     np.testing.assert_array_equal(world.get_link_sinkage(robot, env=1), sinkage[1])
     with pytest.raises(ValueError, match="system"):
         world.get_link_contact_forces(tt.World(dt=1e-3).add_articulated_system(PLATE))
+
+
+def test_link_contact_forces_count_shape_pairs_on_either_side_as_the_contact_set_does():
+    """Reference: the contact set of each env (``get_contacts``: impulses act on side b, the opposite on side
+    a), summed per link over the step by hand: a plate robot on the ground under two boxes (each env with its
+    own box masses), whose contacts with the boxes are shape pairs. Settled, the link's contact forces
+    balance its own weight alone (the ground carries the boxes through it: m g up, to 1e-3)."""
+    world = tt.World(dt=1e-3, n_envs=2)
+    world.add_ground()
+    robot = world.add_articulated_system(PLATE, base="floating", position=(0.0, 0.0, 0.0105))
+    boxes = [world.add_box(0.1, 0.1, 0.1, 1.0), world.add_box(0.1, 0.1, 0.1, 2.0)]
+    boxes[0].set_position([-0.1, 0.0, 0.0705])
+    boxes[1].set_position([0.1, 0.1, 0.0705])
+    world.set_body_mass(boxes[1], 4.0, env=1)
+    world.step(400)
+    force = world.get_link_contact_forces(robot)
+    for env in range(2):
+        contacts = world.get_contacts(env)
+        mine, with_boxes = np.zeros(3), 0
+        for k in range(len(contacts)):
+            if contacts.link_b[k] == (0, "body"):
+                mine += contacts.impulses[k]
+                with_boxes += int(contacts.body_a[k] >= 0)
+            if contacts.link_a[k] == (0, "body"):
+                mine -= contacts.impulses[k]
+                with_boxes += 1
+        assert with_boxes >= 2  # (both boxes touch the link)
+        np.testing.assert_allclose(force[env, 0], mine / 1e-3, rtol=0, atol=1e-9 * np.abs(mine).max() / 1e-3)
+        np.testing.assert_allclose(force[env, 0], [0.0, 0.0, 20.0 * 9.81], rtol=0, atol=1e-3 * 20.0 * 9.81)
