@@ -177,8 +177,9 @@ class Model:
         self.tree_q0 = list(np.cumsum([0] + [t.get_generalized_coordinate_dim() for t in trees])[:-1].astype(int))
         self.tree_u0 = list(np.cumsum([0] + [t.get_dof() for t in trees])[:-1].astype(int))
         self.tree_joint0 = list(np.cumsum([0] + [len(r) for r in tree_rows])[:-1].astype(int))
+        self.n_joints = sum(len(r) for r in tree_rows)  # (tree joint rows: one per link)
         self.tree_matrix0 = list(np.cumsum([0] + [t.get_dof() ** 2 for t in trees])[:-1].astype(int))
-        n_joints = sum(len(r) for r in tree_rows)
+        n_joints = self.n_joints
         n_tree_q = sum(t.get_generalized_coordinate_dim() for t in trees)
         n_tree_u = sum(t.get_dof() for t in trees)
         self.n_pins = len(pins)

@@ -157,8 +157,9 @@ class RayCaster:
         c, s = np.cos(yaw)[:, None], np.sin(yaw)[:, None]
         x = pos[:, None, 0] + c * pts[None, :, 0] - s * pts[None, :, 1]
         y = pos[:, None, 1] + s * pts[None, :, 0] + c * pts[None, :, 1]
-        top = max(self._terrain_top(), float(pos[:, 2].max())) + 1.0
-        bottom = self._terrain_bottom()
+        lowest, highest = self._terrain_span()
+        top = max(highest, float(pos[:, 2].max())) + 1.0
+        bottom = lowest - SCAN_DEPTH
         ne, n = x.shape
         origins = np.stack([x, y, np.full_like(x, top)], axis=2)
         dirs = np.broadcast_to(np.array([0.0, 0.0, -1.0]), origins.shape)
@@ -201,16 +202,11 @@ class RayCaster:
             out += list((hm.get_position()[None] + corners @ hm.get_rotation_matrix().T)[:, 2])
         return out
 
-    def _terrain_top(self) -> float:
-        """A world z [m] no terrain surface rises above."""
+    def _terrain_span(self) -> tuple[float, float]:
+        """The lowest and highest world z [m] of the undeformed terrain (map corners and the ground; a soil
+        bed's ruts go below by at most :data:`SCAN_DEPTH`)."""
         z = self._terrain_corners_z()
-        return max(z) if z else 0.0
-
-    def _terrain_bottom(self) -> float:
-        """A world z [m] no terrain surface goes below: the lowest map corner or the ground, less
-        :data:`SCAN_DEPTH` for the ruts a soil bed may take."""
-        z = self._terrain_corners_z()
-        return (min(z) if z else 0.0) - SCAN_DEPTH
+        return (min(z), max(z)) if z else (0.0, 0.0)
 
     @staticmethod
     def _ray_array(name, value, tail) -> np.ndarray:

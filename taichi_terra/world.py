@@ -282,9 +282,9 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         if not isinstance(link, str) or link not in names:
             raise ValueError(f"link must be one of {names}, got {link!r}")
         k = self.articulated_systems.index(system)
-        rows = sum(len(s.joint_rows()) for s in self.articulated_systems[:k])
+        rows = sum(len(s.get_body_names()) for s in self.articulated_systems[:k])  # (a joint row per link)
         index = names.index(link)
-        mass = float(system.joint_rows()[index]["link"].mass)
+        mass = float(system.model.links[index].mass)
         if not mass > 0.0:
             raise ValueError(f"link {link!r} has no mass to scale (its URDF gives {mass!r})")
         return len(self.bodies) + rows + index, mass
@@ -498,7 +498,7 @@ class World(TerrainBuilder, ArticulatedBuilder, GranularBuilder, RayCaster, Cont
         self._control.set_block("control", "pair_material", None, self._material_table[None])
         if model.n_media:
             self._control.set_block("control", "medium", None, granular.env_medium_rows(model.medium_rows))
-        scales = np.ones((ne, model.n_free + sum(len(r) for r in (s.joint_rows() for s in articulation.systems)), 1))
+        scales = np.ones((ne, model.n_free + model.n_joints, 1))
         for row_, env, factor in self._mass_scales:
             scales[slice(None) if env is None else env, row_, 0] = factor
         self._mass_scales = []

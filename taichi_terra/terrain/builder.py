@@ -57,8 +57,8 @@ class Terrain:
         built)."""
         if self._control is not None:
             envs = slice(None) if env is None else env
-            self._control.set_block("control", "soil_material", None,
-                                    bed.env_materials_array()[envs][..., None, :], envs=(envs, slice(bed.index, bed.index + 1)))
+            self._control.set_block("control", "soil_material", None, bed.env_materials_array()[envs],
+                                    envs=(envs, bed.index))
 
     def read_soil_material(self, bed, env: int):
         """Env ``env``'s soil material vector of ``bed`` as the kernels hold it (once built; else ``None``)."""
