@@ -25,9 +25,10 @@ _HEIGHTMAP_EXTRA = {ShapeType.SPHERE: 8, ShapeType.CAPSULE: 24, ShapeType.BOX: 2
 
 
 def _collision_heights(hm) -> np.ndarray:
-    """The samples the kernels collide with: a soil bed's undeformed surface (its sinkage is state), a static
-    map's collision heights."""
-    return hm.get_undeformed_heights() if getattr(hm, "is_soil", False) else hm.get_contact_heights()
+    """The samples the kernels collide with, flat: a soil bed's undeformed surface (its sinkage is state), a
+    static map's collision heights; a map with heights per env holds every env's, env after env."""
+    h = hm.get_undeformed_heights() if getattr(hm, "is_soil", False) else hm.get_contact_heights()
+    return h.reshape(-1)
 
 
 def pair_capacity(kind: int, shape_a, shape_b=None, spacing=None) -> int:
@@ -247,13 +248,13 @@ class Model:
         # ---- height maps: samples concatenated; soil beds also number their samples and sample rows
         self.soil_offsets, self.soil_row_offsets = [], []  # per map: first soil sample / sample row (-1: rigid)
         n_samples = n_soil = n_soil_rows = 0
-        sample0 = []
+        sample0 = self.map_sample0 = []  # per map: its first sample in ``heights``
         for hm in heightmaps:
             is_soil = getattr(hm, "is_soil", False)
             sample0.append(n_samples)
             self.soil_offsets.append(n_soil if is_soil else -1)
             self.soil_row_offsets.append(n_soil_rows if is_soil else -1)
-            n_samples += hm.x_samples * hm.y_samples
+            n_samples += _collision_heights(hm).size  # (every env's, for a map with heights per env)
             n_soil += hm.x_samples * hm.y_samples if is_soil else 0
             n_soil_rows += hm.y_samples if is_soil else 0
         self.n_soil_samples, self.n_soil_rows = n_soil, n_soil_rows
@@ -338,8 +339,9 @@ class Model:
                 kind, b, other, self._pair_slots[p], cap)
         hmap = li.view(self.data_i, "map")
         for m, hm in enumerate(heightmaps):
-            hmap[m, [A.MAP_I.sample0, A.MAP_I.nx, A.MAP_I.ny, A.MAP_I.soil0, A.MAP_I.soil_row0]] = (
-                sample0[m], hm.x_samples, hm.y_samples, self.soil_offsets[m], self.soil_row_offsets[m])
+            hmap[m, [A.MAP_I.sample0, A.MAP_I.nx, A.MAP_I.ny, A.MAP_I.soil0, A.MAP_I.soil_row0,
+                     A.MAP_I.env_stride]] = (sample0[m], hm.x_samples, hm.y_samples, self.soil_offsets[m],
+                                             self.soil_row_offsets[m], hm.x_samples * hm.y_samples * hm.per_env)
         settings = li.view(self.data_i, "settings_i")[0]
         for col, value in (("n_static_pairs", self.n_pairs), ("pool0", self.pool_start),
                            ("n_materials", self.n_materials), ("n_soil_samples", n_soil), ("n_bodies", nb),
@@ -542,6 +544,31 @@ class Model:
             self.layouts["heights"].view(data, "sample")[:, 0] = np.concatenate(heights)
             self.heights.from_numpy(data)
         if upload:
+            self.model_f.from_numpy(self.data_f)
+
+    def update_map_env_heights(self, hm, envs) -> None:
+        """Rewrite the heights of ``hm`` (a map with heights per env) in ``envs`` (an env index or a slice of
+        envs) alone; every other sample stays as it is. The map's top (the broad phase's bound) rises to the
+        new samples' highest where they are higher; it is recomputed exactly by
+        :meth:`update_heightmap_data`."""
+        from .backend import host_view
+
+        n = hm.x_samples * hm.y_samples
+        every = hm.env_height_rows()  # (n_envs, n), not a copy
+        first, stop, _ = (envs.indices(len(every)) if isinstance(envs, slice) else (int(envs), int(envs) + 1, 1))
+        start = self.layouts["heights"].offsets["sample"] + self.map_sample0[hm.index] + first * n
+        view = host_view(self.heights)
+        if view is not None:
+            view[start:start + (stop - first) * n] = every[first:stop].reshape(-1)
+        else:  # (GPU backends: the array is written whole)
+            data = self.heights.to_numpy()
+            data[start:start + (stop - first) * n] = every[first:stop].reshape(-1)
+            self.heights.from_numpy(data)
+        new = every[first:stop]
+        finite = new[np.isfinite(new)]
+        hmap = self.layouts["model_f"].view(self.data_f, "map")
+        if finite.size and finite.max() > hmap[hm.index, A.MAP_F.top]:
+            hmap[hm.index, A.MAP_F.top] = finite.max()
             self.model_f.from_numpy(self.data_f)
 
     def update_heightmap_poses(self, heightmaps, upload: bool = True) -> None:

@@ -19,6 +19,7 @@ class _Arrays:
     ARENAS: tuple = ()
 
     def __init__(self, model, n_envs: int):
+        self.n_envs = n_envs
         self._layouts = {a.name: model.layouts[a.name] for a in self.ARENAS}
         self._views = {}
         for arena in self.ARENAS:
@@ -48,6 +49,11 @@ class _Arrays:
     def block(self, name: str, block: str, col: str | None = None) -> np.ndarray:
         """A copy of one block (shape (n_envs, rows, stride)) or one of its columns (n_envs, rows, width)."""
         return np.array(self._layouts[name].view(self.read(name), block, col))
+
+    def block_rows(self, name: str, block: str, index, col: str | None = None) -> np.ndarray:
+        """A copy of ``block[index]`` (or of one column), ``index`` over (env, row): on cpu only those rows are
+        copied."""
+        return np.array(self._layouts[name].view(self.read(name), block, col)[index])
 
     def set_block(self, name: str, block: str, col: str | None, values, envs=slice(None)) -> None:
         """Write one block or column for the envs ``envs`` (the rest of the array is kept)."""

@@ -49,10 +49,12 @@ def _free_bodies_on_soil():
     top one and a ball beside them, with RFT plates on the top box over a sand surface: the broadphase's
     shape-shape pairs (the cylinder on the box finds 9 contacts, more than a pair's room in the GPU layout:
     ``kernels/step.py`` ``place_shape_pairs``), the soil quadrature and history over the bed's sample rows and
-    the plates' stage, without trees."""
+    the plates' stage, without trees. The bed's surface differs per env (env 1's tilts by 2 %): each env's
+    quadrature reads its own heights."""
     world = tt.World(dt=1e-3, n_envs=2)
     n = 21
-    world.add_deformable_terrain(n, n, 0.4, 0.4, 0.0, 0.0, np.zeros(n * n),
+    x = np.tile(np.linspace(-0.2, 0.2, n), n)
+    world.add_deformable_terrain(n, n, 0.4, 0.4, 0.0, 0.0, np.stack([np.zeros(n * n), 0.02 * x]),
                                  tt.SoilMaterial(bekker_kphi=2e6, sinkage_exponent=1.0, damping=1e3))
     world.add_granular_medium(0.25, zeta=0.375)
     for k in range(3):

@@ -340,7 +340,7 @@ def export_world_xml(world, path=None, env: int = 0) -> str:
     if world.ground is not None:
         ET.SubElement(root, "ground", height=repr(world.ground.height), material=world.ground.material)
     for hm in world.heightmaps:
-        heights = hm.get_undeformed_heights() if hm.is_soil else hm.get_contact_heights()  # the collision surface
+        heights = hm.get_undeformed_heights(env) if hm.is_soil else hm.get_contact_heights(env)  # (collision surface)
         el = ET.SubElement(root, "heightmap", name=f"map{hm.index}", x_size=repr(hm.x_size), y_size=repr(hm.y_size),
                            x_sample=str(hm.x_samples), y_sample=str(hm.y_samples), center_x=repr(hm.center_x),
                            center_y=repr(hm.center_y), pos=_fmt(hm.get_position()), quat=_fmt(hm.get_orientation()),

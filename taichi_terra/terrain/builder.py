@@ -57,8 +57,8 @@ class Terrain:
         built)."""
         if self._control is not None:
             envs = slice(None) if env is None else env
-            self._control.set_block("control", "soil_material", None, bed.env_materials_array()[envs],
-                                    envs=(envs, bed.index))
+            rows = bed.env_materials_array() if env is None else bed._material_row(env)
+            self._control.set_block("control", "soil_material", None, rows, envs=(envs, bed.index))
 
     def read_soil_material(self, bed, env: int):
         """Env ``env``'s soil material vector of ``bed`` as the kernels hold it (once built; else ``None``)."""
@@ -70,6 +70,12 @@ class Terrain:
         """A map moved: the model takes every map's pose (once built)."""
         if self._model is not None:
             self._model.update_heightmap_poses(self.heightmaps)
+
+    def on_env_heights(self, hm, envs) -> None:
+        """The heights of ``hm`` (a map with heights per env) changed in ``envs`` (an index or a slice): the
+        model takes those envs' samples (once built)."""
+        if self._model is not None:
+            self._model.update_map_env_heights(hm, envs)
 
     def on_data(self, hm) -> None:
         """A map's heights or grid changed: the model takes them (once built)."""
@@ -108,15 +114,21 @@ class TerrainBuilder:
         return self._terrain.ground
 
     def add_heightmap(self, x_samples: int, y_samples: int, x_size: float, y_size: float, center_x: float,
-                      center_y: float, heights, *, material: str = DEFAULT_MATERIAL, colors=None):
-        """A static height map; ``heights[y * x_samples + x]`` [m]. See :class:`taichi_terra.HeightMap`."""
+                      center_y: float, heights, *, material: str = DEFAULT_MATERIAL, colors=None,
+                      per_env: bool = False):
+        """A static height map; ``heights[y * x_samples + x]`` [m]. See :class:`taichi_terra.HeightMap`.
+
+        Heights of shape (n_envs, x_samples * y_samples) give each env heights of its own; so does
+        ``per_env=True`` (every env starts from ``heights``), after which :meth:`HeightMap.set_heights` changes
+        one env's at any time. Without either, the envs share one set of samples (no copy per env)."""
         from .heightmap import GridSpec, HeightMap
 
         self.materials.index(material)
         self._terrain.require_unbuilt("adding a height map")
         terrain = self._terrain
         hm = HeightMap(terrain, len(terrain.heightmaps),
-                       GridSpec(x_samples, y_samples, x_size, y_size, center_x, center_y), heights, material, colors)
+                       GridSpec(x_samples, y_samples, x_size, y_size, center_x, center_y), heights, material, colors,
+                       per_env)
         terrain.heightmaps.append(hm)
         return hm
 
@@ -169,16 +181,19 @@ class TerrainBuilder:
                                   material=material)
 
     def add_deformable_terrain(self, x_samples: int, y_samples: int, x_size: float, y_size: float, center_x: float,
-                               center_y: float, heights, material):
+                               center_y: float, heights, material, *, per_env: bool = False):
         """A soil bed (:class:`taichi_terra.DeformableTerrain`) with the layout and pose rules of a height
-        map; ``material`` is a :class:`taichi_terra.SoilMaterial`. Bodies sink into it and leave ruts."""
+        map; ``material`` is a :class:`taichi_terra.SoilMaterial`. Bodies sink into it and leave ruts.
+        ``heights`` of shape (n_envs, n), or ``per_env=True``, give each env an undeformed surface of its own
+        (as for :meth:`add_heightmap`)."""
         from .deformable import DeformableTerrain
         from .heightmap import GridSpec
 
         self._terrain.require_unbuilt("adding a deformable terrain")
         terrain = self._terrain
         bed = DeformableTerrain(terrain, len(terrain.heightmaps),
-                                GridSpec(x_samples, y_samples, x_size, y_size, center_x, center_y), heights, material)
+                                GridSpec(x_samples, y_samples, x_size, y_size, center_x, center_y), heights, material,
+                                per_env)
         terrain.heightmaps.append(bed)
         return bed
 

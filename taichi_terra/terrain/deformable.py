@@ -33,12 +33,11 @@ class DeformableTerrain(HeightMap):
 
     is_soil = True
 
-    def __init__(self, terrain, index, grid, heights, material):
+    def __init__(self, terrain, index, grid, heights, material, per_env: bool = False):
         if not isinstance(material, SoilMaterial):
             raise TypeError(f"material must be a taichi_terra.SoilMaterial, got {type(material).__name__}")
-        super().__init__(terrain, index, grid, heights, "default")
-        if not np.all(np.isfinite(self._heights)):
-            raise ValueError("heights of a soil bed must be finite")
+        super().__init__(terrain, index, grid, heights, "default", per_env=per_env)
+        self._check_heights(self._heights if self._env_heights is None else self._env_heights)
         self._soil = material
         self._env_soil = [material] * terrain.n_envs  # each env's material as last set here
         n = self._nx * self._ny
@@ -79,6 +78,10 @@ class DeformableTerrain(HeightMap):
             return self._env_soil[env]
         return SoilMaterial(**dict(zip(SOIL_FIELDS, (float(v) for v in held))))
 
+    def _material_row(self, env: int) -> np.ndarray:
+        """Env ``env``'s material as last set here, in :data:`SOIL_FIELDS` order, shape (8,)."""
+        return self._env_soil[env].as_array()
+
     def env_materials_array(self) -> np.ndarray:
         """Each env's material as last set here, in :data:`SOIL_FIELDS` order, shape (n_envs, 8)."""
         return np.stack([m.as_array() for m in self._env_soil])
@@ -87,13 +90,37 @@ class DeformableTerrain(HeightMap):
     def n_samples(self) -> int:
         return self.x_samples * self.y_samples
 
-    def get_undeformed_heights(self) -> np.ndarray:
-        """The original surface [m], shape (x_samples * y_samples,), index y * x_samples + x."""
-        return self._heights.copy()
+    def get_undeformed_heights(self, env: int | None = None) -> np.ndarray:
+        """The original surface [m], index y * x_samples + x: shape (x_samples * y_samples,) for a bed whose
+        envs share it or for ``env=i``; (n_envs, n) for every env of a bed with heights per env."""
+        return self._env_or_all(env, self._heights)
 
     def get_heights(self, env: int = 0) -> np.ndarray:
         """The current (deformed) surface of ``env`` [m]: undeformed heights minus the sinkage."""
-        return self._heights - self.get_soil_state(env)["sinkage"]
+        return self._one_env(env, self._heights) - self.get_soil_state(env)["sinkage"]
+
+    def _check_heights(self, h: np.ndarray) -> None:
+        if not np.all(np.isfinite(h)):
+            raise ValueError("heights of a soil bed must be finite")
+
+    def set_heights(self, heights, env: int | None = None) -> None:
+        """Replace the undeformed surface [m] of every env or of env ``env`` (shapes and rules as
+        :meth:`HeightMap.set_heights`; the samples must be finite). The soil history of the envs whose surface
+        changed starts again from zero (ruts in the old surface do not carry over), as :meth:`reset_soil`."""
+        before = self._heights_rev.copy()
+        super().set_heights(heights, env)
+        changed = np.nonzero(self._heights_rev != before)[0]
+        if len(changed) == self._terrain.n_envs:
+            self._write_state(np.zeros((self.n_samples, 4)), None)
+        else:
+            for e in changed:
+                self._write_state(np.zeros((self.n_samples, 4)), int(e))
+        bump = np.zeros((self._terrain.n_envs, self._ny), np.int64)
+        bump[changed] = 1
+        if self._terrain.built:
+            self._terrain.soil.bump(self, bump)
+        else:
+            self._rev_before_build += bump
 
     def get_surface_heights(self, env: int | None = None) -> np.ndarray:
         """The deformed surface [m] (undeformed heights minus the sinkage), shape (n_envs, n) for

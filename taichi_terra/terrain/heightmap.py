@@ -35,21 +35,30 @@ class GridSpec:
 class HeightMap(HeightMapUpdates):
     """A static height map. Create it with :meth:`taichi_terra.World.add_heightmap`."""
 
-    def __init__(self, terrain, index: int, grid: GridSpec, heights, material: str, colors=None):
+    def __init__(self, terrain, index: int, grid: GridSpec, heights, material: str, colors=None,
+                 per_env: bool = False):
         nx = check_int("x_samples", grid.x_samples, 2)
         ny = check_int("y_samples", grid.y_samples, 2)
         self._x_size = check_positive("x_size", grid.x_size)
         self._y_size = check_positive("y_size", grid.y_size)
         self._center = (check_finite("center_x", grid.center_x), check_finite("center_y", grid.center_y))
+        if not isinstance(per_env, bool):
+            raise TypeError(f"per_env must be True or False, got {per_env!r}")
+        ne = terrain.n_envs
         try:
-            h = np.array(heights, dtype=np.float64).reshape(-1)
+            given = np.array(heights, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise TypeError("heights must be a sequence of numbers") from exc
-        if np.ndim(heights) != 1:
-            raise ValueError(f"heights must be 1-D with x_samples * y_samples = {nx * ny} entries "
-                             f"(use add_heightmap_from_matrix for a 2-D array), got shape {np.shape(heights)}")
-        if h.size != nx * ny:
-            raise ValueError(f"heights must have x_samples * y_samples = {nx * ny} entries, got {h.size}")
+        if given.ndim == 2 and given.shape == (ne, nx * ny):
+            per_env, h = True, given[0].copy()
+        elif given.ndim != 1:
+            raise ValueError(f"heights must be 1-D with x_samples * y_samples = {nx * ny} entries, or shape "
+                             f"(n_envs, x_samples * y_samples) = ({ne}, {nx * ny}) for heights per env (use "
+                             f"add_heightmap_from_matrix for a 2-D grid), got shape {given.shape}")
+        elif given.size != nx * ny:
+            raise ValueError(f"heights must have x_samples * y_samples = {nx * ny} entries, got {given.size}")
+        else:
+            h = given
         self._colors = self._check_colors(colors, nx * ny)
         self._color_map_set = colors is not None  # set_color_patch needs a full colour map first
         self._color_rev = 0  # advances with every colour change (renderers re-upload the colours)
@@ -65,6 +74,13 @@ class HeightMap(HeightMapUpdates):
         self._position = np.zeros(3)
         self._quat = np.array([1.0, 0.0, 0.0, 0.0])
         self._row_rev = np.zeros(ny, dtype=np.int64)  # height revision of each sample row (shared by all envs)
+        #: a map with heights per env: every env's (drawn and collision alike), shape (n_envs, n); else None
+        self._env_heights = None
+        self._env_row_rev = None  # and its row revisions per env, shape (n_envs, y_samples)
+        self._heights_rev = np.zeros(ne, np.int64)  # per env: advances when set_heights or update change it
+        if per_env:
+            self._env_heights = given.copy() if given.ndim == 2 else np.tile(h, (ne, 1))
+            self._env_row_rev = np.zeros((ne, ny), np.int64)
 
     @staticmethod
     def _check_colors(colors, n):
@@ -113,14 +129,95 @@ class HeightMap(HeightMapUpdates):
         """Grid centre y in the height-map frame [m]."""
         return self._center[1]
 
-    def get_heights(self) -> np.ndarray:
-        """A copy of the (visual) height samples [m], shape (x_samples * y_samples,), index y * x_samples + x."""
-        return self._heights.copy()
+    @property
+    def per_env(self) -> bool:
+        """Whether each env has heights of its own (:meth:`set_heights`); else every env shares one set."""
+        return self._env_heights is not None
 
-    def get_contact_heights(self) -> np.ndarray:
+    def env_height_rows(self) -> np.ndarray:
+        """A map with heights per env: every env's samples as it holds them, shape (n_envs, n) (read-only: not
+        a copy)."""
+        rows = self._env_heights.view()
+        rows.flags.writeable = False
+        return rows
+
+    def _env_or_all(self, env, shared: np.ndarray) -> np.ndarray:
+        """A copy of the samples of ``env``: ``shared`` for a map whose envs share them; for a map with heights
+        per env, env ``env``'s (n,), or every env's (n_envs, n) for ``env=None``."""
+        env = self._terrain.check_env(env)
+        if self._env_heights is None:
+            return shared.copy()
+        return self._env_heights.copy() if env is None else self._env_heights[env].copy()
+
+    def _one_env(self, env, shared: np.ndarray) -> np.ndarray:
+        """The samples a point query of ``env`` reads (not a copy): a map with heights per env needs an env."""
+        env = self._terrain.check_env(env)
+        if self._env_heights is None:
+            return shared
+        if env is None:
+            raise ValueError("env: this map has heights per env; name the env to query (an int)")
+        return self._env_heights[env]
+
+    def get_heights(self, env: int | None = None) -> np.ndarray:
+        """A copy of the (visual) height samples [m], index y * x_samples + x: shape (x_samples * y_samples,)
+        for a map whose envs share them (``env`` only checked) or for ``env=i``; (n_envs, n) for every env of
+        a map with heights per env."""
+        return self._env_or_all(env, self._heights)
+
+    def get_contact_heights(self, env: int | None = None) -> np.ndarray:
         """A copy of the collision surface's samples [m] (differs from :meth:`get_heights` after a visual-only
-        update)."""
-        return self._contact.copy()
+        update), shaped as :meth:`get_heights` returns them."""
+        return self._env_or_all(env, self._contact)
+
+    def set_heights(self, heights, env: int | None = None) -> None:
+        """Replace the heights [m] (drawn and collision alike) of every env or of env ``env``, between steps.
+
+        ``heights``: shape (x_samples * y_samples,), index y * x_samples + x (every env takes them for
+        ``env=None``), or shape (n_envs, x_samples * y_samples) with ``env=None``, one set per env. Non-finite
+        samples are holes, as at creation. A map whose envs share one set of heights becomes a map with heights
+        per env the first time they differ, which is possible only before the world is built (the samples are
+        laid out at the build): pass ``per_env=True`` when adding the map (or heights of shape
+        (n_envs, n)) to change one env's heights after it. Grid and pose stay; a checkpoint does not hold
+        heights (they are terrain, like :meth:`update`). Bad input raises and changes nothing.
+        """
+        n, ne = self._nx * self._ny, self._terrain.n_envs
+        env = self._terrain.check_env(env)
+        try:
+            h = np.array(heights, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError("heights must be an array of numbers") from exc
+        if env is not None and h.shape != (n,):
+            raise ValueError(f"heights must have shape ({n},) for one env, got {h.shape}")
+        if env is None and h.shape not in ((n,), (ne, n)):
+            raise ValueError(f"heights must have shape ({n},) or (n_envs, {n}) = ({ne}, {n}), got {h.shape}")
+        self._check_heights(h)
+        if self._env_heights is None and (env is not None or h.ndim == 2):
+            if self._terrain.built:
+                raise ValueError("env: this map's envs share one set of heights since the world was built; "
+                                 "add it with per_env=True (or heights of shape (n_envs, n)) to give envs "
+                                 "heights of their own")
+            self._env_heights = np.tile(self._contact, (ne, 1))
+            self._env_row_rev = np.tile(self._row_rev, (ne, 1))
+        if self._env_heights is None:  # every env shares them: as a full update that keeps the grid
+            self._advance_rows(self._heights, h)
+            self._heights, self._contact = h, h.copy()
+            self._heights_rev += 1
+            self._mark("all")
+            self._terrain.on_data(self)
+            return
+        target = slice(None) if env is None else slice(env, env + 1)
+        new = np.broadcast_to(h, self._env_heights[target].shape)
+        changed = (self._env_heights[target].view(np.int64) != new.view(np.int64)).reshape(-1, self._ny, self._nx)
+        self._env_heights[target] = new
+        self._env_row_rev[target] += changed.any(axis=2)
+        self._heights_rev[target] += changed.any(axis=(1, 2))
+        self._heights, self._contact = self._env_heights[0].copy(), self._env_heights[0].copy()
+        self._mark("all")
+        self._terrain.on_env_heights(self, target if env is None else env)
+
+    def _check_heights(self, h: np.ndarray) -> None:
+        """Samples a map accepts: any (non-finite ones are holes); a soil bed checks for finite ones."""
+        return None
 
     def get_com_position(self) -> np.ndarray:
         """World position of the grid centre [m], shape (3,)."""
@@ -176,23 +273,26 @@ class HeightMap(HeightMapUpdates):
             return (1.0 - u) * v00 + (u - v) * v10 + v * v11
         return (1.0 - v) * v00 + (v - u) * v01 + u * v11
 
-    def get_height(self, x: float, y: float) -> float:
+    def get_height(self, x: float, y: float, env: int | None = None) -> float:
         """Surface height [m] at world (x, y), reading the grid as if only the translation were applied.
 
         Points outside the grid use the nearest edge. For a rotated map, the surface point above the
-        unrotated (x, y) is ``o + R ((x, y, h) - o)`` with ``o`` the position (see the module docs).
+        unrotated (x, y) is ``o + R ((x, y, h) - o)`` with ``o`` the position (see the module docs). A map
+        with heights per env needs ``env``.
         """
-        return float(self._interp(self._heights, x, y) + self._position[2])
+        return float(self._interp(self._one_env(env, self._heights), x, y) + self._position[2])
 
-    def get_contact_height(self, x: float, y: float) -> float:
+    def get_contact_height(self, x: float, y: float, env: int | None = None) -> float:
         """Height [m] of the collision surface at world (x, y), read like :meth:`get_height`; the two differ
         only after a visual-only update."""
-        return float(self._interp(self._contact, x, y) + self._position[2])
+        return float(self._interp(self._one_env(env, self._contact), x, y) + self._position[2])
 
-    def get_normal(self, x: float, y: float) -> np.ndarray:
-        """Unit normal (+z side) of the collision triangle under world (x, y), orientation ignored, shape (3,)."""
+    def get_normal(self, x: float, y: float, env: int | None = None) -> np.ndarray:
+        """Unit normal (+z side) of the collision triangle under world (x, y), orientation ignored, shape (3,);
+        a map with heights per env needs ``env``."""
+        h = self._one_env(env, self._contact)
         ix, iy, u, v, dx, dy = self._locate(x, y)
-        nx, h = self._nx, self._contact
+        nx = self._nx
         h00, h10 = h[iy * nx + ix], h[iy * nx + ix + 1]
         h01, h11 = h[(iy + 1) * nx + ix], h[(iy + 1) * nx + ix + 1]
         if u >= v:
@@ -216,17 +316,19 @@ class HeightMap(HeightMapUpdates):
 
         Revisions are never cleared, so any number of renderers can each keep the last revision they drew
         and redraw only the rows whose revision has moved on. A static map's heights are the same in every
-        env; the result has shape (n_envs, y_samples) for ``env=None`` and (y_samples,) for ``env=i``.
+        env unless it has heights per env (:meth:`set_heights`); the result has shape (n_envs, y_samples) for
+        ``env=None`` and (y_samples,) for ``env=i``.
         """
-        self._terrain.check_env(env)
-        if env is None:
-            return np.tile(self._row_rev, (self._terrain.n_envs, 1))
-        return self._row_rev.copy()
+        env = self._terrain.check_env(env)
+        every = np.tile(self._row_rev, (self._terrain.n_envs, 1)) if self._env_row_rev is None \
+            else self._env_row_rev.copy()
+        return every if env is None else every[env]
 
     def get_surface_heights(self, env: int | None = None) -> np.ndarray:
         """The surface as drawn [m] along the map's z, index y * x_samples + x: shape (n_envs, n) for
-        ``env=None`` and (n,) for ``env=i``. For a static map these are its heights in every env."""
-        self._terrain.check_env(env)
+        ``env=None`` and (n,) for ``env=i``. For a static map these are its heights in that env."""
+        env = self._terrain.check_env(env)
+        every = self._env_heights if self._env_heights is not None else self._heights[None]
         if env is None:
-            return np.tile(self._heights, (self._terrain.n_envs, 1))
-        return self._heights.copy()
+            return np.broadcast_to(every, (self._terrain.n_envs, every.shape[1])).copy()
+        return every[env if self._env_heights is not None else 0].copy()

@@ -48,11 +48,13 @@ class SoilStore:
         """Set the state of ``bed``'s samples in ``envs`` (an index or a slice) to ``rows`` (shape (n_samples,
         4), or one per env); the rows whose heights changed take a new revision, and the next step's history
         pass visits every sample of the bed in those envs."""
-        full = self._state.block("state_f", "soil")
-        before = full[:, self._samples(bed), 0].copy()
-        full[envs, self._samples(bed)] = rows
-        self._state.set_block("state_f", "soil", None, full)
-        self.bump(bed, changed_rows(bed, before, full[:, self._samples(bed), 0]))
+        target = (envs, self._samples(bed))  # (only these rows are copied on cpu)
+        before = self._state.block_rows("state_f", "soil", target)[..., 0].reshape(-1, bed.n_samples)
+        self._state.set_block("state_f", "soil", None, rows, envs=target)
+        after = self._state.block_rows("state_f", "soil", target)[..., 0].reshape(-1, bed.n_samples)
+        bump = np.zeros((self._state.n_envs, bed.y_samples), np.int64)
+        bump[envs] = changed_rows(bed, before, after).reshape(bump[envs].shape)
+        self.bump(bed, bump)
         self.open_spans(bed, envs)
 
     def open_spans(self, bed, envs) -> None:

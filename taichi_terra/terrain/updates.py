@@ -86,6 +86,7 @@ class HeightMapUpdates:
                 return self._reject("update", f"terrain_properties has {props.x_samples} x {props.y_samples} "
                                     f"samples; this map has {self._nx} x {self._ny} (the sample count is fixed)")
             x_size, y_size, heights = props.x_size, props.y_size, props.generate()
+        # (a map with heights per env: every env takes these heights)
         if not _finite(center_x, center_y, x_size, y_size) or x_size <= 0 or y_size <= 0:
             return self._reject("update", "center_x and center_y must be finite, x_size and y_size finite and > 0")
         h = _heights_or_none(heights, self._nx * self._ny, exact=True)
@@ -100,6 +101,11 @@ class HeightMapUpdates:
         self._x_size, self._y_size = float(x_size), float(y_size)
         self._heights = h
         self._contact = h.copy()
+        self._heights_rev += 1
+        if self._env_heights is not None:  # (every env takes the new heights)
+            self._env_row_rev += (self._env_heights.view(np.int64) != h.view(np.int64)).reshape(
+                -1, self._ny, self._nx).any(axis=2) | moved
+            self._env_heights[:] = h
         self._mark("all")
         self._terrain.on_data(self)
         return True
@@ -113,6 +119,9 @@ class HeightMapUpdates:
         """Replace the drawn heights only (collision keeps its surface). The centre and size must equal the
         current ones and ``heights`` have x_samples * y_samples entries; otherwise it warns, changes nothing and
         returns False."""
+        if self._env_heights is not None:
+            return self._reject("update_visual_height", "a map with heights per env draws the heights it "
+                                "collides with (use set_heights)")
         if not self._geometry_matches(center_x, center_y, x_size, y_size):
             return self._reject("update_visual_height", "center and size must equal the current ones "
                                 f"({self._center[0]}, {self._center[1]}, {self._x_size}, {self._y_size})")
@@ -132,10 +141,11 @@ class HeightMapUpdates:
         ``heights`` (index y * x_samples + x), plus ``height_offset`` [m], into the drawn heights.
 
         Returns False, changing nothing, when the centre and size differ from the current ones, ``heights``
-        has fewer than x_samples * y_samples entries, an index is not an int >= 0 or the clamped patch is
-        empty. Samples that keep their value bit for bit are not reported: no flag, dirty region or revision.
+        has fewer than x_samples * y_samples entries, an index is not an int >= 0, the clamped patch is
+        empty or the map has heights per env. Samples that keep their value bit for bit are not reported: no
+        flag, dirty region or revision.
         """
-        if not self._geometry_matches(center_x, center_y, x_size, y_size):
+        if self._env_heights is not None or not self._geometry_matches(center_x, center_y, x_size, y_size):
             return False
         h = _heights_or_none(heights, self._nx * self._ny, exact=False)
         bounds = [_index(v) for v in (min_x, max_x, min_y, max_y)]

@@ -39,30 +39,36 @@ class TerrainLayer:
         v0 = 0
         for hm in self.world.heightmaps:
             nx, ny = hm.x_samples, hm.y_samples
-            heights = ti.ndarray(ti_real(), (nx * ny,))
+            # (a map with heights per env: one array per tile; else one that every tile draws)
+            heights = [ti.ndarray(ti_real(), (nx * ny,)) for _t in range(nt if hm.per_env else 1)]
             colors = ti.ndarray(ti.types.vector(3, ti.f32), (nx * ny,))
             colors.from_numpy(hm.get_colors().astype(np.float32))
             entry = {"hm": hm, "nx": nx, "ny": ny, "heights": heights, "colors": colors, "v0": v0,
                      "color_rev": hm._color_rev,
                      "soil0": self.world._state.soil_base(self.world._model.soil_offsets[hm.index]), "pose": None,
-                     "drawn": np.full((nt, ny), -1, np.int64), "heights_rev": None}
-            self._load_heights(entry)
+                     "drawn": np.full((nt, ny), -1, np.int64), "heights_rev": None,
+                     "finite": [None] * len(heights), "loaded": np.full(len(heights), -1, np.int64)}
+            for k in range(len(heights)):
+                self._load_heights(entry, k)
             self._maps.append(entry)
             v0 += nx * ny * nt
         self._n_terrain_verts = v0
         self._t_verts, self._t_normals, self._t_colors = _field(v0), _field(v0), _field(v0)
         self._build_terrain_indices()
 
-    def _load_heights(self, entry) -> None:
-        """Upload a map's drawn heights: a bed's undeformed surface (its sinkage comes from the soil state),
-        a static map's visual heights."""
+    def _load_heights(self, entry, k: int) -> None:
+        """Upload a map's drawn heights into its array ``k`` (tile ``k`` of a map with heights per env, else
+        the one array): a bed's undeformed surface (its sinkage comes from the soil state), a static map's
+        visual heights."""
         from ..backend import np_real
 
         hm = entry["hm"]
-        h = hm.get_undeformed_heights() if hm.is_soil else hm.get_surface_heights(0)
-        entry["heights"].from_numpy(h.astype(np_real()))
-        entry["finite"] = np.isfinite(h)
-        if not hm.is_soil:
+        e = self._envs[k] if hm.per_env else 0
+        h = hm.get_undeformed_heights(e) if hm.is_soil else hm.get_surface_heights(e)
+        entry["heights"][k].from_numpy(h.astype(np_real()))
+        entry["finite"][k] = np.isfinite(h)
+        entry["loaded"][k] = hm._heights_rev[e]
+        if not hm.is_soil and not hm.per_env:
             entry["heights_rev"] = hm.get_height_row_revisions(0)
 
     def _build_terrain_indices(self) -> None:
@@ -71,14 +77,14 @@ class TerrainLayer:
         parts = []
         for entry in self._maps:
             nx, ny = entry["nx"], entry["ny"]
-            ok = entry["finite"].reshape(ny, nx)
             ix, iy = np.meshgrid(np.arange(nx - 1), np.arange(ny - 1))
             a = (iy * nx + ix).reshape(-1)
             b, c, d = a + 1, a + nx + 1, a + nx
-            t1 = (ok[:-1, :-1] & ok[:-1, 1:] & ok[1:, 1:]).reshape(-1)
-            t2 = (ok[:-1, :-1] & ok[1:, 1:] & ok[1:, :-1]).reshape(-1)
-            tri = np.concatenate([np.stack([a, b, c], 1)[t1], np.stack([a, c, d], 1)[t2]])
             for t in range(len(self._envs)):
+                ok = entry["finite"][t if len(entry["finite"]) > 1 else 0].reshape(ny, nx)
+                t1 = (ok[:-1, :-1] & ok[:-1, 1:] & ok[1:, 1:]).reshape(-1)
+                t2 = (ok[:-1, :-1] & ok[1:, 1:] & ok[1:, :-1]).reshape(-1)
+                tri = np.concatenate([np.stack([a, b, c], 1)[t1], np.stack([a, c, d], 1)[t2]])
                 parts.append(tri + entry["v0"] + t * nx * ny)
         idx = np.concatenate(parts).astype(np.int32) if parts else np.zeros((0, 3), np.int32)
         self._n_terrain_idx = idx.size
@@ -98,10 +104,14 @@ class TerrainLayer:
             hm = entry["hm"]
             nx, ny = entry["nx"], entry["ny"]
             revs = hm.get_height_row_revisions(None)
-            if not hm.is_soil and not np.array_equal(revs[0], entry["heights_rev"]):
-                finite = entry["finite"]
-                self._load_heights(entry)  # an edited static map: new visual heights (and maybe holes)
-                rebuild_indices |= not np.array_equal(finite, entry["finite"])
+            reload = [k for k in range(len(entry["heights"]))  # (heights set anew in a tile's env)
+                      if entry["loaded"][k] != hm._heights_rev[self._envs[k] if hm.per_env else 0]]
+            if not hm.is_soil and not hm.per_env and not np.array_equal(revs[0], entry["heights_rev"]):
+                reload = [0]  # an edited static map: new visual heights (and maybe holes)
+            for k in reload:
+                finite = entry["finite"][k]
+                self._load_heights(entry, k)
+                rebuild_indices |= not np.array_equal(finite, entry["finite"][k])
             pose = np.vstack([hm.get_rotation_matrix(), hm.get_position()[None]]).astype(np.float32)
             moved = entry["pose"] is None or not np.array_equal(pose, entry["pose"])
             if hm._color_rev != entry["color_rev"]:  # new base colours: upload them and redraw the map
@@ -126,7 +136,8 @@ class TerrainLayer:
                     continue
                 rows_nd = ti.ndarray(ti.i32, (rows.size,))
                 rows_nd.from_numpy(rows.astype(np.int32))
-                terrain_rows(rows_nd, entry["heights"], entry["colors"], self.world._state.state_f,
+                terrain_rows(rows_nd, entry["heights"][t if hm.per_env else 0], entry["colors"],
+                             self.world._state.state_f,
                              entry["soil0"], e, nx, ny, x0, y0, dx, dy, entry["frame"],
                              ti.Vector(self._offsets[t].tolist(), ti.f32), self.sinkage_scale,
                              mode if hm.is_soil else COLOR_BASE, self.color_range, ti.Vector(self.rut_color, ti.f32),

@@ -1,7 +1,8 @@
 """Height-map access in the map's own frame: samples, triangles, the surface under a point, index
 ranges, and the segment-triangle geometry that sphere and capsule contacts use.
 
-A map's samples live in one flat array (``heights``, from ``off``); sample (ix, iy) is at
+A map's samples live in one flat array (``heights``, from ``off``; a map with heights per env holds one set
+per env, one after the other); sample (ix, iy) is at
 ``(x0 + ix dx, y0 + iy dy, h)``. Each cell splits into two triangles along its (ix, iy)-(ix+1, iy+1)
 diagonal. The map frame is placed by the ``rotation`` and ``origin`` columns of its ``map`` row.
 """
@@ -31,21 +32,22 @@ class Grid:
 
 
 @ti.func
-def hm_grid(D: ti.template(), m):
-    """Grid layout of map ``m`` (:class:`Grid`)."""
+def hm_grid(D: ti.template(), e, m):
+    """Grid layout of map ``m`` in env ``e`` (:class:`Grid`): a map with heights per env starts each env's
+    samples ``env_stride`` after the previous env's."""
     mi = row(D.map_i, 0, m)
     mf = row(D.map_f, 0, m)
     nx, ny = mi[MAP_I.nx], mi[MAP_I.ny]
     sx, sy = mf[MAP_F.size], mf[MAP_F.size + 1]
-    return Grid(off=mi[MAP_I.sample0], nx=nx, ny=ny, soil0=mi[MAP_I.soil0], dx=sx / (nx - 1), dy=sy / (ny - 1),
+    return Grid(off=mi[MAP_I.sample0] + e * mi[MAP_I.env_stride], nx=nx, ny=ny, soil0=mi[MAP_I.soil0], dx=sx / (nx - 1), dy=sy / (ny - 1),
                 x0=mf[MAP_F.centre] - 0.5 * sx, y0=mf[MAP_F.centre + 1] - 0.5 * sy)
 
 
 @ti.func
-def hm_local(D: ti.template(), m, pos, rot):
-    """Grid layout of map ``m``, its pose in the world, and a link pose (``pos``, ``rot``) expressed in the map
+def hm_local(D: ti.template(), e, m, pos, rot):
+    """Grid layout of map ``m`` in env ``e``, its pose in the world, and a link pose (``pos``, ``rot``) expressed in the map
     frame: ``(grid, map pose, link pose in the map frame)``."""
-    g = hm_grid(D, m)
+    g = hm_grid(D, e, m)
     o, rm = hm_pose(D, m)
     return g, Pose(pos=o, rot=rm), Pose(pos=rm.transpose() @ (pos - o), rot=rm.transpose() @ rot)
 

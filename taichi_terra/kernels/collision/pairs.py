@@ -206,11 +206,11 @@ class Footprint:
 
 
 @ti.func
-def soil_footprint(D: ti.template(), s, pose, m, margin):
-    """The :class:`Footprint` of a body (shape ``s`` on a link at ``pose``) on bed ``m``: the samples whose
+def soil_footprint(D: ti.template(), e, s, pose, m, margin):
+    """The :class:`Footprint` of a body (shape ``s`` on a link at ``pose``) on bed ``m`` in env ``e``: the samples whose
     cells may meet the body within ``margin`` [m]."""
     stype, rad, pt0, npt, prm = s.kind, s.radius, s.point0, s.n_points, s.prm
-    g, frame, local = hm_local(D, m, pose.pos, pose.rot)
+    g, frame, local = hm_local(D, e, m, pose.pos, pose.rot)
     nx, ny, dx, dy, x0, y0 = g.nx, g.ny, g.dx, g.dy, g.x0, g.y0
     c_l, r_l = local.pos, local.rot
     # a box's or a cylinder's footprint weights each sample by the part of its cell the body covers (footprint.py);
@@ -352,7 +352,7 @@ def soil_quadrature(D: ti.template(), e, p, margin):
     loaded). Row by row, as :func:`soil_quadrature_row` and :func:`place_soil_row` do on a thread per row."""
     near, s, pose, m = soil_pair_near(D, e, p, margin)
     if near:
-        fp = soil_footprint(D, s, pose, m, margin)
+        fp = soil_footprint(D, e, s, pose, m, margin)
         for jy in range(fp.jy0, fp.jy1 + 1):
             soil_row_points(D, e, s, fp, jy, margin, False, p)
 
@@ -372,7 +372,7 @@ def soil_quadrature_row(D: ti.template(), e, p, r, margin):
     if pr[PAIR.kind] == PAIR_SOIL:
         near, s, pose, m = soil_pair_near(D, e, p, margin)
         if near:
-            fp = soil_footprint(D, s, pose, m, margin)
+            fp = soil_footprint(D, e, s, pose, m, margin)
             width = fp.jx1 - fp.jx0 + 1
             first = r * width
             cap = pr[PAIR.capacity]
@@ -650,7 +650,7 @@ def collide_pair(D: ti.template(), e, p, ground_height, margin_base, dt, soil_ap
         top = get(D.map_f, 0, pr[PAIR.other], MAP_F.top)
         if within_reach_of_map(D, pr[PAIR.other], pos, s.radius, margin):
             _pos, rot = body_pose(D, e, bi)
-            g, frame, local = hm_local(D, pr[PAIR.other], pos, rot)
+            g, frame, local = hm_local(D, e, pr[PAIR.other], pos, rot)
             o, rm, c_l, r_l = frame.pos, frame.rot, local.pos, local.rot
             if stype == SPHERE or stype == CAPSULE:
                 # exact sphere-swept segment (a sphere: zero length) against the triangles

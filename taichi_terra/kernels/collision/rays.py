@@ -59,7 +59,7 @@ def ray_heightmap(D: ti.template(), e, m, o_w, d_w, t_max):
     org, rm = hm_pose(D, m)
     o = rm.transpose() @ (o_w - org)
     d = rm.transpose() @ d_w
-    g = hm_grid(D, m)
+    g = hm_grid(D, e, m)
     nx, ny, dx, dy, x0, y0 = g.nx, g.ny, g.dx, g.dy, g.x0, g.y0
     size = getn(D.map_f, 0, m, MAP_F.size, 2)
     # the part of the ray over the grid rectangle

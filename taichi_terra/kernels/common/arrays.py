@@ -62,9 +62,10 @@ BODY_I = Block("body", [("shape", 1), ("point0", 1), ("n_points", 1), ("plane0",
 PAIR = Block("pair", [("kind", 1), ("body", 1), ("other", 1), ("slot0", 1), ("capacity", 1)],
              "per static pair: kind (layout.py PAIR_*), body (the b side), other (height-map index), first "
              "contact slot, slots")
-MAP_I = Block("map", [("sample0", 1), ("nx", 1), ("ny", 1), ("soil0", 1), ("soil_row0", 1)],
+MAP_I = Block("map", [("sample0", 1), ("nx", 1), ("ny", 1), ("soil0", 1), ("soil_row0", 1), ("env_stride", 1)],
               "per height map: first sample in heights, samples along x and y, first soil sample and first soil "
-              "sample row (-1: a rigid map)")
+              "sample row (-1: a rigid map), and the samples between one env's heights and the next's (0: every "
+              "env shares one set)")
 TREE = Block("tree", [("joint0", 1), ("n_joints", 1), ("q0", 1), ("u0", 1), ("nv", 1), ("matrix0", 1),
                      ("inverse_dynamics", 1), ("self_collision", 1), ("loop_pins", 1), ("pin_matrix0", 1),
                      ("pin_vector0", 1)],

@@ -80,7 +80,7 @@ def medium_depth(D: ti.template(), e, m, point):
     depth = get(D.medium_f, e, m, MEDIUM_F.height) - point[2]
     hm = get(D.medium_i, e, m, MEDIUM_I.map)
     if hm >= 0:
-        g = hm_grid(D, hm)
+        g = hm_grid(D, e, hm)
         o, rm = hm_pose(D, hm)
         p = rm.transpose() @ (point - o)
         found, a, n = hm_surface(D.heights, g, p[0], p[1])
