@@ -32,6 +32,7 @@ RUNS = {
     "rotating_intruder": ["--envs", "1", "--seconds", "3.6", "--fps", "12", "--width", "560", "--height", "315"],
     "hexapod_sand": ["--seconds", "4", "--fps", "12", "--width", "560", "--height", "315"],
     "buggy_soil": ["--seconds", "15", "--fps", "12", "--width", "560", "--height", "315"],
+    "randomized_terrain": ["--seconds", "4", "--fps", "12", "--width", "560", "--height", "420"],
 }
 #: stills only: name -> (scene, extra command-line arguments)
 STILLS = {

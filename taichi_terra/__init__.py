@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 __all__ = ["init", "is_initialized", "World", "SolverConfig", "Checkpoint", "DivergenceError", "ContactSet", "Ground",
            "Body",
            "ArticulatedSystem", "URDFError", "HeightMap", "DeformableTerrain", "TerrainProperties", "RayHit",
-           "SoilMaterial", "ShapeType", "load_world_xml", "export_world_xml", "randomize", "__version__"]
+           "SoilMaterial", "ShapeType", "load_world_xml", "export_world_xml", "randomize", "TerrainTiles", "TileShapes", "__version__"]
 
 _LAZY = {
     "World": ("world", "World"),
@@ -36,6 +36,8 @@ _LAZY = {
     "export_world_xml": ("io.xml", "export_world_xml"),
     "ShapeType": ("bodies.shapes", "ShapeType"),
     "randomize": ("randomize", "randomize"),
+    "TerrainTiles": ("terrain.tiles", "TerrainTiles"),
+    "TileShapes": ("terrain.tiles", "TileShapes"),
 }
 
 

@@ -44,6 +44,8 @@ def _check_mode(name: str, result: dict, tmp_path) -> None:
         assert all(f["max_abs_diff_over_max_force"] <= 1e-9 for f in result["forces"])
     if name == "soil":
         assert result["steps_per_s_median"] > 0.0 and np.isfinite(result["sinkage_m"])
+    if name == "terrain_tiles":
+        assert result["step_shared_ms"] > 0.0 and result["step_per_env_ms"] > 0.0 and result["place_all_ms"] > 0.0
     if name == "layouts":  # (on cpu both layouts compute the same bits: test_kernel_features.py)
         assert all(r["distance_m"] == 0.0 and not r["staged"]["past_loop_limit"] for r in result["rows"])
     saved = json.loads((tmp_path / f"{name}.json").read_text())

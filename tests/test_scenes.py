@@ -25,7 +25,7 @@ CASES = [("slope_and_wall", [], 1000), ("soil_ruts", [], 1000), ("many_worlds", 
          ("quadruped_terrain", ["--envs", "2"], 1000),  # 2 envs: the tree kernel test_articulated compiled
          ("tracked_robot_steps", ["--envs", "2"], 500), ("conveyor", ["--envs", "2"], 500),  # (dt = 2 ms)
          ("rotating_intruder", ["--envs", "1"], 1000), ("hexapod_sand", ["--envs", "1"], 1000),
-         ("buggy_soil", ["--envs", "1"], 1000)]
+         ("buggy_soil", ["--envs", "1"], 1000), ("randomized_terrain", ["--envs", "16"], 1000)]
 #: scenes checked in this process only (their step kernel would compile a second time in the other one)
 HERE_ONLY = {"quadruped_terrain", "tracked_robot_steps", "conveyor", "rotating_intruder", "hexapod_sand",
              "buggy_soil"}

@@ -26,6 +26,7 @@ MODES = {
     "layouts": ("layouts", "the step's GPU layout (a launch per stage) against the fused kernel"),
     "startup": ("startup", "every demo scene's first run on a machine (empty Taichi cache) and a later one"),
     "torch_io": ("torch_io", "reading and writing every body's state: numpy getters against torch views"),
+    "terrain_tiles": ("terrain_tiles", "a map shared by every env against one with heights per env; moving tiles"),
 }
 
 
