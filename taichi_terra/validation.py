@@ -124,6 +124,18 @@ def matrix_to_quat(r: np.ndarray) -> np.ndarray:
     return q / np.linalg.norm(q)
 
 
+def quats_to_matrices(q) -> np.ndarray:
+    """The 3x3 rotation matrices of unit quaternions (w, x, y, z), shape (..., 4) to (..., 3, 3), in the same
+    arithmetic as :func:`quat_to_matrix`."""
+    q = np.asarray(q, dtype=np.float64)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=-1),
+        np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=-1),
+        np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=-1),
+    ], axis=-2)
+
+
 def quat_to_matrix(q) -> np.ndarray:
     """3x3 rotation matrix of a unit quaternion (w, x, y, z)."""
     w, x, y, z = (float(c) for c in q)

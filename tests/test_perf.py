@@ -56,8 +56,10 @@ def _check_mode(name: str, result: dict, tmp_path) -> None:
 @pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.needs("vulkan")) if m == "viewer" else m
                                   for m in MODES if m != "backends"])
 def test_every_mode_runs_in_its_smoke_mode(name, tmp_path):
-    if name == "torch_io":
+    if name in ("torch_io", "rl_throughput"):
         pytest.importorskip("torch")
+    if name == "rl_throughput":
+        pytest.importorskip("rsl_rl")
     result = cli.run_mode(name, ["--smoke", "--out", str(tmp_path / f"{name}.json")])
     assert isinstance(result, dict) and result
     _check_mode(name, result, tmp_path)

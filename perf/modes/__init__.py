@@ -27,6 +27,7 @@ MODES = {
     "startup": ("startup", "every demo scene's first run on a machine (empty Taichi cache) and a later one"),
     "torch_io": ("torch_io", "reading and writing every body's state: numpy getters against torch views"),
     "terrain_tiles": ("terrain_tiles", "a map shared by every env against one with heights per env; moving tiles"),
+    "rl_throughput": ("rl_throughput", "the RL tasks' env-steps/s with the policy's inference and observations"),
 }
 
 

@@ -121,7 +121,7 @@ class ArticulatedBuilder:
           origin's velocity and the root's angular velocity, both in the root link's frame (what a policy
           observes of its base; zero for a fixed base).
         """
-        from ..validation import quat_to_matrix, rotation_to_quat
+        from ..validation import quats_to_matrices, rotation_to_quat
 
         out = []
         for system in self._articulation.systems:
@@ -129,7 +129,7 @@ class ArticulatedBuilder:
             ne = q.shape[0]
             if system.floating:
                 pos, quat = q[:, 0:3].copy(), q[:, 3:7].copy()
-                rot = np.stack([quat_to_matrix(x) for x in quat])
+                rot = quats_to_matrices(quat)
                 v = np.einsum("eji,ej->ei", rot, u[:, 0:3])
                 w = np.einsum("eji,ej->ei", rot, u[:, 3:6])
             else:

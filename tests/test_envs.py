@@ -1,0 +1,165 @@
+"""The RL tasks and their adapters (``taichi_terra.envs``): Gymnasium's checks, reproducible episodes from a seed,
+autoreset that touches only the envs that ended, and a few PPO iterations of rsl_rl on the task."""
+import numpy as np
+import pytest
+
+import taichi_terra.envs as envs
+
+gym = pytest.importorskip("gymnasium")
+N = 4
+
+
+def _actions(rng, n, steps):
+    return rng.uniform(-1.0, 1.0, (steps, n, 2))
+
+
+@pytest.mark.parametrize("name", sorted(envs.TASKS))
+def test_a_one_env_task_passes_gymnasiums_env_checker(name):
+    """Reference: ``gymnasium.utils.env_checker.check_env`` (spaces, reset and step signatures and dtypes, seeded
+    reset and step determinism, data not reused between calls)."""
+    from gymnasium.utils.env_checker import check_env
+
+    from taichi_terra.envs.vector import TerrainEnv
+
+    check_env(TerrainEnv(envs.make_task(name, 1, seed=3)), skip_render_check=True)
+
+
+def test_the_vector_env_declares_its_spaces_and_reproduces_episodes_from_a_seed():
+    """The vector API's attributes; every observation inside the declared space; two vector envs reset with
+    the same seed and given the same actions return the same observations, rewards and ends bit for bit over
+    40 actions (4 s, episodes ending and restarting among them), and another seed does not."""
+    runs = []
+    for seed in (11, 11, 12):
+        vec = envs.make_vector_env("TrackedToGoal", N, seed=0)
+        assert vec.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
+        assert vec.single_observation_space.shape == (31,) and vec.single_action_space.shape == (2,)
+        assert vec.observation_space.shape == (N, 31) and vec.action_space.shape == (N, 2)
+        obs, _info = vec.reset(seed=seed)
+        out = [obs]
+        for a in _actions(np.random.default_rng(5), N, 40):
+            obs, reward, terminated, truncated, info = vec.step(a)
+            assert vec.observation_space.contains(obs) and obs.dtype == np.float32
+            out += [obs, reward, terminated, truncated]
+        runs.append(out)
+    for a, b in zip(runs[0], runs[1]):
+        np.testing.assert_array_equal(a, b)
+    assert not all(np.array_equal(a, b) for a, b in zip(runs[0], runs[2]))
+
+
+def test_autoreset_restarts_the_ended_envs_and_leaves_the_others_bit_for_bit():
+    """Reference: the same task stepped without resets. After an action that ends some envs (driving off
+    the tile's edge), the vector env returns their new episodes' first observations (the robot back at
+    the tile's centre, its last observation in ``final_obs``), and every other env's state and observations
+    equal, bit for bit, those of the run without resets, then and 10 actions later."""
+    vec = envs.make_vector_env("TrackedToGoal", N, seed=0)
+    ref = envs.make_task("TrackedToGoal", N, seed=0)
+    obs, _ = vec.reset(seed=2)
+    ref.seed(2)
+    np.testing.assert_array_equal(ref.reset(), obs)
+    push = np.tile([1.0, 1.0], (N, 1))
+    push[1:] = [[0.3, 0.3], [-0.2, 0.2], [0.0, 0.0]]  # env 0 drives straight on: it leaves the tile first
+    for _k in range(200):
+        obs, _r, terminated, truncated, info = vec.step(push)
+        ref_obs, *_ = ref.step(push)
+        ended = terminated | truncated
+        if ended.any():
+            break
+    assert ended[0] and not ended[1:].any(), ended
+    np.testing.assert_array_equal(info["final_obs"][0], ref_obs[0])
+    assert np.all(info["_final_obs"] == ended)
+    q = vec.task.robot.get_generalized_coordinate()
+    assert np.linalg.norm(q[0, :2]) == 0.0  # (back at the start)
+    np.testing.assert_array_equal(obs[1:], ref_obs[1:])
+    for _k in range(10):
+        obs, *_ = vec.step(push * [[0.0], [1.0], [1.0], [1.0]])
+        ref_obs, *_ = ref.step(push * [[0.0], [1.0], [1.0], [1.0]])
+    np.testing.assert_array_equal(obs[1:], ref_obs[1:])
+    np.testing.assert_array_equal(vec.task.robot.get_generalized_coordinate()[1:],
+                                  ref.robot.get_generalized_coordinate()[1:])
+
+
+def test_bad_actions_and_names_are_refused():
+    vec = envs.make_vector_env("TrackedToGoal", N, seed=0)
+    with pytest.raises(RuntimeError, match="reset"):
+        vec.step(np.zeros((N, 2)))
+    vec.reset()
+    with pytest.raises(ValueError, match="shape"):
+        vec.step(np.zeros((N, 3)))
+    with pytest.raises(ValueError, match="finite"):
+        vec.step(np.full((N, 2), np.nan))
+    with pytest.raises(ValueError, match="name"):
+        envs.make_task("Quadrotor", 2)
+    with pytest.raises(ValueError, match="envs"):
+        vec.task.reset([N])
+
+
+@pytest.mark.parametrize("name", sorted(envs.TASKS))
+def test_a_few_ppo_iterations_of_rsl_rl_run_on_the_task(name, tmp_path):
+    """rsl_rl's ``OnPolicyRunner`` with PPO trains 3 iterations of 8 actions on 4 envs: the tensors have the
+    shapes the runner expects, the losses are finite, and a saved policy loads back."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("rsl_rl")
+    from rsl_rl.runners import OnPolicyRunner
+
+    from taichi_terra.envs.training import ppo_config
+
+    env = envs.make_rsl_env(name, N, seed=0)
+    obs = env.get_observations()
+    task = env.task
+    assert obs["policy"].shape == (N, task.obs_dim) and obs["policy"].dtype == torch.float32
+    assert env.num_actions == task.act_dim
+    runner = OnPolicyRunner(env, ppo_config(steps_per_env=8, hidden=(32, 32)), log_dir=None, device="cpu")
+    losses, update = [], runner.alg.update
+    runner.alg.update = lambda: losses.append(update()) or losses[-1]
+    runner.learn(3)
+    assert len(losses) == 3
+    for loss in losses:
+        assert loss and all(np.isfinite(float(v)) for v in loss.values()), loss
+    path = tmp_path / "policy.pt"
+    runner.save(str(path))
+    policy = runner.get_inference_policy()
+    again = OnPolicyRunner(env, ppo_config(steps_per_env=8, hidden=(32, 32)), log_dir=None, device="cpu")
+    again.load(str(path))
+    o = env.get_observations()
+    torch.testing.assert_close(again.get_inference_policy()(o), policy(o))
+
+
+def test_the_training_helpers_write_a_curve_and_a_policy_that_evaluates(tmp_path):
+    """``training.train`` for 2 iterations on 4 envs writes the policy, the curve (JSON and PNG) and the
+    TensorBoard logs; the saved policy loads and runs whole episodes beside random actions, each episode
+    counted once (arrival rates in [0, 1], per level where the task reports levels)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("rsl_rl")
+    import json
+
+    from taichi_terra.envs.training import evaluate, load_policy, ppo_config, train
+
+    out = train("TrackedToGoal", tmp_path, num_envs=N, iterations=2, config=ppo_config(steps_per_env=8,
+                                                                                       hidden=(16,)))
+    curve = json.loads((tmp_path / "curve.json").read_text())["curve"]
+    assert [c["iteration"] for c in curve] == [1, 2] and curve[-1]["env_steps"] == 2 * 8 * N
+    assert (tmp_path / "curve.png").stat().st_size > 0 and any((tmp_path / "tensorboard").iterdir())
+    policy, env = load_policy("TrackedToGoal", out["policy"], num_envs=N, curriculum=False)
+    for who in (policy, None):
+        result = evaluate(env, who, episodes=N)
+        assert result["episodes"] == N and 0.0 <= result["arrival_rate"] <= 1.0
+        assert all(0.0 <= v <= 1.0 for v in result["arrival_rate_by_level"].values())
+
+
+def test_the_hexapods_sand_is_drawn_per_env_and_zero_actions_walk_the_gait():
+    """``HexapodSandWalk`` draws each episode's zeta in [0.5, 5.8] N/cm^3 from its seed (the same draws
+    again from the same seed); with zero actions the servos follow the tripod gait (the targets of
+    ``bodies/hexapod.gait`` at the env's clock), and the robot moves forward in the firmest sand drawn
+    (RFT: the stance feet push backwards against the sand)."""
+    task = envs.make_task("HexapodSandWalk", N, seed=4)
+    task.reset()
+    zeta = task.zeta.copy()
+    assert np.all((zeta >= 0.5) & (zeta <= 5.8)) and len(set(zeta)) == N
+    task.seed(4)
+    task.reset()
+    np.testing.assert_array_equal(task.zeta, zeta)
+    for e in range(N):
+        assert task.world.get_medium_params(task.sand, e)["zeta"] == zeta[e]
+    for _k in range(50):  # 1 s: one gait cycle
+        _obs, _r, _term, _trunc, facts = task.step(np.zeros((N, 12)))
+    assert facts["speed"][np.argmax(zeta)] > 0.02
