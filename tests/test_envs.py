@@ -163,3 +163,39 @@ def test_the_hexapods_sand_is_drawn_per_env_and_zero_actions_walk_the_gait():
     for _k in range(50):  # 1 s: one gait cycle
         _obs, _r, _term, _trunc, facts = task.step(np.zeros((N, 12)))
     assert facts["speed"][np.argmax(zeta)] > 0.02
+
+
+@pytest.mark.filterwarnings("ignore")  # (Ray's own start-up and shutdown warnings)
+def test_ray_actors_step_their_envs_as_local_tasks_and_feed_one_learner(tmp_path):
+    """Reference: the same task run in this process. Two actors of 2 envs (local Ray): actor k's envs step bit
+    for bit as a local task seeded ``seed + k`` given the same actions, through ends and resets; rsl_rl's
+    runner trains 2 iterations on the actors' 4 envs as one VecEnv."""
+    ray = pytest.importorskip("ray")
+    pytest.importorskip("rsl_rl")
+    torch = pytest.importorskip("torch")
+    from rsl_rl.runners import OnPolicyRunner
+
+    from taichi_terra.envs.ray import RayVecEnv
+    from taichi_terra.envs.training import ppo_config
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        env = RayVecEnv("TrackedToGoal", num_actors=2, envs_per_actor=2, seed=7)
+        local = [envs.make_task("TrackedToGoal", 2, seed=7 + k) for k in range(2)]
+        first = [t.reset() for t in local]
+        np.testing.assert_array_equal(env.get_observations()["policy"].numpy(), np.concatenate(first))
+        actions = np.tile([[1.0, 1.0], [0.5, 0.6]], (2, 1))
+        for _k in range(40):
+            obs, _rew, dones, _extras = env.step(torch.from_numpy(actions))
+            expected = []
+            for k, t in enumerate(local):
+                o, _r, term, trunc, _f = t.step(actions[2 * k:2 * k + 2])
+                if (term | trunc).any():
+                    o = t.reset(term | trunc)
+                expected.append(o)
+            np.testing.assert_array_equal(obs["policy"].numpy(), np.concatenate(expected))
+        runner = OnPolicyRunner(env, ppo_config(steps_per_env=4, hidden=(16,)), log_dir=None, device="cpu")
+        runner.learn(2)
+        env.close()
+    finally:
+        ray.shutdown()

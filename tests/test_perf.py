@@ -53,13 +53,19 @@ def _check_mode(name: str, result: dict, tmp_path) -> None:
         json.dumps(result, default=float))
 
 
-@pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.needs("vulkan")) if m == "viewer" else m
+_MARKS = {"viewer": pytest.mark.needs("vulkan"),
+          "ray_rollouts": pytest.mark.filterwarnings("ignore")}  # (Ray's own start-up and shutdown warnings)
+
+
+@pytest.mark.parametrize("name", [pytest.param(m, marks=_MARKS[m]) if m in _MARKS else m
                                   for m in MODES if m != "backends"])
 def test_every_mode_runs_in_its_smoke_mode(name, tmp_path):
     if name in ("torch_io", "rl_throughput"):
         pytest.importorskip("torch")
-    if name == "rl_throughput":
+    if name in ("rl_throughput", "ray_rollouts"):
         pytest.importorskip("rsl_rl")
+    if name == "ray_rollouts":
+        pytest.importorskip("ray")
     result = cli.run_mode(name, ["--smoke", "--out", str(tmp_path / f"{name}.json")])
     assert isinstance(result, dict) and result
     _check_mode(name, result, tmp_path)

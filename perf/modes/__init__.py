@@ -28,6 +28,7 @@ MODES = {
     "torch_io": ("torch_io", "reading and writing every body's state: numpy getters against torch views"),
     "terrain_tiles": ("terrain_tiles", "a map shared by every env against one with heights per env; moving tiles"),
     "rl_throughput": ("rl_throughput", "the RL tasks' env-steps/s with the policy's inference and observations"),
+    "ray_rollouts": ("ray_rollouts", "rollouts on Ray actors against the same envs in one process"),
 }
 
 
