@@ -24,9 +24,10 @@ def main(argv=None) -> dict:
     def build(args) -> app.Scene:
         import torch
 
+        from taichi_terra.envs import task_class
         from taichi_terra.envs.training import load_policy
 
-        policy, env = load_policy(task_name, checkpoint, num_envs=args.envs)
+        policy, env = load_policy(task_name, checkpoint, num_envs=args.envs, **task_class(task_name).play_options)
         task = env.task
         state = {"acted": False, "arrived": 0, "episodes": 0}
 

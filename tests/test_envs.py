@@ -142,7 +142,7 @@ def test_the_training_helpers_write_a_curve_and_a_policy_that_evaluates(tmp_path
     policy, env = load_policy("TrackedToGoal", out["policy"], num_envs=N, curriculum=False)
     for who in (policy, None):
         result = evaluate(env, who, episodes=N)
-        assert result["episodes"] == N and 0.0 <= result["arrival_rate"] <= 1.0
+        assert result["episodes"] == N and 0.0 <= result["arrival_rate"] <= 1.0  # (one per env)
         assert all(0.0 <= v <= 1.0 for v in result["arrival_rate_by_level"].values())
 
 
@@ -199,3 +199,49 @@ def test_ray_actors_step_their_envs_as_local_tasks_and_feed_one_learner(tmp_path
         env.close()
     finally:
         ray.shutdown()
+
+
+@pytest.mark.needs("vulkan")  # (GGUI draws through Vulkan)
+def test_play_draws_a_trained_policy_driving_its_task(tmp_path):
+    """``examples/play.py`` loads a policy saved by the training helper and runs it in the headless viewer for
+    0.5 s over 2 envs: it writes a still in which the robots' tiles are drawn (more than the background)."""
+    pytest.importorskip("rsl_rl")
+    import importlib.util
+    from pathlib import Path
+
+    from PIL import Image
+
+    from taichi_terra.envs.training import ppo_config, train
+
+    out = train("TrackedToGoal", tmp_path, num_envs=2, iterations=1, config=ppo_config(steps_per_env=4,
+                                                                                       hidden=(16,)))
+    spec = importlib.util.spec_from_file_location("play", Path(__file__).resolve().parents[1] / "examples" /
+                                                  "play.py")
+    play = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(play)
+    still = tmp_path / "play.png"
+    result = play.main(["TrackedToGoal", str(out["policy"]), "--envs", "2", "--headless", "--quiet",
+                        "--seconds", "0.5", "--fps", "4", "--width", "320", "--height", "180", "--still", str(still)])
+    assert result["steps"] == 250  # (dt = 2 ms)
+    image = np.asarray(Image.open(still).convert("RGB"), float)
+    assert image.shape == (180, 320, 3) and np.ptp(image.reshape(-1, 3), axis=0).max() > 60
+
+
+def test_the_tracked_robots_curriculum_moves_a_level_up_after_arrival_and_down_after_failure():
+    """``TrackedToGoal``'s curriculum: an env whose robot is put at its goal arrives (reward +10, the episode
+    ends) and its next tile is a level higher; one whose robot is put past the tile's edge fails and
+    its next tile is a level lower (never below 0); an env that goes on keeps its tile."""
+    task = envs.make_task("TrackedToGoal", 3, seed=1)
+    task.reset()
+    for e in range(3):
+        task.tiles.place(e, "flat", 1)
+    q = task.robot.get_generalized_coordinate()
+    q[0, :2] = task.goal[0]  # env 0 at its goal
+    q[1, :2] = (2.8, 0.0)  # env 1 past the edge
+    task.robot.set_generalized_coordinate(q)
+    _obs, reward, terminated, _trunc, facts = task.step(np.zeros((3, 2)))
+    assert list(terminated) == [True, True, False]
+    assert facts["arrived"][0] and facts["failed"][1] and not facts["arrived"][2] and not facts["failed"][2]
+    assert reward[0] > 10.0  # (the +10 of arrival, and the distance gained)
+    task.reset(terminated)
+    assert [task.tiles.level_of(e) for e in range(3)] == [2, 0, 1]

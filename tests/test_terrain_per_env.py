@@ -109,6 +109,10 @@ def test_bad_heights_are_refused_with_a_clear_error_and_nothing_changed():
     assert np.all(bed.get_undeformed_heights() == 0.0)
     with pytest.warns(RuntimeWarning, match="per env"):
         assert hm.update_visual_height(0.0, 0.0, 2.0, 2.0, np.zeros(N * N)) is False
+    revs = hm.get_height_row_revisions()
+    assert hm.update(0.0, 0.0, 2.0, 2.0, np.full(N * N, 0.25))  # (a full update: every env takes it)
+    np.testing.assert_array_equal(hm.get_heights(), np.full((4, N * N), 0.25))
+    assert np.all(hm.get_height_row_revisions() > revs)
 
 
 def test_scans_read_each_envs_own_map():

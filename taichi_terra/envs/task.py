@@ -45,6 +45,8 @@ class Task:
     obs_bound = 10.0
     #: the options of the task's randomised evaluation episodes (``examples/evaluate.py``)
     eval_options: dict = {}
+    #: the options of the task as ``examples/play.py`` shows it
+    play_options: dict = {}
 
     def __init__(self, num_envs: int, seed: int = 0):
         self.num_envs = check_int("num_envs", num_envs, 1)

@@ -37,6 +37,7 @@ MAX_SPROCKET = 8.0  # [rad/s] (0.8 m/s of belt)
 SPROCKET_KD = 20.0  # [N m s/rad]
 GOAL_RADIUS = 0.3  # [m]
 EDGE = 2.7  # [m] the robot's base past this from the tile's centre along x or y: it has left the tile
+MARKER_HEIGHT = 1.2  # [m] the goal marker above the tile's centre plane
 FLIP_COS = math.cos(math.radians(70.0))
 SCAN = np.array([[x, y] for x in (0.2, 0.4, 0.6, 0.8, 1.0) for y in (-0.3, 0.0, 0.3)])
 
@@ -48,6 +49,8 @@ class TrackedToGoal(Task):
         num_envs, seed: as :class:`~taichi_terra.envs.task.Task`.
         levels: tile levels (>= 1); ``curriculum`` moves each env between them, else each episode draws one.
         kinds: the tile kinds drawn from (a subset of :data:`KINDS`).
+        goal_marker: a ball held :data:`MARKER_HEIGHT` above each env's goal, for the viewer (out of the
+            robot's reach: it changes nothing the robot meets).
     """
 
     name = "TrackedToGoal"
@@ -57,9 +60,12 @@ class TrackedToGoal(Task):
     control_dt = 0.1
     max_episode_steps = 150
     eval_options = {"curriculum": False}  # (every level drawn uniformly)
+    play_options = {"curriculum": False, "goal_marker": True}
 
-    def __init__(self, num_envs: int, seed: int = 0, *, levels: int = 4, kinds=KINDS, curriculum: bool = True):
+    def __init__(self, num_envs: int, seed: int = 0, *, levels: int = 4, kinds=KINDS, curriculum: bool = True,
+                 goal_marker: bool = False):
         self._levels, self._kinds, self.curriculum = levels, tuple(kinds), bool(curriculum)
+        self._goal_marker = bool(goal_marker)
         super().__init__(num_envs, seed)
         self.goal = np.zeros((num_envs, 2))
         self._distance = np.zeros(num_envs)
@@ -84,6 +90,7 @@ class TrackedToGoal(Task):
         kd = np.zeros(nv)
         kd[self._sprockets] = SPROCKET_KD
         self.robot.set_pd_gains(np.zeros(nv), kd)
+        self.marker = world.add_sphere(0.1, 0.1) if self._goal_marker else None
         return world
 
     # ------------------------------------------------------------------ episodes
@@ -108,11 +115,22 @@ class TrackedToGoal(Task):
             q[3:7] = (math.cos(0.5 * heading[k]), 0.0, 0.0, math.sin(0.5 * heading[k]))
             self.robot.set_generalized_coordinate(q, env=e)
         self.goal[envs] = np.stack([reach * np.cos(bearing), reach * np.sin(bearing)], axis=1)
+        self._hold_marker()
         self.arrived[envs] = False
         self._distance[envs] = reach  # (the robot starts at the tile's centre)
 
     # ------------------------------------------------------------------ a step
+    def _hold_marker(self) -> None:
+        """The goal marker above each goal, at rest, its weight carried (it floats for the action's time)."""
+        if self.marker is not None:
+            self.marker.set_position(np.column_stack([self.goal, np.full(self.num_envs, MARKER_HEIGHT)]))
+            self.marker.set_linear_velocity(np.zeros((self.num_envs, 3)))
+            weight = [self.world.get_body_mass(self.marker, e) * self.world.get_gravity(e)
+                      for e in range(self.num_envs)]
+            self.marker.set_external_force(-np.array(weight))
+
     def apply(self, actions: np.ndarray) -> None:
+        self._hold_marker()
         u = np.zeros((self.num_envs, self.robot.get_dof()))
         u[:, self._sprockets] = MAX_SPROCKET * actions
         self.robot.set_pd_target(np.zeros(self.robot.get_generalized_coordinate_dim()), u)

@@ -82,7 +82,12 @@ class _Episodes:
     def __init__(self):
         self.returns, self.facts = [], {}
 
-    def add(self, env, done: np.ndarray) -> None:
+    def add(self, env, done: np.ndarray, per_env: np.ndarray | None = None, limit: int | None = None) -> None:
+        """Count the envs ``done`` in the last step; with ``per_env`` (episodes counted per env so far) and
+        ``limit``, only an env's first ``limit`` episodes."""
+        if per_env is not None:
+            done = done & (per_env < limit)
+            per_env += done
         if done.any():
             self.returns.extend(env.last_returns[done].tolist())
             for key, value in env.last_facts.items():
@@ -115,8 +120,8 @@ def load_policy(task_name: str, path: Path, num_envs: int = 1, seed: int = 0, de
 
 
 def evaluate(env, policy=None, episodes: int = 100, seed: int = 0) -> dict:
-    """Run ``episodes`` whole episodes on an rsl_rl env of a task (the envs' first episodes, then the ones
-    that follow) with ``policy`` (``None``: actions uniform in [-1, 1], drawn from ``seed``; ``"zero"``: zero
+    """Run at least ``episodes`` whole episodes on an rsl_rl env of a task, the same number in every env (each
+    env's first ``ceil(episodes / num_envs)``), with ``policy`` (``None``: actions uniform in [-1, 1], drawn from ``seed``; ``"zero"``: zero
     actions). Returns the episodes counted, the mean return, each fact's mean at the episodes' ends
     (``arrival_rate``, ``mean_speed`` ...) and, where the task reports each env's ``level`` and arrival, the
     arrival rate per level."""
@@ -124,8 +129,10 @@ def evaluate(env, policy=None, episodes: int = 100, seed: int = 0) -> dict:
 
     rng = np.random.default_rng(seed)
     ended = _Episodes()
+    each = -(-episodes // env.num_envs)  # (every env's first episodes alike: short ones are not favoured)
+    counted = np.zeros(env.num_envs, np.int64)
     obs = env.get_observations()
-    while len(ended.returns) < episodes:
+    while counted.min() < each:
         with torch.inference_mode():
             if policy is None:
                 actions = torch.from_numpy(rng.uniform(-1.0, 1.0, (env.num_envs, env.num_actions)).astype(np.float32))
@@ -134,38 +141,67 @@ def evaluate(env, policy=None, episodes: int = 100, seed: int = 0) -> dict:
             else:
                 actions = policy(obs)
         obs, _reward, done, _extras = env.step(actions)
-        ended.add(env, done.cpu().numpy())
-    out = ended.summary(episodes)
+        ended.add(env, done.cpu().numpy(), counted, each)
+    out = ended.summary()
     if "level" in ended.facts and "arrived" in ended.facts:
-        lv, ok = np.array(ended.facts["level"][:episodes]), np.array(ended.facts["arrived"][:episodes])
+        lv, ok = np.array(ended.facts["level"]), np.array(ended.facts["arrived"])
         out["arrival_rate_by_level"] = {int(k): float(ok[lv == k].mean()) for k in np.unique(lv)}
     return out
 
 
 def plot_curve(curve: list, path: Path, title: str) -> None:
-    """A PNG of the mean episode return (and the arrival rate) per iteration against env steps."""
+    """A PNG of the learning curve against env steps: the mean episode return per iteration (light) and its
+    running mean over 10 iterations (dark) above; below, the running means of the rates the task reports
+    (arrival, failure) and, where it reports levels, the mean level of the episodes' tiles over the last."""
     from PIL import Image, ImageDraw
 
-    w, h, m = 640, 360, 48
+    w, h, m, gap = 720, 440, 56, 24
     img = Image.new("RGB", (w, h), "white")
     d = ImageDraw.Draw(img)
-    pts = [(c["env_steps"], c["mean_return"], c.get("arrival_rate")) for c in curve if c["mean_return"] is not None]
-    d.text((m, 12), title, fill="black")
-    d.rectangle([m, m, w - m, h - m], outline="black")
-    if len(pts) >= 2:
-        xs = np.array([p[0] for p in pts], float)
-        ys = np.array([p[1] for p in pts], float)
-        rate = np.array([np.nan if p[2] is None else p[2] for p in pts], float)
-        lo, hi = float(min(ys.min(), 0.0)), float(max(ys.max(), 1e-9))
+    d.text((m, 10), title, fill="black")
+    rows = [c for c in curve if c["mean_return"] is not None]
+    if len(rows) < 2:
+        img.save(path)
+        return
+    xs = np.array([c["env_steps"] for c in rows], float)
+    panels = [(m + 14, (h - gap) // 2 + 4), ((h + gap) // 2 + 14, h - m)]
 
-        def px(x, y, y0, y1):
-            return (m + (x - xs[0]) / max(xs[-1] - xs[0], 1e-9) * (w - 2 * m),
-                    h - m - (y - y0) / max(y1 - y0, 1e-9) * (h - 2 * m))
+    def smooth(v):
+        v = np.asarray(v, float)
+        k = min(10, len(v))
+        return np.convolve(v, np.ones(k) / k, mode="valid"), xs[k - 1:]
 
-        d.line([px(x, y, lo, hi) for x, y in zip(xs, ys)], fill=(30, 90, 200), width=2)
-        d.text((m, h - m + 8), f"env steps 0 .. {int(xs[-1]):,}", fill="black")
-        d.text((w - m - 220, m + 6), f"return {lo:.1f} .. {hi:.1f} (blue)", fill=(30, 90, 200))
-        if np.all(np.isfinite(rate)):
-            d.line([px(x, r, 0.0, 1.0) for x, r in zip(xs, rate)], fill=(220, 120, 20), width=2)
-            d.text((w - m - 220, m + 20), "arrival rate 0 .. 1 (orange)", fill=(220, 120, 20))
+    def plot(panel, values, x, lo, hi, colour, width=2):
+        top, bottom = panel
+        pts = [(m + (xi - xs[0]) / max(xs[-1] - xs[0], 1e-9) * (w - 2 * m),
+                bottom - (v - lo) / max(hi - lo, 1e-9) * (bottom - top)) for xi, v in zip(x, values)]
+        d.line(pts, fill=colour, width=width)
+
+    def frame(panel, lo, hi, label):
+        top, bottom = panel
+        d.rectangle([m, top, w - m, bottom], outline="black")
+        d.text((4, top - 4), f"{hi:.3g}", fill="black")
+        d.text((4, bottom - 10), f"{lo:.3g}", fill="black")
+        d.text((m, top - 14), label, fill="black")
+
+    ret = np.array([c["mean_return"] for c in rows], float)
+    lo, hi = float(min(ret.min(), 0.0)), float(ret.max())
+    frame(panels[0], lo, hi, "mean episode return (per iteration; running mean of 10)")
+    plot(panels[0], ret, xs, lo, hi, (170, 195, 235), 1)
+    plot(panels[0], *smooth(ret), lo, hi, (30, 90, 200))
+    legend = []
+    colours = {"arrival_rate": (220, 120, 20), "mean_failed": (200, 40, 40), "mean_level": (60, 150, 60)}
+    levels = max([c.get("mean_level") or 0.0 for c in rows] + [1.0])
+    for key, colour in colours.items():
+        v = [c.get(key) for c in rows]
+        if all(x is not None for x in v):
+            v = np.array(v, float) / (np.ceil(levels) if key == "mean_level" else 1.0)
+            plot(panels[1], *smooth(v), 0.0, 1.0, colour)
+            legend.append((key.replace("mean_", "") + (f" / {np.ceil(levels):.0f}" if key == "mean_level" else ""),
+                           colour))
+    frame(panels[1], 0.0, 1.0, "running means of 10 iterations: " + ", ".join(k for k, _ in legend))
+    for k, (name, colour) in enumerate(legend):
+        d.text((w - m - 150, panels[1][0] + 60 + 14 * k), name, fill=colour)
+    d.text((m, h - m + 8), "env steps (actions x envs)", fill="black")
+    d.text((w - m - 90, h - m + 8), f"{int(xs[-1]):,}", fill="black")
     img.save(path)

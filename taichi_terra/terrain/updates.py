@@ -76,7 +76,8 @@ class HeightMapUpdates:
         Call as ``update(center_x, center_y, x_size, y_size, heights)`` or ``update(center_x, center_y,
         terrain_properties)`` (a :class:`taichi_terra.TerrainProperties` with this map's sample counts).
         Centre in the map frame [m], sizes [m] > 0, ``heights[y * x_samples + x]`` [m] with exactly
-        x_samples * y_samples entries. Invalid input warns, changes nothing and returns False.
+        x_samples * y_samples entries; a map with heights per env takes them in every env. Invalid input warns,
+        changes nothing and returns False.
         """
         from .sources import TerrainProperties
 
@@ -86,7 +87,6 @@ class HeightMapUpdates:
                 return self._reject("update", f"terrain_properties has {props.x_samples} x {props.y_samples} "
                                     f"samples; this map has {self._nx} x {self._ny} (the sample count is fixed)")
             x_size, y_size, heights = props.x_size, props.y_size, props.generate()
-        # (a map with heights per env: every env takes these heights)
         if not _finite(center_x, center_y, x_size, y_size) or x_size <= 0 or y_size <= 0:
             return self._reject("update", "center_x and center_y must be finite, x_size and y_size finite and > 0")
         h = _heights_or_none(heights, self._nx * self._ny, exact=True)
