@@ -12,8 +12,10 @@ Observation (47, float32): the base's linear and angular velocity in its own fra
 the base frame (3), the joint angles [rad] (12) and rates / 10 [rad/s] (12), the last action (12), and the gait
 clock as (sin, cos) of its phase (2). The sand's ``zeta`` is not observed.
 
-Reward per action: 10 x the base's forward speed along x [m/s] (0.5 for 5 cm/s), less 2 x its sideways speed
-and 0.02 |a|^2; -5 and the episode ends when the base tilts past 60 degrees. Episodes are truncated after 5 s
+Reward per action: 10 x the base's forward speed along x [m/s], up to :data:`V_CMD` (0.5 for 5 cm/s, at most
+1.5), less 2 x its sideways speed, 0.002 x the sum of the squared joint rates [(rad/s)^2] and 0.02 |a|^2; -10 and
+the episode ends when the base tilts past 60 degrees. (Resistive force theory is rate-independent: without
+the cap and the rate cost, a policy learns to paddle its feet ever faster, a thrust real sand would not give.) Episodes are truncated after 5 s
 (250 actions). The robot starts facing +x, standing on the sand.
 """
 from __future__ import annotations
@@ -28,6 +30,7 @@ ZETA = (0.5, 5.8)  # [N/cm^3] the drawn sand's range
 RESIDUAL = 0.3  # [rad] an action of 1 moves a servo's target this far from the gait's
 PLATES = 100  # RFT plates per foot
 TILT_COS = math.cos(math.radians(60.0))
+V_CMD = 0.15  # [m/s] forward speed beyond which the reward grows no more
 
 
 class HexapodSandWalk(Task):
@@ -97,6 +100,8 @@ class HexapodSandWalk(Task):
         s, rot = self._base()
         v = s["u"][:, 0:3]  # (world frame)
         tilted = rot[:, 2, 2] < TILT_COS
-        reward = 10.0 * v[:, 0] - 2.0 * np.abs(v[:, 1]) - 0.02 * np.sum(actions ** 2, axis=1) - 5.0 * tilted
+        rates = s["u"][:, 6:]
+        reward = (10.0 * np.minimum(v[:, 0], V_CMD) - 2.0 * np.abs(v[:, 1]) - 0.002 * np.sum(rates ** 2, axis=1)
+                  - 0.02 * np.sum(actions ** 2, axis=1) - 10.0 * tilted)
         speed = s["base_position"][:, 0] / np.maximum(self._clock(), 1e-9)  # (it starts at x = 0)
         return reward, tilted, {"speed": speed, "zeta": self.zeta.copy()}
