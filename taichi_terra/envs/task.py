@@ -47,6 +47,9 @@ class Task:
     eval_options: dict = {}
     #: the options of the task as ``examples/play.py`` shows it
     play_options: dict = {}
+    #: how ``examples/play.py`` frames it: the tiles' spacing (x, y) [m], and whether the camera follows the
+    #: first env's ``robot`` (at ``distance`` [m])
+    play_view: dict = {"spacing": (7.0, 7.0), "follow": False, "distance": None}
 
     def __init__(self, num_envs: int, seed: int = 0):
         self.num_envs = check_int("num_envs", num_envs, 1)

@@ -152,7 +152,8 @@ def evaluate(env, policy=None, episodes: int = 100, seed: int = 0) -> dict:
 def plot_curve(curve: list, path: Path, title: str) -> None:
     """A PNG of the learning curve against env steps: the mean episode return per iteration (light) and its
     running mean over 10 iterations (dark) above; below, the running means of the rates the task reports
-    (arrival, failure) and, where it reports levels, the mean level of the episodes' tiles over the last."""
+    (arrival, failure), the mean speed [m/s] where it reports one and, where it reports levels, the mean level
+    of the episodes' tiles over the last."""
     from PIL import Image, ImageDraw
 
     w, h, m, gap = 720, 440, 56, 24
@@ -190,15 +191,16 @@ def plot_curve(curve: list, path: Path, title: str) -> None:
     plot(panels[0], ret, xs, lo, hi, (170, 195, 235), 1)
     plot(panels[0], *smooth(ret), lo, hi, (30, 90, 200))
     legend = []
-    colours = {"arrival_rate": (220, 120, 20), "mean_failed": (200, 40, 40), "mean_level": (60, 150, 60)}
+    colours = {"arrival_rate": (220, 120, 20), "mean_failed": (200, 40, 40), "mean_level": (60, 150, 60),
+               "mean_speed": (120, 60, 180)}
     levels = max([c.get("mean_level") or 0.0 for c in rows] + [1.0])
     for key, colour in colours.items():
         v = [c.get(key) for c in rows]
         if all(x is not None for x in v):
             v = np.array(v, float) / (np.ceil(levels) if key == "mean_level" else 1.0)
             plot(panels[1], *smooth(v), 0.0, 1.0, colour)
-            legend.append((key.replace("mean_", "") + (f" / {np.ceil(levels):.0f}" if key == "mean_level" else ""),
-                           colour))
+            unit = {"mean_level": f" / {np.ceil(levels):.0f}", "mean_speed": " [m/s]"}.get(key, "")
+            legend.append((key.replace("mean_", "") + unit, colour))
     frame(panels[1], 0.0, 1.0, "running means of 10 iterations: " + ", ".join(k for k, _ in legend))
     for k, (name, colour) in enumerate(legend):
         d.text((w - m - 150, panels[1][0] + 60 + 14 * k), name, fill=colour)
