@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import ray
 import torch
-from rsl_rl.env import VecEnv
-from tensordict import TensorDict
+
+from .rsl import RslVecEnv
 
 
 class TaskActor:
@@ -57,8 +57,9 @@ class TaskActor:
         self.task.episode_steps[:] = steps
 
 
-class RayVecEnv(VecEnv):
-    """The envs of ``num_actors`` Ray actors as one rsl_rl ``VecEnv`` (see the module docstring).
+class RayVecEnv(RslVecEnv):
+    """The envs of ``num_actors`` Ray actors as one rsl_rl ``VecEnv`` (see the module docstring); the
+    observations are grouped as :class:`~taichi_terra.envs.rsl.RslVecEnv` groups them.
 
     Args:
         task_name: a task of :data:`taichi_terra.envs.TASKS`.
@@ -72,7 +73,7 @@ class RayVecEnv(VecEnv):
     """
 
     def __init__(self, task_name: str, num_actors: int, envs_per_actor: int, seed: int = 0, device: str = "cpu",
-                 arch: str = "cpu", actor_options: dict | None = None, **options):
+                 arch: str = "cpu", actor_options: dict | None = None, **options):  # (no task here: the actors')
         if not ray.is_initialized():
             raise RuntimeError("call ray.init() first (local Ray, or ray.init(address=...) for a cluster)")
         for name, value in (("num_actors", num_actors), ("envs_per_actor", envs_per_actor)):
@@ -101,13 +102,6 @@ class RayVecEnv(VecEnv):
     def episode_length_buf(self, value) -> None:
         steps = np.asarray(torch.as_tensor(value).cpu(), dtype=np.int64).reshape(len(self.actors), -1)
         ray.get([a.set_episode_steps.remote(s) for a, s in zip(self.actors, steps)])
-
-    def _group(self, obs: np.ndarray) -> TensorDict:
-        return TensorDict({"policy": torch.from_numpy(obs).to(self.device)}, batch_size=[self.num_envs],
-                          device=self.device)
-
-    def get_observations(self) -> TensorDict:
-        return self._group(self._obs)
 
     def step(self, actions: torch.Tensor):
         a = actions.detach().to("cpu", torch.float64).numpy().reshape(len(self.actors), self.envs_per_actor, -1)
