@@ -47,7 +47,7 @@ class HexapodSandWalk(Task):
     action_high = np.ones(12)
     control_dt = 0.02
     max_episode_steps = 250
-    play_view = {"spacing": (4.0, 0.7), "follow": True, "distance": 1.6}
+    play_view = {"spacing": (1.6, 0.7), "follow": True, "distance": 2.4}
 
     def __init__(self, num_envs: int, seed: int = 0, *, plates: int = PLATES):
         self._plates = plates
