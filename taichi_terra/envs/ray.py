@@ -90,7 +90,6 @@ class RayVecEnv(RslVecEnv):
         self.cfg = {"task": task_name, "num_envs": self.num_envs, "num_actors": num_actors, **info}
         self._obs = np.concatenate(ray.get([a.reset.remote() for a in self.actors]))
         self.last_returns = np.zeros(self.num_envs)
-        self.last_arrived = np.zeros(self.num_envs, bool)
         self.last_facts = {}
 
     @property
@@ -109,7 +108,6 @@ class RayVecEnv(RslVecEnv):
         obs, reward, terminated, truncated, returns = (np.concatenate([p[k] for p in parts]) for k in range(5))
         self.last_facts = {k: np.concatenate([p[5][k] for p in parts]) for k in parts[0][5]}
         self.last_returns = returns
-        self.last_arrived = np.asarray(self.last_facts.get("arrived", terminated), bool)
         self._obs = obs
         extras = {"time_outs": torch.from_numpy(truncated).to(self.device), "log": {}}
         return (self._group(obs), torch.from_numpy(reward.astype(np.float32)).to(self.device),
