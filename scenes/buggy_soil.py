@@ -4,7 +4,7 @@
     python scenes/buggy_soil.py --headless --record buggy_soil.gif   # offscreen, writes an animation
     python scenes/buggy_soil.py --spacing 0.02                       # a finer bed [m]
 
-The buggy (``scenes/assets/make_buggy.py``: double-wishbone suspension closed by pins, coil-overs and tyre
+The buggy (``taichi_terra.bodies.buggy``: double-wishbone suspension closed by pins, coil-overs and tyre
 springs as joint springs, rack-and-pinion steering, rear-wheel drive) starts from standstill with its wheels
 on the undeformed surface and drives from t = 0, no settling phase: its rear wheels' velocity drives request
 0.8 m/s at the ground (the speed it reaches is what sinkage, slip and soil resistance leave). The rack steers a
@@ -18,16 +18,12 @@ damping 4e4 Pa s/m, sinkage_exponent 1.1, cohesion 100 Pa; the other fields at t
 from __future__ import annotations
 
 import math
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
+from taichi_terra.bodies import buggy as mb
 from taichi_terra.viewer import OrbitCamera, Style, app
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "assets"))
-import make_buggy as mb  # noqa: E402
 
 BED_X, BED_Y, SPACING = 16.0, 6.0, 0.04  # [m]
 START_X = -6.0  # chassis origin at the start [m] (the bed spans x in [-8, 8])
@@ -76,7 +72,7 @@ def build(args) -> app.Scene:
     import taichi_terra as tt
 
     world = tt.World(dt=1e-3, n_envs=args.envs)
-    world.solver.tolerance = mb.SOLVER_TOLERANCE  # (its error bound: make_buggy.py)
+    world.solver.tolerance = mb.SOLVER_TOLERANCE  # (its error bound: taichi_terra/bodies/buggy.py)
     sp = getattr(args, "spacing", SPACING)  # (the generic scene parser has no --spacing)
     nx, ny = round(BED_X / sp) + 1, round(BED_Y / sp) + 1
     bed = world.add_deformable_terrain(nx, ny, BED_X, BED_Y, 0.0, 0.0, np.zeros(nx * ny), tt.SoilMaterial(**SOIL))

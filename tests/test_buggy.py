@@ -1,19 +1,15 @@
-"""The off-road buggy of ``scenes/assets/make_buggy.py``: its URDF loads as the design says (896 kg, the joints
+"""The off-road buggy of ``taichi_terra.bodies.buggy``: its URDF loads as the design says (896 kg, the joints
 and limits the generator wrote), and on a soil bed it comes to rest on its four wheels, which then carry its
 weight; its one steering input turns both front wheels.
 
 One world (a small bed around the car, at the scene's 4 cm spacing and soil) serves the physics tests."""
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import taichi_terra as tt
+from taichi_terra.bodies import buggy as mb
 from taichi_terra.bodies.urdf import parse_urdf
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scenes" / "assets"))
-import make_buggy as mb  # noqa: E402
 
 G = 9.81
 SOIL = dict(bekker_kphi=2.0e6, elastic_stiffness=2.0e7, damping=4.0e4, sinkage_exponent=1.1, cohesion=100.0)

@@ -320,7 +320,9 @@ def _scene_robots():
 
     from taichi_terra.bodies.tracked_robot import tracked_robot_urdf
 
-    return {"quadruped": ASSETS / "quadruped.urdf", "buggy": ASSETS / "buggy.urdf",
+    from taichi_terra.bodies import buggy
+
+    return {"quadruped": ASSETS / "quadruped.urdf", "buggy": buggy.URDF_PATH,
             "hexapod": hexapod_sand.hexapod_urdf(), "tracked": tracked_robot_urdf(flippers=True)}
 
 
@@ -348,14 +350,17 @@ def test_the_scenes_robots_have_visuals_of_their_own(robot):
 
 def test_the_visual_meshes_are_what_make_meshes_writes(tmp_path):
     """Reference: ``scenes/assets/make_meshes.py`` (trimesh primitives, 5 decimals): written again, every file
-    is byte for byte the committed one."""
+    is byte for byte the committed one (the buggy's in the package, the quadruped's with the scenes)."""
     sys.path.insert(0, str(ASSETS))
     import make_meshes
 
+    from taichi_terra.bodies import buggy
+
     written = make_meshes.write(tmp_path)
-    assert {p.name for p in written} == {p.name for p in (ASSETS / "meshes").glob("*.obj")}
+    committed = [*(ASSETS / "meshes").glob("*.obj"), *(buggy.ASSETS / "meshes").glob("*.obj")]
+    assert sorted(p.name for p in written) == sorted(p.name for p in committed)
     for path in written:
-        assert path.read_bytes() == (ASSETS / "meshes" / path.name).read_bytes(), path.name
+        assert path.read_bytes() == (make_meshes.home(path.stem) / path.name).read_bytes(), path.name
 
 
 def test_the_tracked_robot_without_visuals():

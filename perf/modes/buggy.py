@@ -6,7 +6,7 @@ env counts (each env its own bed: its own sinkage, ruts and slip history over th
 Each case: the first step (compilation included), ``--warmup`` steps driving off from standstill, then
 ``--repeats`` rounds of the same steps from that state (medians): env-steps/s, ms per step and, for one env, the
 real-time factor (dt = 1 ms); the mean sweeps per step of env 0 over 100 steps after the rounds. The solver
-tolerance is the scene's (``make_buggy.SOLVER_TOLERANCE``, with its error bound) unless ``--tolerance`` says
+tolerance is the scene's (``taichi_terra.bodies.buggy.SOLVER_TOLERANCE``, with its error bound) unless ``--tolerance`` says
 otherwise (the world's default is 1e-6 m/s).
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ def add_arguments(p) -> None:
     p.add_argument("--envs", type=int, nargs="+", default=[1, 16, 256])
     p.add_argument("--spacing", type=float, default=0.04, help="bed sample spacing [m]")
     p.add_argument("--tolerance", type=float, default=None,
-                   help="sweep tolerance [m/s] (default: the scene's, make_buggy.SOLVER_TOLERANCE)")
+                   help="sweep tolerance [m/s] (default: the scene's, taichi_terra.bodies.buggy.SOLVER_TOLERANCE)")
     p.add_argument("--steps", type=int, default=300, help="most timed steps per round")
     p.add_argument("--env-steps", type=int, default=3000, help="timed env-steps per round")
     p.add_argument("--repeats", type=int, default=3)

@@ -91,7 +91,7 @@ def run(args) -> dict:
 
 
 def robot_frames(n_envs: int, args) -> dict:
-    """Drawing the buggy of ``scenes/assets/make_buggy.py`` in ``n_envs`` tiles, as its URDF visuals (meshes of
+    """Drawing the buggy of ``taichi_terra.bodies.buggy`` in ``n_envs`` tiles, as its URDF visuals (meshes of
     body, tyres and rims) and as its collision shapes: median time to draw and read back a frame, its pose
     moved between frames (nothing is stepped: this is the viewer's cost alone)."""
     from taichi_terra.viewer import Annotations, Style, Viewer, Window

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import sys
 import types
 
 import numpy as np
@@ -58,11 +57,10 @@ def plain_urdf(urdf: str) -> str:
 
 
 def make_buggy():
-    """``scenes/assets/make_buggy.py``, imported."""
-    sys.path.insert(0, str(ROOT / "scenes" / "assets"))
-    import make_buggy as mb
+    """``taichi_terra.bodies.buggy``, imported."""
+    from taichi_terra.bodies import buggy
 
-    return mb
+    return buggy
 
 
 def _bed_and_buggy(n_envs: int, size: tuple, spacing: float, x0: float):

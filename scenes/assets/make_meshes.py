@@ -1,14 +1,15 @@
 """Visual meshes of the scenes' robots: what the viewer draws of them (the physics reads only their collision
 shapes).
 
-    python scenes/assets/make_meshes.py        # (re)writes scenes/assets/meshes/*.obj next to this file
+    python scenes/assets/make_meshes.py   # (re)writes the buggy's in taichi_terra/bodies/assets/meshes/ and
+                                          # the quadruped's in scenes/assets/meshes/
 
 Each mesh is in its link's frame as the URDF places it (x forward, y left, z up, metres) and small: a few
 hundred to a few thousand triangles. Made with trimesh from primitives, so the files are reproducible:
 
 * ``buggy_body.obj``: the buggy's tub, a hull tapering to the nose, with side pods.
 * ``buggy_tyre_front.obj``, ``buggy_tyre_rear.obj``: knobbly tyres (a rounded profile turned about the
-  wheel's axis, y, with tread blocks), ``make_buggy.WHEEL_RADIUS`` and the soil-contact widths.
+  wheel's axis, y, with tread blocks), ``taichi_terra.bodies.buggy.WHEEL_RADIUS`` and the soil-contact widths.
 * ``buggy_rim.obj``: a dished rim with five spokes.
 * ``quadruped_trunk.obj``: the quadruped's trunk, a box with bevelled edges and a raised head at the front.
 * ``quadruped_thigh.obj``, ``quadruped_shank.obj``: tapered legs from the joint down 0.25 m.
@@ -16,13 +17,12 @@ hundred to a few thousand triangles. Made with trimesh from primitives, so the f
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-OUT = HERE / "meshes"
+OUT = HERE / "meshes"  # the scenes' meshes (the quadruped's)
 
 
 def _hull(points):
@@ -114,8 +114,7 @@ def quadruped_trunk():
 
 def meshes() -> dict:
     """Every mesh, by file name without ``.obj``."""
-    sys.path.insert(0, str(HERE))
-    import make_buggy as mb
+    from taichi_terra.bodies import buggy as mb
 
     return {
         "buggy_body": buggy_body(),
@@ -128,13 +127,24 @@ def meshes() -> dict:
     }
 
 
-def write(out=OUT) -> list:
-    """Write every mesh as ``out/<name>.obj`` (5 decimals); returns the paths."""
-    out = Path(out)
-    out.mkdir(exist_ok=True)
+def home(name: str) -> Path:
+    """The folder a mesh is kept in: the buggy's ship with the package (``taichi_terra.bodies.buggy``), the
+    quadruped's with the scenes."""
+    if name.startswith("buggy_"):
+        from taichi_terra.bodies import buggy
+
+        return buggy.ASSETS / "meshes"
+    return OUT
+
+
+def write(out=None) -> list:
+    """Write every mesh as ``<folder>/<name>.obj`` (5 decimals), the folder ``out`` or, when None, its
+    :func:`home`; returns the paths."""
     paths = []
     for name, mesh in meshes().items():
-        path = out / f"{name}.obj"
+        folder = Path(out) if out is not None else home(name)
+        folder.mkdir(exist_ok=True)
+        path = folder / f"{name}.obj"
         mesh.export(path, digits=5)
         paths.append(path)
     return paths
@@ -142,7 +152,7 @@ def write(out=OUT) -> list:
 
 def main(argv=None) -> int:
     for path in write():
-        print(f"{path.relative_to(HERE.parent.parent)}: {path.stat().st_size // 1024} KiB")
+        print(f"{path}: {path.stat().st_size // 1024} KiB")
     return 0
 
 

@@ -1,12 +1,16 @@
 """An 896 kg off-road buggy as an articulated system: its URDF generator and the loader that closes its loops.
 
-    python scenes/assets/make_buggy.py          # (re)writes scenes/assets/buggy.urdf next to this file
+    python -m taichi_terra.bodies.buggy     # (re)writes taichi_terra/bodies/assets/buggy.urdf
+
+``scenes/buggy_soil.py`` drives it over a soil bed; ``taichi_terra.envs``'s ``BuggySlipControl`` trains a policy
+on it.
 
 Axes: x forward, y to the left, z up; the chassis frame's origin is midway between the axles. Every link frame
 is parallel to the chassis frame in the design pose (all joint coordinates 0), which is the pose in which the
 buggy stands still on rigid ground: springs and tyres are preloaded so that, there, they carry the static axle
 loads exactly (see :func:`static_loads`). Boxes and cylinders collide; the viewer draws the body, tyres and rims
-as the meshes of ``meshes/`` (``make_meshes.py``) and every other part as its collision shapes in grey.
+as the meshes of ``assets/meshes/`` (written by ``scenes/assets/make_meshes.py``) and every other part as its
+collision shapes in grey.
 
 The tree (``s`` = ``l``/``r``, corner ``c`` = ``fl``, ``fr``, ``rl``, ``rr``)::
 
@@ -45,8 +49,8 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-URDF_PATH = HERE / "buggy.urdf"
+ASSETS = Path(__file__).resolve().parent / "assets"
+URDF_PATH = ASSETS / "buggy.urdf"  #: the URDF (its visuals name meshes in ``ASSETS / "meshes"``)
 G = 9.81  # [m/s^2]
 
 # ------------------------------------------------------------------------- design (SI units)
@@ -245,7 +249,7 @@ class _Link:
         return "\n".join(out)
 
 
-#: the colours of the buggy's visuals (``meshes/`` holds its body, tyres and rims: ``make_meshes.py``)
+#: the colours of the buggy's visuals (``assets/meshes/`` holds its body, tyres and rims)
 MATERIALS = {"paint": (0.86, 0.36, 0.08), "rubber": (0.11, 0.11, 0.12), "steel": (0.72, 0.72, 0.74),
              "frame": (0.26, 0.27, 0.3)}
 
@@ -359,8 +363,8 @@ def buggy_urdf() -> str:
         joints.append(_joint(f"{tag}_tie_yaw_joint", "continuous", rack, yoke, (0, 0, 1)))
         joints.append(_joint(f"{tag}_tie_pitch_joint", "continuous", yoke, rod, (s, 0, 0)))
     head = ("<!-- An 896 kg off-road buggy: double-wishbone suspension, rack-and-pinion steering, tyre springs,\n"
-            "     rear-wheel drive. Written by scenes/assets/make_buggy.py; the suspension loops are closed by pins\n"
-            "     that make_buggy.add_buggy adds (a URDF tree cannot hold them). -->")
+            "     rear-wheel drive. Written by taichi_terra/bodies/buggy.py; the suspension loops are closed by pins\n"
+            "     that taichi_terra.bodies.buggy.add_buggy adds (a URDF tree cannot hold them). -->")
     materials = [f'  <material name="{name}"><color rgba="{_v(rgb)} 1"/></material>' for name, rgb in MATERIALS.items()]
     return "\n".join([head, '<robot name="buggy">', *materials, *[link.xml() for link in links], *joints,
                       "</robot>"]) + "\n"
