@@ -40,6 +40,18 @@ def redundancy_floor(real=None) -> float:
     return 1e-9 if (real or ti_real()) == ti.f64 else 1e-4
 
 
+def cancellation_floor(real=None) -> float:
+    """The fraction of a direction's own response below which its pivot, in the factor of a constraint block,
+    counts as a dependent direction (a redundant constraint), in the real type ``real`` (default: the
+    precision in use): 1e-6 in f64, 1e-3 in f32. The pivot is what is left of the direction's response once
+    the directions before it are taken out; a redundant one is all cancellation, and what is left is the
+    rounding of its entries, which the relative floor of :func:`redundancy_floor` does not always catch:
+    the buggy's upper wishbone pins, 1.6e-8 left of a response near 1 (5e-9 of the block's largest) after a
+    hard steer, were kept, their inverse took the next pivot's response away (0.95 to 3e-8), and the sweeps
+    grew by x1.42 each to 1e13 m/s."""
+    return 1e-6 if (real or ti_real()) == ti.f64 else 1e-3
+
+
 @ti.func
 def quat_mul(a, b):
     """Hamilton product ``a * b`` of two (w, x, y, z) quaternions."""

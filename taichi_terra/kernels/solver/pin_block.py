@@ -1,7 +1,7 @@
 """Pin blocks: a tree's pins solved together, and the rows on its links pushing it with its pins held.
 
 A vehicle's suspension is a set of closed loops: each wishbone's upright is pinned to its upper arm, each
-steered knuckle to its tie rod (``scenes/assets/make_buggy.py``). Swept one row at a time, a wheel's soil
+steered knuckle to its tie rod (``taichi_terra/bodies/buggy.py``). Swept one row at a time, a wheel's soil
 block (``soil_block.py``) sees the response of its link as if the pins were not there (the knuckle free
 to steer, the upright free to tilt: light links that move a lot), then the pin rows take that motion back,
 and the next sweep starts over: the buggy's front wheels lost about 6 % of their error per sweep, some
@@ -17,7 +17,8 @@ step, after the pins' columns (``RESPONSES``):
    and ``A`` the point maps, ``dynamics/bodies.py``) and factored as ``L diag(d) L^T``. ``K`` is singular
    where a pin impulse moves nothing (the axis of a planar loop, along which its pin and its hinges hold the
    same thing; a redundant pin): a pivot below ``common/math.redundancy_floor`` (1e-9 in f64, 1e-4 in f32) of
-   the largest diagonal entry is left out, and each one left out gives a vector of the null space
+   the largest diagonal entry, or below ``common/math.cancellation_floor`` (1e-6 in f64, 1e-3 in f32) of its
+   own diagonal entry, is left out, and each one left out gives a vector of the null space
    (``L^-T e_c``), made orthonormal to the others. A solve takes
    the factor, then removes the solution's parts along those vectors: ``K^+ r`` for any ``r`` that ``K``
    can reach, and a bounded answer for one it cannot (a pin's gap along its loop's axis, which no velocity
@@ -45,7 +46,7 @@ import taichi as ti
 
 from ..common.arrays import JOINT_I, JOINT_ROW, LINK_DYN, LINK_RESPONSE, PIN_I, PIN_MATRIX, PIN_RESPONSE, \
     PIN_STATE, PIN_VECTOR, ROW_F, ROW_I, TREE, TREE_DOF, TREE_INVERSE
-from ..common.math import redundancy_floor, vec3
+from ..common.math import cancellation_floor, redundancy_floor, vec3
 from ..common.schema import add, get, get3, getn, put, put33, putn, row
 from ..dynamics.bodies import (
     carrier_joint,
@@ -143,17 +144,18 @@ def _assemble(D: ti.template(), e, t, n_pins):
 @ti.func
 def _factor(D: ti.template(), e, t):
     """``K = L diag(d) L^T`` in place (module docstring, 1): ``L`` below the diagonal, ``d`` on it (0 for a
-    pivot left out); ``K``'s upper triangle is read and kept. Then the null-space vectors of the pivots left
+    pivot left out: below either floor); ``K``'s upper triangle is read and kept. Then the null-space vectors of the pivots left
     out (``L^T n = e_c``), orthonormal."""
     m = 3 * get(D.tree, e, t, TREE.loop_pins)
     largest = 0.0
     for c in range(m):
         largest = ti.max(largest, _matrix(D, e, t, c, c))
     for c in range(m):
-        d = _matrix(D, e, t, c, c)
+        own = _matrix(D, e, t, c, c)
+        d = own
         for s in range(c):
             d -= _matrix(D, e, t, c, s) ** 2 * _matrix(D, e, t, s, s)
-        if d <= ti.static(redundancy_floor()) * largest:
+        if d <= ti.static(redundancy_floor()) * largest or d <= ti.static(cancellation_floor()) * own:
             d = 0.0
         _set_matrix(D, e, t, c, c, d)
         for i in range(c + 1, m):
