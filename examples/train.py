@@ -49,7 +49,7 @@ def main(argv=None) -> dict:
         report = evaluate_all(args.task, result["policy"], args.envs, args.eval_episodes, args.seed + 1)
         report["training"] = result["last"]
         (args.out / "eval.json").write_text(json.dumps(report, indent=1))
-        for who in ("trained", "random", "zero"):
+        for who in report["policies"]:
             print(f"{who}: {report[who]}")
         result["eval"] = report
     return result

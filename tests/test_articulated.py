@@ -527,12 +527,37 @@ def test_api_names_indices_and_dimensions():
 ])
 def test_bad_calls_raise_and_change_nothing(call, error, match):
     world, system = _quadruped_world(2)
-    before = (system.get_generalized_coordinate(), system.get_generalized_velocity(), system.get_pd_gains())
+    before = (system.get_generalized_coordinate(), system.get_generalized_velocity(),
+              system.get_pd_gains() + system.get_pd_target())
     with pytest.raises(error, match=match):
         call(system)
-    after = (system.get_generalized_coordinate(), system.get_generalized_velocity(), system.get_pd_gains())
+    after = (system.get_generalized_coordinate(), system.get_generalized_velocity(),
+             system.get_pd_gains() + system.get_pd_target())
     for a, b in zip(before[:2] + before[2], after[:2] + after[2]):
         np.testing.assert_array_equal(a, b)
+
+
+def test_pd_targets_read_back_as_they_were_set_per_env():
+    """``get_pd_target`` returns what ``set_pd_target`` took, per env and for all envs, before and after the
+    build; a floating base's seven entries read 0 (they are no target)."""
+    world, system = _quadruped_world(2)
+    q = np.tile(system.get_generalized_coordinate(0), (2, 1))
+    q[:, 7:] = [np.linspace(-0.5, 0.5, 12), np.linspace(0.2, -0.2, 12)]
+    v = np.arange(36.0).reshape(2, 18) * 0.1
+    v[:, :6] = 0.0
+    system.set_pd_target(q, v)
+    pos, vel = system.get_pd_target()
+    assert pos.shape == (2, 19) and np.all(pos[:, :7] == 0.0)
+    np.testing.assert_array_equal(pos[:, 7:], q[:, 7:])
+    np.testing.assert_array_equal(vel, v)
+    system.set_pd_target(q[0], -v[0], env=1)
+    np.testing.assert_array_equal(system.get_pd_target(1)[1], -v[0])
+    np.testing.assert_array_equal(system.get_pd_target(0)[1], v[0])
+    world.build()
+    np.testing.assert_array_equal(system.get_pd_target()[0][:, 7:], q[[0, 0], 7:])  # (env 1 took env 0's)
+    system.set_pd_target(q[::-1], 2.0 * v)
+    np.testing.assert_array_equal(system.get_pd_target()[0][:, 7:], q[::-1, 7:])
+    np.testing.assert_array_equal(system.get_pd_target()[1], 2.0 * v)
 
 
 def test_held_drives_need_an_effort_limit_and_apply_before_and_after_the_build():

@@ -409,6 +409,16 @@ class ArticulatedSystem:
         """(kp, kd) per dof."""
         return self._get_drive("kp", env), self._get_drive("kd", env)
 
+    def get_pd_target(self, env: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The PD targets as :meth:`set_pd_target` takes them: the position target in generalized coordinates,
+        shape (nq,) or (n_envs, nq) (a floating base's seven entries 0: they are not targets), and the
+        velocity target per dof, shape (nv,) or (n_envs, nv)."""
+        per_dof, vel = self._get_drive("position_target", env), self._get_drive("velocity_target", env)
+        base = 7 if self.floating else 0
+        pos = np.zeros(per_dof.shape[:-1] + (self._nq,))
+        pos[..., base:] = per_dof[..., (6 if self.floating else 0):]
+        return pos, vel
+
     # ------------------------------------------------------------------ dynamics and frames (evaluated now)
     def _evaluated(self, block: str, col: str):
         w = self._part

@@ -13,7 +13,8 @@ import importlib
 
 #: task name -> (module under taichi_terra.envs, class)
 TASKS = {"TrackedToGoal": ("tracked_to_goal", "TrackedToGoal"),
-         "HexapodSandWalk": ("hexapod_sand_walk", "HexapodSandWalk")}
+         "HexapodSandWalk": ("hexapod_sand_walk", "HexapodSandWalk"),
+         "BuggySlipControl": ("buggy_slip_control", "BuggySlipControl")}
 
 
 def task_class(name: str):

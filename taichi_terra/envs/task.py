@@ -47,6 +47,9 @@ class Task:
     eval_options: dict = {}
     #: the options of the task as ``examples/play.py`` shows it
     play_options: dict = {}
+    #: a controller ``examples/evaluate.py`` compares the policy with: ``{"name": ..., "options": {...}}``, the
+    #: task made with those options and run with zero actions (None: no baseline)
+    baseline: dict | None = None
     #: how ``examples/play.py`` frames it: the tiles' spacing (x, y) [m], and whether the camera follows the
     #: first env's ``robot`` (at ``distance`` [m])
     play_view: dict = {"spacing": (7.0, 7.0), "follow": False, "distance": None}

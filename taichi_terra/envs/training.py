@@ -152,8 +152,8 @@ def evaluate(env, policy=None, episodes: int = 100, seed: int = 0) -> dict:
 def plot_curve(curve: list, path: Path, title: str) -> None:
     """A PNG of the learning curve against env steps: the mean episode return per iteration (light) and its
     running mean over 10 iterations (dark) above; below, the running means of the rates the task reports
-    (arrival, failure), the mean speed [m/s] where it reports one and, where it reports levels, the mean level
-    of the episodes' tiles over the last."""
+    (arrival, failure), the mean speed, speed error [m/s] and slip where it reports them and, where it reports
+    levels, the mean level of the episodes' tiles over the last (each clipped to the panel's 0 to 1)."""
     from PIL import Image, ImageDraw
 
     w, h, m, gap = 720, 440, 56, 24
@@ -175,7 +175,8 @@ def plot_curve(curve: list, path: Path, title: str) -> None:
     def plot(panel, values, x, lo, hi, colour, width=2):
         top, bottom = panel
         pts = [(m + (xi - xs[0]) / max(xs[-1] - xs[0], 1e-9) * (w - 2 * m),
-                bottom - (v - lo) / max(hi - lo, 1e-9) * (bottom - top)) for xi, v in zip(x, values)]
+                bottom - (min(max(v, lo), hi) - lo) / max(hi - lo, 1e-9) * (bottom - top))
+               for xi, v in zip(x, values)]
         d.line(pts, fill=colour, width=width)
 
     def frame(panel, lo, hi, label):
@@ -192,14 +193,15 @@ def plot_curve(curve: list, path: Path, title: str) -> None:
     plot(panels[0], *smooth(ret), lo, hi, (30, 90, 200))
     legend = []
     colours = {"arrival_rate": (220, 120, 20), "mean_failed": (200, 40, 40), "mean_level": (60, 150, 60),
-               "mean_speed": (120, 60, 180)}
+               "mean_speed": (120, 60, 180), "mean_speed_error": (20, 150, 160), "mean_slip": (140, 90, 40)}
     levels = max([c.get("mean_level") or 0.0 for c in rows] + [1.0])
     for key, colour in colours.items():
         v = [c.get(key) for c in rows]
         if all(x is not None for x in v):
             v = np.array(v, float) / (np.ceil(levels) if key == "mean_level" else 1.0)
             plot(panels[1], *smooth(v), 0.0, 1.0, colour)
-            unit = {"mean_level": f" / {np.ceil(levels):.0f}", "mean_speed": " [m/s]"}.get(key, "")
+            unit = {"mean_level": f" / {np.ceil(levels):.0f}", "mean_speed": " [m/s]",
+                    "mean_speed_error": " [m/s]"}.get(key, "")
             legend.append((key.replace("mean_", "") + unit, colour))
     frame(panels[1], 0.0, 1.0, "running means of 10 iterations: " + ", ".join(k for k, _ in legend))
     for k, (name, colour) in enumerate(legend):
