@@ -119,7 +119,7 @@ from .solver.limits import (
     warm_start_joint_rows,
 )
 from .solver.links import prepare_sides
-from .solver.pin_block import pin_reactions, setup_pin_blocks
+from .solver.pin_block import pin_reactions, setup_pin_blocks, warm_start_pin_blocks
 from .solver.pins import (
     build_pin_rows,
     pin_columns,
@@ -923,6 +923,9 @@ def stage_warm_starts(D: ti.template(), e, rows):
     if ti.static(D.has_pins):
         warm_start_pins(D, e, rows.pin0(), si[SETTINGS_I.n_pins], si[SETTINGS_I.warm_start],
                         si[SETTINGS_I.pin_block])
+        if si[SETTINGS_I.n_pins] > 0 and si[SETTINGS_I.pin_block] != 0:
+            warm_start_pin_blocks(D, e, rows.pin0(), si[SETTINGS_I.n_pins], si[SETTINGS_I.n_trees],
+                                  si[SETTINGS_I.warm_start])
 
 
 @ti.func

@@ -335,11 +335,12 @@ PIN_RESPONSE = Block("pin_response", [("column", 1)],
                      "per pin within one tree (or holding a tree to the world), three columns of one row per dof "
                      "of the tree, column after column: G = M~^-1 J^T, the tree's velocity change per unit world "
                      "impulse along x, y and z at the pin (+ on side b, - on side a), for this step's factor")
-PIN_MATRIX = Block("pin_matrix", [("factor", 1), ("null", 1)],
+PIN_MATRIX = Block("pin_matrix", [("factor", 1), ("null", 1), ("order", 1)],
                    "per tree with pins with response columns, (3 n) x (3 n) row by row: K = J M~^-1 J^T of its n pins "
-                   "(J their points' relative velocities), as factored K = L diag(d) L^T (L below the diagonal, "
-                   "d on it, 0 for a pivot left out; K above it), and in row c for each pivot c left out a unit "
-                   "vector of K's null space, orthogonal to the others (solver/pin_block.py)")
+                   "(J their points' relative velocities), as factored with symmetric pivoting P^T K P = L diag(d) L^T "
+                   "(L below the diagonal, d on it, 0 for a pivot left out); in row c for each pivot c left out a "
+                   "unit vector of K's null space, orthogonal to the others; in the first row of order the pin "
+                   "vector's entry at each pivot position (P), in its second K's diagonal (solver/pin_block.py)")
 PIN_VECTOR = Block("pin_vector", [("six", 6), ("value", 1)],
                    "three rows (x, y, z) per pin with response columns, tree after tree: work space of the pin "
                    "block (solver/pin_block.py), six columns and one")

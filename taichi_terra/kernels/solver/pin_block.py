@@ -14,7 +14,10 @@ step, after the pins' columns (``RESPONSES``):
 
 1. ``K`` is assembled from the links' response columns (block ``(i, k)`` sums ``+-A_s^T J_s B_u A_u`` over
    the two ends ``s`` of pin ``i`` and ``u`` of pin ``k``, ``B_u`` the response columns of the link at ``u``
-   and ``A`` the point maps, ``dynamics/bodies.py``) and factored as ``L diag(d) L^T``. ``K`` is singular
+   and ``A`` the point maps, ``dynamics/bodies.py``) and factored as ``P^T K P = L diag(d) L^T``, the largest
+   diagonal entry left the pivot at each step (a pin's rows are in world axes, so a loop's redundant direction
+   turns among them as the car yaws; unpivoted, a nearly redundant leading row left the rows after it all
+   rounding: a hard steer of the buggy spinning at 6 rad/s lost its upper pins' vertical rows). ``K`` is singular
    where a pin impulse moves nothing (the axis of a planar loop, along which its pin and its hinges hold the
    same thing; a redundant pin): a pivot below ``common/math.redundancy_floor`` (1e-9 in f64, 1e-4 in f32) of
    the largest diagonal entry, or below ``common/math.cancellation_floor`` (1e-6 in f64, 1e-3 in f32) of its
@@ -65,6 +68,7 @@ vec6 = ti.types.vector(6, float)
 mat36 = ti.types.matrix(3, 6, float)
 
 NULL = PIN_MATRIX.null  # (the null-space vectors' column)
+ORDER = PIN_MATRIX.order  # (the pivots' order, and K's diagonal)
 
 
 @ti.func
@@ -142,41 +146,73 @@ def _assemble(D: ti.template(), e, t, n_pins):
 
 
 @ti.func
+def _order(D: ti.template(), e, t, k):
+    """The entry of the pin vector (original order) at pivot position ``k`` of tree ``t``'s factor."""
+    return ti.cast(_entry(D, e, t, 0, k, ORDER), ti.i32)
+
+
+@ti.func
+def _swap(D: ti.template(), e, t, c, p, m):
+    """Rows and columns ``c`` and ``p`` of tree ``t``'s matrix exchanged, and their pivot positions."""
+    for j in range(m):
+        x = _matrix(D, e, t, c, j)
+        _set_matrix(D, e, t, c, j, _matrix(D, e, t, p, j))
+        _set_matrix(D, e, t, p, j, x)
+    for j in range(m):
+        x = _matrix(D, e, t, j, c)
+        _set_matrix(D, e, t, j, c, _matrix(D, e, t, j, p))
+        _set_matrix(D, e, t, j, p, x)
+    x = _entry(D, e, t, 0, c, ORDER)
+    _set_entry(D, e, t, 0, c, ORDER, _entry(D, e, t, 0, p, ORDER))
+    _set_entry(D, e, t, 0, p, ORDER, x)
+
+
+@ti.func
 def _factor(D: ti.template(), e, t):
-    """``K = L diag(d) L^T`` in place (module docstring, 1): ``L`` below the diagonal, ``d`` on it (0 for a
-    pivot left out: below either floor); ``K``'s upper triangle is read and kept. Then the null-space vectors of the pivots left
-    out (``L^T n = e_c``), orthonormal."""
+    """``P^T K P = L diag(d) L^T`` in place (module docstring, 1), the pivot at each step the largest diagonal
+    entry left (symmetric pivoting: a dependent direction comes after the ones it depends on and keeps only
+    rounding, wherever it lies among the rows): ``L`` below the diagonal, ``d`` on it (0 for a pivot left out:
+    below either floor), ``P`` in ``ORDER``. Then the null-space vectors of the pivots left out
+    (``L^T n = e_c``, taken back to the pin vector's order), orthonormal."""
     m = 3 * get(D.tree, e, t, TREE.loop_pins)
     largest = 0.0
     for c in range(m):
         largest = ti.max(largest, _matrix(D, e, t, c, c))
+        _set_entry(D, e, t, 0, c, ORDER, ti.cast(c, float))
+        _set_entry(D, e, t, 1, c, ORDER, _matrix(D, e, t, c, c))  # (K's diagonal, by the pin vector's entry)
     for c in range(m):
-        own = _matrix(D, e, t, c, c)
-        d = own
-        for s in range(c):
-            d -= _matrix(D, e, t, c, s) ** 2 * _matrix(D, e, t, s, s)
+        p = c
+        for i in range(c + 1, m):
+            if _matrix(D, e, t, i, i) > _matrix(D, e, t, p, p):
+                p = i
+        if p != c:
+            _swap(D, e, t, c, p, m)
+        own = _entry(D, e, t, 1, _order(D, e, t, c), ORDER)
+        d = _matrix(D, e, t, c, c)
         if d <= ti.static(redundancy_floor()) * largest or d <= ti.static(cancellation_floor()) * own:
             d = 0.0
         _set_matrix(D, e, t, c, c, d)
-        for i in range(c + 1, m):
+        for i in range(c + 1, m):  # column c of L, and the Schur complement of the rows and columns after c
             x = 0.0
             if d > 0.0:
-                x = _matrix(D, e, t, c, i)  # (K's entry, from the upper triangle)
-                for s in range(c):
-                    x -= _matrix(D, e, t, i, s) * _matrix(D, e, t, c, s) * _matrix(D, e, t, s, s)
-                x /= d
+                x = _matrix(D, e, t, i, c) / d
             _set_matrix(D, e, t, i, c, x)
+        if d > 0.0:
+            for i in range(c + 1, m):
+                li = _matrix(D, e, t, i, c)
+                for j in range(c + 1, m):
+                    _set_matrix(D, e, t, i, j, _matrix(D, e, t, i, j) - li * d * _matrix(D, e, t, j, c))
     for c in range(m):
         if _matrix(D, e, t, c, c) == 0.0:
-            for ii in range(m):  # L^T n = e_c, from the last entry up (zero past c)
+            for ii in range(m):  # L^T n = e_c, from the last entry up (zero past c), into the pin vector's order
                 i = m - 1 - ii
                 x = 0.0
                 if i == c:
                     x = 1.0
                 elif i < c:
                     for s in range(i + 1, c + 1):
-                        x -= _matrix(D, e, t, s, i) * _entry(D, e, t, c, s, NULL)
-                _set_entry(D, e, t, c, i, NULL, x)
+                        x -= _matrix(D, e, t, s, i) * _entry(D, e, t, c, _order(D, e, t, s), NULL)
+                _set_entry(D, e, t, c, _order(D, e, t, i), NULL, x)
             for b in range(c):  # Gram-Schmidt against the vectors before it
                 if _matrix(D, e, t, b, b) == 0.0:
                     dot = 0.0
@@ -194,29 +230,39 @@ def _factor(D: ti.template(), e, t):
 @ti.func
 def _solve(D: ti.template(), e, t, col: ti.template(), width: ti.template()):
     """``x <- K^+ x`` with the factor of tree ``t``'s pin matrix, for the ``width`` columns ``col`` of its rows
-    in ``PIN_VECTOR`` (pivots left out give zero; then the parts along the null space are taken out)."""
+    in ``PIN_VECTOR`` (pivots left out give zero; then the parts along the null space are taken out). Each
+    pivot position's value stays in the pin vector's entry ``P`` maps it to."""
     m = 3 * get(D.tree, e, t, TREE.loop_pins)
     v0 = get(D.tree, e, t, TREE.pin_vector0)
-    for i in range(m):  # L y = x
-        x = getn(D.pin_vector, e, v0 + i, col, width)
+    for i in range(m):  # L y = P^T x
+        x = getn(D.pin_vector, e, v0 + _order(D, e, t, i), col, width)
         for s in range(i):
-            x -= _matrix(D, e, t, i, s) * getn(D.pin_vector, e, v0 + s, col, width)
-        putn(D.pin_vector, e, v0 + i, col, x)
+            x -= _matrix(D, e, t, i, s) * getn(D.pin_vector, e, v0 + _order(D, e, t, s), col, width)
+        putn(D.pin_vector, e, v0 + _order(D, e, t, i), col, x)
     for i in range(m):  # diag(d) z = y
         d = _matrix(D, e, t, i, i)
-        x = getn(D.pin_vector, e, v0 + i, col, width)
+        x = getn(D.pin_vector, e, v0 + _order(D, e, t, i), col, width)
         if d > 0.0:
             x /= d
         else:
             x *= 0.0
-        putn(D.pin_vector, e, v0 + i, col, x)
-    for ii in range(m):  # L^T x = z
+        putn(D.pin_vector, e, v0 + _order(D, e, t, i), col, x)
+    for ii in range(m):  # L^T w = z; x = P w
         i = m - 1 - ii
-        x = getn(D.pin_vector, e, v0 + i, col, width)
+        x = getn(D.pin_vector, e, v0 + _order(D, e, t, i), col, width)
         for s in range(i + 1, m):
-            x -= _matrix(D, e, t, s, i) * getn(D.pin_vector, e, v0 + s, col, width)
-        putn(D.pin_vector, e, v0 + i, col, x)
-    for c in range(m):  # no part along the null space
+            x -= _matrix(D, e, t, s, i) * getn(D.pin_vector, e, v0 + _order(D, e, t, s), col, width)
+        putn(D.pin_vector, e, v0 + _order(D, e, t, i), col, x)
+    _remove_null(D, e, t, col, width)
+
+
+@ti.func
+def _remove_null(D: ti.template(), e, t, col: ti.template(), width: ti.template()):
+    """The parts of tree ``t``'s pin vectors (the ``width`` columns ``col`` of ``PIN_VECTOR``) along the null space
+    of its pin matrix (its factor's vectors, orthonormal) taken out."""
+    m = 3 * get(D.tree, e, t, TREE.loop_pins)
+    v0 = get(D.tree, e, t, TREE.pin_vector0)
+    for c in range(m):
         if _matrix(D, e, t, c, c) == 0.0:
             dot = getn(D.pin_vector, e, v0, col, width) * 0.0
             for i in range(m):
@@ -323,6 +369,40 @@ def _is_held(D: ti.template(), e, link):
         if j >= 0:
             out = get(D.link_dyn, e, j, LINK_DYN.held) != 0.0
     return out
+
+
+@ti.func
+def warm_start_pin_blocks(D: ti.template(), e, r0, n_pins, n_trees, on):
+    """The warm starts of the pins in blocks (``warm_start_pins`` does the others): each pin's impulse of the last
+    step less the part the held columns gave it (the rows' warm starts push that again), with the tree's parts
+    along this step's null space of ``K`` taken out, pushed through the pins' columns (zero where ``on`` is 0).
+    An impulse along a null direction moves nothing and no pin update changes it; but the direction is one of
+    this step's factor (it turns with the loop, and the floors leave out directions whose response is only
+    nearly nothing), so a part kept from the last step pushed the links step after step: the buggy spinning
+    up to 30 rad/s in the air within 6 steps of a hard steer, with the pins' solve converged in each."""
+    for t in range(n_trees):
+        tr = row(D.tree, e, t)
+        if tr[TREE.loop_pins] > 0:
+            v0 = tr[TREE.pin_vector0]
+            for k in range(n_pins):
+                if _pin_tree(D, e, k) == t:
+                    lam = vec3(0.0, 0.0, 0.0)
+                    if on != 0:
+                        lam = get3(D.pin_state, e, k, PIN_STATE.impulse) - get3(D.pin_state, e, k,
+                                                                               PIN_STATE.reaction)
+                    x0 = v0 + 3 * get(D.pin_i, e, k, PIN_I.local)
+                    for a in ti.static(range(3)):
+                        put(D.pin_vector, e, x0 + a, PIN_VECTOR.value, lam[a])
+            _remove_null(D, e, t, PIN_VECTOR.value, 1)
+            for k in range(n_pins):
+                if _pin_tree(D, e, k) == t:
+                    x0 = v0 + 3 * get(D.pin_i, e, k, PIN_I.local)
+                    lam = vec3(get(D.pin_vector, e, x0, PIN_VECTOR.value),
+                               get(D.pin_vector, e, x0 + 1, PIN_VECTOR.value),
+                               get(D.pin_vector, e, x0 + 2, PIN_VECTOR.value))
+                    if lam.norm() > 0.0:
+                        pin_push_columns(D, e, k, get(D.pin_i, e, k, PIN_I.response0), lam)
+                    putn(D.row_f, e, r0 + k, ROW_F.impulse, lam)
 
 
 @ti.func

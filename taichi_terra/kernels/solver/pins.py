@@ -284,22 +284,20 @@ def pin_push_columns(D: ti.template(), e, k, g0, imp):
 @ti.func
 def warm_start_pins(D: ti.template(), e, r0, n_pins, on, held):
     """Each pin row starts from the pin's impulse of the last step (``on`` != 0); with pin blocks (``held``
-    != 0) less the part the held columns gave it, which the rows' warm starts push again
-    (``pin_block.py``)."""
+    != 0) the pins in a tree's block are left to ``pin_block.warm_start_pin_blocks``."""
     for k in range(n_pins):
-        lam = vec3(0.0, 0.0, 0.0)
-        if on != 0:
-            lam = get3(D.pin_state, e, k, PIN_STATE.impulse)
-            if held != 0:
-                lam -= get3(D.pin_state, e, k, PIN_STATE.reaction)
-            if lam.norm() > 0.0:
-                g0 = get(D.pin_i, e, k, PIN_I.response0)
-                if g0 >= 0:
-                    pin_push_columns(D, e, k, g0, lam)
-                else:
-                    ja, jb, pa, pb = pin_ends(D, e, k)
-                    pin_apply(D, e, ja, jb, pa, pb, lam)
-        putn(D.row_f, e, r0 + k, ROW_F.impulse, lam)
+        if held == 0 or get(D.pin_i, e, k, PIN_I.local) < 0:
+            lam = vec3(0.0, 0.0, 0.0)
+            if on != 0:
+                lam = get3(D.pin_state, e, k, PIN_STATE.impulse)
+                if lam.norm() > 0.0:
+                    g0 = get(D.pin_i, e, k, PIN_I.response0)
+                    if g0 >= 0:
+                        pin_push_columns(D, e, k, g0, lam)
+                    else:
+                        ja, jb, pa, pb = pin_ends(D, e, k)
+                        pin_apply(D, e, ja, jb, pa, pb, lam)
+            putn(D.row_f, e, r0 + k, ROW_F.impulse, lam)
 
 
 @ti.func
