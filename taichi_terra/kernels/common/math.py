@@ -46,9 +46,9 @@ def cancellation_floor(real=None) -> float:
     precision in use): 1e-6 in f64, 1e-3 in f32. The pivot is what is left of the direction's response once
     the directions before it are taken out; a redundant one is all cancellation, and what is left is the
     rounding of its entries, which the relative floor of :func:`redundancy_floor` does not always catch:
-    the buggy's upper wishbone pins, 1.6e-8 left of a response near 1 (5e-9 of the block's largest) after a
-    hard steer, were kept, their inverse took the next pivot's response away (0.95 to 3e-8), and the sweeps
-    grew by x1.42 each to 1e13 m/s."""
+    in an unpivoted factor, the buggy's upper wishbone pins kept 1.6e-8 of a response near 1 (5e-9 of the
+    block's largest) after a hard steer, their inverse took the next pivot's response away (0.95 to 3e-8),
+    and the sweeps grew by x1.42 each to 1e13 m/s."""
     return 1e-6 if (real or ti_real()) == ti.f64 else 1e-3
 
 
