@@ -57,8 +57,8 @@ def main(argv=None) -> dict:
                     f"now from {x.min():.2f} to {x.max():.2f} m")
 
         n = min(args.envs, 16)
+        cols = math.ceil(math.sqrt(n))  # (the viewer's tiles: a square grid)
         view = task.play_view
-        cols = view.get("columns") or math.ceil(math.sqrt(n))
         sx, sy = view["spacing"]
         centre = np.array([(cols - 1) * sx / 2, -(math.ceil(n / cols) - 1) * sy / 2, 0.0])
         distance = view["distance"] or max(7.0, 1.2 * cols * max(sx, sy))

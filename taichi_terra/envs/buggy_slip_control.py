@@ -83,7 +83,7 @@ class BuggySlipControl(Task):
     max_episode_steps = 120
     #: the baseline ``examples/evaluate.py`` adds: the velocity servo at the command, wheels straight
     baseline = {"name": "servo", "options": {"drive": "servo"}}
-    play_view = {"spacing": (13.0, 4.5), "follow": True, "distance": 11.0, "columns": 1}  # (the lanes side by side)
+    play_view = {"spacing": (13.0, 4.5), "follow": True, "distance": 11.0}  # (beds end to end, lanes side by side)
 
     def __init__(self, num_envs: int, seed: int = 0, *, drive: str = "torque"):
         if drive not in ("torque", "servo"):

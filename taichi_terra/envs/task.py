@@ -50,9 +50,9 @@ class Task:
     #: a controller ``examples/evaluate.py`` compares the policy with: ``{"name": ..., "options": {...}}``, the
     #: task made with those options and run with zero actions (None: no baseline)
     baseline: dict | None = None
-    #: how ``examples/play.py`` frames it: the tiles' spacing (x, y) [m] in ``columns`` columns (None: a square
-    #: grid), and whether the camera follows the first env's ``robot`` (at ``distance`` [m])
-    play_view: dict = {"spacing": (7.0, 7.0), "follow": False, "distance": None, "columns": None}
+    #: how ``examples/play.py`` frames it: the tiles' spacing (x, y) [m], and whether the camera follows the
+    #: first env's ``robot`` (at ``distance`` [m])
+    play_view: dict = {"spacing": (7.0, 7.0), "follow": False, "distance": None}
 
     def __init__(self, num_envs: int, seed: int = 0):
         self.num_envs = check_int("num_envs", num_envs, 1)
