@@ -96,6 +96,7 @@ GETTERS = {
     "ArticulatedSystem.get_mass_matrix": (lambda w, bed, box, arm: arm.get_mass_matrix(0), True),
     "ArticulatedSystem.get_nonlinearities": (lambda w, bed, box, arm: arm.get_nonlinearities(0), True),
     "ArticulatedSystem.get_pd_gains": (lambda w, bed, box, arm: arm.get_pd_gains(), False),
+    "ArticulatedSystem.get_pd_target": (lambda w, bed, box, arm: arm.get_pd_target(), False),
     "DeformableTerrain.get_soil_state": (lambda w, bed, box, arm: bed.get_soil_state(0), True),
     "DeformableTerrain.get_material": (lambda w, bed, box, arm: bed.get_material(1), False),
     "DeformableTerrain.get_soil_step_stats": (lambda w, bed, box, arm: bed.get_soil_step_stats(0), True),
