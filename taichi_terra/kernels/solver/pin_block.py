@@ -381,47 +381,50 @@ def warm_start_pin_blocks(D: ti.template(), e, r0, n_pins, n_trees, on):
     nearly nothing), so a part kept from the last step pushed the links step after step: the buggy spinning
     up to 30 rad/s in the air within 6 steps of a hard steer, with the pins' solve converged in each."""
     for t in range(n_trees):
-        tr = row(D.tree, e, t)
-        if tr[TREE.loop_pins] > 0:
-            v0 = tr[TREE.pin_vector0]
+        if get(D.tree, e, t, TREE.loop_pins) > 0:
             for k in range(n_pins):
                 if _pin_tree(D, e, k) == t:
                     lam = vec3(0.0, 0.0, 0.0)
                     if on != 0:
                         lam = get3(D.pin_state, e, k, PIN_STATE.impulse) - get3(D.pin_state, e, k,
                                                                                PIN_STATE.reaction)
-                    x0 = v0 + 3 * get(D.pin_i, e, k, PIN_I.local)
-                    for a in ti.static(range(3)):
-                        put(D.pin_vector, e, x0 + a, PIN_VECTOR.value, lam[a])
+                    _put_pin_value(D, e, t, k, lam)
             _remove_null(D, e, t, PIN_VECTOR.value, 1)
             for k in range(n_pins):
                 if _pin_tree(D, e, k) == t:
-                    x0 = v0 + 3 * get(D.pin_i, e, k, PIN_I.local)
-                    lam = vec3(get(D.pin_vector, e, x0, PIN_VECTOR.value),
-                               get(D.pin_vector, e, x0 + 1, PIN_VECTOR.value),
-                               get(D.pin_vector, e, x0 + 2, PIN_VECTOR.value))
+                    lam = _pin_value(D, e, t, k)
                     if lam.norm() > 0.0:
                         pin_push_columns(D, e, k, get(D.pin_i, e, k, PIN_I.response0), lam)
                     putn(D.row_f, e, r0 + k, ROW_F.impulse, lam)
 
 
 @ti.func
+def _put_pin_value(D: ti.template(), e, t, k, value):
+    """Pin ``k``'s three rows of tree ``t``'s ``PIN_VECTOR.value`` <- ``value``."""
+    x0 = get(D.tree, e, t, TREE.pin_vector0) + 3 * get(D.pin_i, e, k, PIN_I.local)
+    for a in ti.static(range(3)):
+        put(D.pin_vector, e, x0 + a, PIN_VECTOR.value, value[a])
+
+
+@ti.func
+def _pin_value(D: ti.template(), e, t, k):
+    """Pin ``k``'s three rows of tree ``t``'s ``PIN_VECTOR.value``."""
+    x0 = get(D.tree, e, t, TREE.pin_vector0) + 3 * get(D.pin_i, e, k, PIN_I.local)
+    return vec3(get(D.pin_vector, e, x0, PIN_VECTOR.value), get(D.pin_vector, e, x0 + 1, PIN_VECTOR.value),
+                get(D.pin_vector, e, x0 + 2, PIN_VECTOR.value))
+
+
+@ti.func
 def solve_pin_block(D: ti.template(), e, t, r0, n_pins, dt, erp):
     """One joint update of tree ``t``'s pins (pin rows from ``r0``; module docstring, 3)."""
-    v0 = get(D.tree, e, t, TREE.pin_vector0)
     for k in range(n_pins):
         if _pin_tree(D, e, k) == t:
             ja, jb, pa, pb = pin_ends(D, e, k)
-            error = -erp * (pb - pa) / dt - pin_velocity(D, e, ja, jb, pa, pb, False)
-            x0 = v0 + 3 * get(D.pin_i, e, k, PIN_I.local)
-            for a in ti.static(range(3)):
-                put(D.pin_vector, e, x0 + a, PIN_VECTOR.value, error[a])
+            _put_pin_value(D, e, t, k, -erp * (pb - pa) / dt - pin_velocity(D, e, ja, jb, pa, pb, False))
     _solve(D, e, t, PIN_VECTOR.value, 1)
     for k in range(n_pins):
         if _pin_tree(D, e, k) == t:
-            x0 = v0 + 3 * get(D.pin_i, e, k, PIN_I.local)
-            d = vec3(get(D.pin_vector, e, x0, PIN_VECTOR.value), get(D.pin_vector, e, x0 + 1, PIN_VECTOR.value),
-                     get(D.pin_vector, e, x0 + 2, PIN_VECTOR.value))
+            d = _pin_value(D, e, t, k)
             pin_push_columns(D, e, k, get(D.pin_i, e, k, PIN_I.response0), d)
             putn(D.row_f, e, r0 + k, ROW_F.impulse, get3(D.row_f, e, r0 + k, ROW_F.impulse) + d)
 
