@@ -1,7 +1,7 @@
 """``BuggySlipControl``: the buggy keeps a commanded speed on soil of randomised stiffness with the least slip.
 
 The car is :mod:`taichi_terra.bodies.buggy`'s (896 kg, rear-wheel drive, double wishbones, rack steering) on a
-12 m x 4 m soil bed at 4 cm. Each episode draws the soil (``bekker_kphi`` 0.5 to 4 MPa/m^1.1, from a soft
+12 m x 4 m soil bed at 5 cm. Each episode draws the soil (``bekker_kphi`` 0.5 to 4 MPa/m^1.1, from a soft
 loam to a firm one; ``friction_coefficient`` 0.35 to 0.7; ``shear_displacement`` 1 to 4 cm: how far the soil
 shears before it carries its full strength, so how much the wheels slip for a given thrust), the car's mass
 (x0.9 to x1.1), its start (0.2 m either side of the lane's centre line y = 0, heading within 0.1 rad) and two
