@@ -111,9 +111,7 @@ class BuggySlipControl(Task):
         self._rear, self._front = list(self.buggy.rear_wheels), list(self.buggy.front_wheels)
         self._steer = [1 + i for i in self.buggy.steer]  # (in q: one more entry than u, the base quaternion)
         if self.drive == "torque":
-            kd = self.buggy.kd.copy()
-            kd[self._rear] = 0.0
-            self.robot.set_pd_gains(self.buggy.kp, kd)
+            self.buggy.drive_off()
         return world
 
     # ------------------------------------------------------------------ episodes
@@ -135,8 +133,11 @@ class BuggySlipControl(Task):
 
     def command(self) -> np.ndarray:
         """Each env's speed command now [m/s]."""
-        later = self.episode_steps * self.control_dt >= SWITCH - 1e-9
-        return np.where(later, self.commands[:, 1], self.commands[:, 0])
+        return self._command_after(self.episode_steps)
+
+    def _command_after(self, steps: np.ndarray) -> np.ndarray:
+        """Each env's speed command [m/s] for the action after ``steps`` actions of its episode."""
+        return np.where(steps * self.control_dt >= SWITCH - 1e-9, self.commands[:, 1], self.commands[:, 0])
 
     # ------------------------------------------------------------------ a step
     def apply(self, actions: np.ndarray) -> None:
@@ -178,7 +179,7 @@ class BuggySlipControl(Task):
         s, rot, v, rear, _front = self._state()
         # (the command held during the step just taken: episode_steps already counts it)
         t = (self.episode_steps - 1) * self.control_dt
-        cmd = np.where(t >= SWITCH - 1e-9, self.commands[:, 1], self.commands[:, 0])
+        cmd = self._command_after(self.episode_steps - 1)
         s_rear = slip(rear, v)
         y = s["base_position"][:, 1]
         yaw = np.arctan2(rot[:, 1, 0], rot[:, 0, 0])
